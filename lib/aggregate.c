@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: LGPL-2.1-only
+/*
+ * Aggregation: sample counts keyed by scope, class, VM, vCPU, attribution
+ * and symbol.  Keys hold pointers into bundles and caller strings, so a
+ * key costs a few words and the table grows with distinct symbols only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmctx-local.h"
+
+/* One multiply per word: this runs twice per sample. */
+static uint64_t key_hash(const struct agg_key *k)
+{
+	uint64_t w[5];
+	uint64_t h;
+
+	memcpy(w, k, sizeof(w));
+	h = w[0] * 0x9e3779b97f4a7c15ULL ^ w[1] * 0xc2b2ae3d27d4eb4fULL ^
+	    w[2] * 0x165667b19e3779f9ULL ^ w[3] * 0xd6e8feb86659fd93ULL ^
+	    w[4] * 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 29);	/* the table indexes with the low bits */
+}
+
+/* Keys are built with memset, and struct agg_key has no padding. */
+static bool key_eq(const struct agg_key *a, const struct agg_key *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+_Static_assert(sizeof(struct agg_key) == 40, "struct agg_key must stay 5 words, no padding");
+
+static struct agg_entry *slot(struct agg_entry *tab, size_t size, const struct agg_key *k)
+{
+	size_t i = key_hash(k) & (size - 1);
+
+	while (tab[i].count && !key_eq(&tab[i].key, k))
+		i = (i + 1) & (size - 1);
+	return &tab[i];
+}
+
+static int grow(struct vmctx_session *s)
+{
+	size_t size = s->agg_size ? s->agg_size * 2 : 1024, i;
+	struct agg_entry *tab = calloc(size, sizeof(*tab));
+
+	if (!tab)
+		return -ENOMEM;
+	for (i = 0; i < s->agg_size; i++)
+		if (s->agg[i].count)
+			*slot(tab, size, &s->agg[i].key) = s->agg[i];
+	free(s->agg);
+	s->agg = tab;
+	s->agg_size = size;
+	return 0;
+}
+
+int agg_add(struct vmctx_session *s, const struct agg_key *k, uint64_t n)
+{
+	struct agg_entry *e;
+
+	if (!n)
+		return 0;
+	/* at most half full: linear probing stays short */
+	if ((s->agg_used + 1) * 2 > s->agg_size) {
+		int err = grow(s);
+
+		if (err)
+			return err;
+	}
+	e = slot(s->agg, s->agg_size, k);
+	if (!e->count) {
+		e->key = *k;
+		s->agg_used++;
+	}
+	e->count += n;
+	return 0;
+}
+
+void agg_free(struct vmctx_session *s)
+{
+	free(s->agg);
+	s->agg = NULL;
+	s->agg_size = 0;
+	s->agg_used = 0;
+}

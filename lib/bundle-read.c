@@ -1,0 +1,958 @@
+// SPDX-License-Identifier: LGPL-2.1-only
+/*
+ * Reading a bundle (vmctx-bundle(5)).  A bundle comes from a guest, so
+ * every byte is hostile: the decompressed size is capped and counted as it
+ * is produced, lines and strings have caps, numbers are parsed strictly,
+ * and every reference and range is checked before the bundle is handed out.
+ *
+ * Two passes over the compressed data: the first only verifies the gzip
+ * member (CRC-32, length, size cap), so that damage in transit is reported
+ * as such rather than as whatever record it happened to garble; the second
+ * parses line by line.  Neither keeps the decompressed text.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "vmctx-local.h"
+
+#define MAGIC		"vmctx-bundle "
+#define MAX_TOKENS	8
+#define INFLATE_CHUNK	(1 << 16)
+
+/* Sections in file order; the first four records appear exactly once. */
+enum section {
+	S_MAGIC,
+	S_COUNTS,
+	S_IDENTITY,
+	S_CLOCK,
+	S_CR3,
+	S_TASK,
+	S_OBJECT,
+	S_SYM,
+	S_MAP,
+	S_KMOD,
+	S_KSYM,
+	S_END,
+	S_DONE,
+};
+
+static const char *const keywords[] = {
+	[S_COUNTS] = "counts",
+	[S_IDENTITY] = "identity",
+	[S_CLOCK] = "clock",
+	[S_CR3] = "cr3_mask",
+	[S_TASK] = "task",
+	[S_OBJECT] = "object",
+	[S_SYM] = "sym",
+	[S_MAP] = "map",
+	[S_KMOD] = "kmod",
+	[S_KSYM] = "ksym",
+	[S_END] = "end",
+};
+
+enum count {
+	C_TASKS,
+	C_OBJECTS,
+	C_MAPS,
+	C_SYMS,
+	C_KMODS,
+	C_KSYMS,
+	C_MAX,
+};
+
+static const char *const count_keys[C_MAX] = {
+	"tasks", "objects", "maps", "syms", "kmods", "ksyms",
+};
+
+static const uint64_t count_limits[C_MAX] = {
+	BUNDLE_MAX_TASKS, BUNDLE_MAX_OBJECTS, BUNDLE_MAX_MAPS,
+	BUNDLE_MAX_SYMS, BUNDLE_MAX_KMODS, BUNDLE_MAX_KSYMS,
+};
+
+struct reader {
+	struct vmctx_bundle *b;
+	size_t lineno;
+	enum section state;
+	uint64_t counts[C_MAX];
+	uint64_t seen[C_MAX];
+	char *tok[MAX_TOKENS];
+	size_t ntok;
+	size_t len;
+	char line[BUNDLE_MAX_LINE];
+};
+
+/* Log why the bundle was rejected, and hand back @err. */
+static int fail(struct reader *r, int err, const char *why)
+{
+	if (r)
+		vmctx_log(VMCTX_LOG_WARN, "bundle line %zu: %s: %s", r->lineno, why,
+			  vmctx_strerror(err));
+	else
+		vmctx_log(VMCTX_LOG_WARN, "bundle: %s: %s", why, vmctx_strerror(err));
+	return err;
+}
+
+/* ---- numbers and strings ---------------------------------------------- */
+
+/* Decimal, no sign, no leading zeros, no overflow. */
+static bool parse_dec(const char *s, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if (!*s || (s[0] == '0' && s[1]))
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		if (x > (UINT64_MAX - (*s - '0')) / 10)
+			return false;
+		x = x * 10 + (*s - '0');
+	}
+	*v = x;
+	return true;
+}
+
+/* "0x" and 1 to 16 lowercase hex digits, no leading zeros. */
+static bool parse_hex(const char *s, uint64_t *v)
+{
+	uint64_t x = 0;
+	size_t n;
+
+	if (s[0] != '0' || s[1] != 'x')
+		return false;
+	s += 2;
+	if (!*s || (s[0] == '0' && s[1]))
+		return false;
+	for (n = 0; s[n]; n++) {
+		char c = s[n];
+
+		if (n >= 16)
+			return false;
+		if (c >= '0' && c <= '9')
+			x = x << 4 | (c - '0');
+		else if (c >= 'a' && c <= 'f')
+			x = x << 4 | (c - 'a' + 10);
+		else
+			return false;
+	}
+	*v = x;
+	return true;
+}
+
+static int xdigit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Undo %XX escaping into a new string of at most @max bytes.  The line has
+ * been checked to hold printable ASCII only, and tokens hold no spaces.
+ */
+static int decode(struct reader *r, const char *s, size_t max, bool nonempty, char **out)
+{
+	size_t i, n = 0;
+	char *d;
+
+	for (i = 0; s[i]; n++) {
+		if (s[i] == '%') {
+			if (xdigit(s[i + 1]) < 0 || xdigit(s[i + 2]) < 0)
+				return fail(r, -VMCTX_E_SYNTAX, "bad %XX escape");
+			if (!xdigit(s[i + 1]) && !xdigit(s[i + 2]))
+				return fail(r, -VMCTX_E_SYNTAX, "escaped NUL byte");
+			i += 3;
+		} else {
+			i++;
+		}
+		if (n >= max)
+			return fail(r, -VMCTX_E_LIMIT, "string too long");
+	}
+	if (nonempty && !n)
+		return fail(r, -VMCTX_E_SYNTAX, "empty name");
+	d = malloc(n + 1);
+	if (!d)
+		return -ENOMEM;
+	for (i = 0, n = 0; s[i]; n++) {
+		if (s[i] == '%') {
+			d[n] = xdigit(s[i + 1]) << 4 | xdigit(s[i + 2]);
+			i += 3;
+		} else {
+			d[n] = s[i++];
+		}
+	}
+	d[n] = '\0';
+	*out = d;
+	return 0;
+}
+
+/* The value of token @i if it is "@key=value", else NULL. */
+static const char *field(struct reader *r, size_t i, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (strncmp(r->tok[i], key, n) || r->tok[i][n] != '=')
+		return NULL;
+	return r->tok[i] + n + 1;
+}
+
+static int dec_field(struct reader *r, size_t i, const char *key, uint64_t *v)
+{
+	const char *s = key ? field(r, i, key) : r->tok[i];
+
+	if (!s || !parse_dec(s, v))
+		return fail(r, -VMCTX_E_SYNTAX, "bad decimal field");
+	return 0;
+}
+
+static int hex_field(struct reader *r, size_t i, const char *key, uint64_t *v)
+{
+	const char *s = key ? field(r, i, key) : r->tok[i];
+
+	if (!s || !parse_hex(s, v))
+		return fail(r, -VMCTX_E_SYNTAX, "bad hex field");
+	return 0;
+}
+
+/* A decimal index below @n, or "-" for none (-1) when @none_ok. */
+static int ref_field(struct reader *r, const char *s, uint64_t n, bool none_ok, int *v)
+{
+	uint64_t x;
+
+	if (!s)
+		return fail(r, -VMCTX_E_SYNTAX, "missing reference");
+	if (none_ok && !strcmp(s, "-")) {
+		*v = -1;
+		return 0;
+	}
+	if (!parse_dec(s, &x))
+		return fail(r, -VMCTX_E_SYNTAX, "bad reference");
+	if (x >= n)
+		return fail(r, -VMCTX_E_REF, "reference to a missing record");
+	*v = x;
+	return 0;
+}
+
+static int str_field(struct reader *r, size_t i, const char *key, size_t max, bool nonempty,
+		     char **out)
+{
+	const char *s = key ? field(r, i, key) : r->tok[i];
+
+	if (!s)
+		return fail(r, -VMCTX_E_SYNTAX, "missing string field");
+	return decode(r, s, max, nonempty, out);
+}
+
+/* ---- records ---------------------------------------------------------- */
+
+static int one_more(struct reader *r, enum count c)
+{
+	if (r->seen[c] >= r->counts[c])
+		return fail(r, -VMCTX_E_SYNTAX, "more records than counted");
+	r->seen[c]++;
+	return 0;
+}
+
+static int rec_counts(struct reader *r)
+{
+	int i, err;
+
+	if (r->ntok != 1 + C_MAX)
+		return fail(r, -VMCTX_E_SYNTAX, "counts: wrong number of fields");
+	for (i = 0; i < C_MAX; i++) {
+		err = dec_field(r, i + 1, count_keys[i], &r->counts[i]);
+		if (err)
+			return err;
+		/* Checked before anything is allocated for these records. */
+		if (r->counts[i] > count_limits[i])
+			return fail(r, -VMCTX_E_LIMIT, "count beyond the limit");
+	}
+	return 0;
+}
+
+static int rec_identity(struct reader *r)
+{
+	struct vmctx_bundle *b = r->b;
+	int err;
+
+	if (r->ntok != 4)
+		return fail(r, -VMCTX_E_SYNTAX, "identity: wrong number of fields");
+	err = str_field(r, 1, "hostname", BUNDLE_MAX_SHORT, false, &b->hostname);
+	if (!err)
+		err = str_field(r, 2, "release", BUNDLE_MAX_SHORT, false, &b->release);
+	if (!err)
+		err = str_field(r, 3, "boot_id", BUNDLE_MAX_SHORT, false, &b->boot_id);
+	return err;
+}
+
+static int rec_clock(struct reader *r)
+{
+	struct vmctx_bundle *b = r->b;
+	int err;
+
+	if (r->ntok != 4)
+		return fail(r, -VMCTX_E_SYNTAX, "clock: wrong number of fields");
+	err = dec_field(r, 1, "tsc_khz", &b->tsc_khz);
+	if (!err)
+		err = dec_field(r, 2, "tsc", &b->clock_tsc);
+	if (!err)
+		err = dec_field(r, 3, "ns", &b->clock_ns);
+	return err;
+}
+
+static int rec_cr3(struct reader *r)
+{
+	if (r->ntok != 2)
+		return fail(r, -VMCTX_E_SYNTAX, "cr3_mask: wrong number of fields");
+	return hex_field(r, 1, NULL, &r->b->cr3_mask);
+}
+
+static int rec_task(struct reader *r)
+{
+	struct vmctx_bundle *b = r->b;
+	uint64_t idx, root, pid, tgid, start, exit;
+	struct vmctx_task *t;
+	const char *s;
+	char *comm;
+	int err;
+
+	if (r->ntok != 8)
+		return fail(r, -VMCTX_E_SYNTAX, "task: wrong number of fields");
+	err = one_more(r, C_TASKS);
+	if (!err)
+		err = dec_field(r, 1, NULL, &idx);
+	if (!err && idx != b->ntasks)
+		err = fail(r, -VMCTX_E_SYNTAX, "task: index out of sequence");
+	if (!err)
+		err = hex_field(r, 2, "root", &root);
+	if (!err)
+		err = dec_field(r, 3, "pid", &pid);
+	if (!err)
+		err = dec_field(r, 4, "tgid", &tgid);
+	if (!err && (pid > INT32_MAX || tgid > INT32_MAX))
+		err = fail(r, -VMCTX_E_SYNTAX, "task: pid out of range");
+	if (!err)
+		err = dec_field(r, 5, "start", &start);
+	if (err)
+		return err;
+	s = field(r, 6, "exit");
+	if (s && !strcmp(s, "-"))
+		exit = VMCTX_TIME_NONE;
+	else if (!s || !parse_dec(s, &exit))
+		return fail(r, -VMCTX_E_SYNTAX, "task: bad exit time");
+	if (exit < start)
+		return fail(r, -VMCTX_E_RANGE, "task: exits before it starts");
+	err = vmctx_grow((void **)&b->tasks, &b->tasks_cap, b->ntasks + 1, sizeof(*b->tasks));
+	if (err)
+		return err;
+	err = str_field(r, 7, "comm", BUNDLE_MAX_SHORT, false, &comm);
+	if (err)
+		return err;
+	t = &b->tasks[b->ntasks++];
+	memset(t, 0, sizeof(*t));
+	t->root = root;
+	t->pid = pid;
+	t->tgid = tgid;
+	t->start = start;
+	t->exit = exit;
+	t->comm = comm;
+	t->maps_from = -1;
+	return 0;
+}
+
+static int rec_object(struct reader *r)
+{
+	struct vmctx_bundle *b = r->b;
+	struct vmctx_object *o;
+	char *path, *id = NULL;
+	const char *s;
+	uint64_t idx;
+	int err;
+
+	if (r->ntok != 4)
+		return fail(r, -VMCTX_E_SYNTAX, "object: wrong number of fields");
+	err = one_more(r, C_OBJECTS);
+	if (!err)
+		err = dec_field(r, 1, NULL, &idx);
+	if (!err && idx != b->nobjects)
+		err = fail(r, -VMCTX_E_SYNTAX, "object: index out of sequence");
+	if (err)
+		return err;
+	s = field(r, 2, "build_id");
+	if (!s || (strcmp(s, "-") && !bundle_build_id_valid(s)))
+		return fail(r, -VMCTX_E_SYNTAX, "object: bad build-id");
+	err = vmctx_grow((void **)&b->objects, &b->objects_cap, b->nobjects + 1,
+			 sizeof(*b->objects));
+	if (err)
+		return err;
+	if (strcmp(s, "-")) {
+		id = strdup(s);
+		if (!id)
+			return -ENOMEM;
+	}
+	err = str_field(r, 3, "path", BUNDLE_MAX_PATH, true, &path);
+	if (err) {
+		free(id);
+		return err;
+	}
+	o = &b->objects[b->nobjects++];
+	memset(o, 0, sizeof(*o));
+	o->path = path;
+	o->base = bundle_path_base(path);
+	o->build_id = id;
+	return 0;
+}
+
+static int rec_sym(struct reader *r)
+{
+	struct vmctx_bundle *b = r->b;
+	uint64_t start, size;
+	struct vmctx_object *o;
+	struct vmctx_sym *s;
+	int obj, err;
+	char *name;
+
+	if (r->ntok != 5)
+		return fail(r, -VMCTX_E_SYNTAX, "sym: wrong number of fields");
+	err = one_more(r, C_SYMS);
+	if (!err)
+		err = ref_field(r, r->tok[1], b->nobjects, false, &obj);
+	if (!err)
+		err = hex_field(r, 2, NULL, &start);
+	if (!err)
+		err = hex_field(r, 3, NULL, &size);
+	if (err)
+		return err;
+	if (size > UINT64_MAX - start)
+		return fail(r, -VMCTX_E_RANGE, "sym: end beyond the address space");
+	o = &b->objects[obj];
+	if (o->nsyms && start < o->syms[o->nsyms - 1].start)
+		return fail(r, -VMCTX_E_RANGE, "sym: not sorted by address");
+	if (o->nsyms && start < o->syms[o->nsyms - 1].end)
+		return fail(r, -VMCTX_E_RANGE, "sym: overlaps the previous symbol");
+	err = vmctx_grow((void **)&o->syms, &o->syms_cap, o->nsyms + 1, sizeof(*o->syms));
+	if (err)
+		return err;
+	err = str_field(r, 4, NULL, BUNDLE_MAX_SYMNAME, true, &name);
+	if (err)
+		return err;
+	s = &o->syms[o->nsyms++];
+	s->start = start;
+	s->end = start + size;
+	s->name = name;
+	return 0;
+}
+
+static int rec_map(struct reader *r)
+{
+	struct vmctx_bundle *b = r->b;
+	uint64_t start, end, pgoff, bias;
+	struct vmctx_task *t;
+	struct vmctx_map *m;
+	int task, obj, err;
+	char *path;
+
+	if (r->ntok != 8)
+		return fail(r, -VMCTX_E_SYNTAX, "map: wrong number of fields");
+	err = one_more(r, C_MAPS);
+	if (!err)
+		err = ref_field(r, r->tok[1], b->ntasks, false, &task);
+	if (!err)
+		err = hex_field(r, 2, NULL, &start);
+	if (!err)
+		err = hex_field(r, 3, NULL, &end);
+	if (!err)
+		err = hex_field(r, 4, "pgoff", &pgoff);
+	if (!err)
+		err = hex_field(r, 5, "bias", &bias);
+	if (!err)
+		err = ref_field(r, field(r, 6, "object"), b->nobjects, true, &obj);
+	if (err)
+		return err;
+	if (start >= end)
+		return fail(r, -VMCTX_E_RANGE, "map: empty or inverted range");
+	t = &b->tasks[task];
+	if (t->nmaps && start < t->maps[t->nmaps - 1].start)
+		return fail(r, -VMCTX_E_RANGE, "map: not sorted by address");
+	if (t->nmaps && start < t->maps[t->nmaps - 1].end)
+		return fail(r, -VMCTX_E_RANGE, "map: overlaps the previous map");
+	err = vmctx_grow((void **)&t->maps, &t->maps_cap, t->nmaps + 1, sizeof(*t->maps));
+	if (err)
+		return err;
+	err = str_field(r, 7, "path", BUNDLE_MAX_PATH, false, &path);
+	if (err)
+		return err;
+	m = &t->maps[t->nmaps++];
+	m->start = start;
+	m->end = end;
+	m->pgoff = pgoff;
+	m->bias = bias;
+	m->object = obj;
+	m->path = path;
+	m->base = bundle_path_base(path);
+	return 0;
+}
+
+static int rec_kmod(struct reader *r)
+{
+	struct vmctx_bundle *b = r->b;
+	uint64_t idx, start, size;
+	struct vmctx_kmod *k;
+	char *name;
+	int err;
+
+	if (r->ntok != 5)
+		return fail(r, -VMCTX_E_SYNTAX, "kmod: wrong number of fields");
+	err = one_more(r, C_KMODS);
+	if (!err)
+		err = dec_field(r, 1, NULL, &idx);
+	if (!err && idx != b->nkmods)
+		err = fail(r, -VMCTX_E_SYNTAX, "kmod: index out of sequence");
+	if (!err)
+		err = hex_field(r, 2, NULL, &start);
+	if (!err)
+		err = hex_field(r, 3, NULL, &size);
+	if (err)
+		return err;
+	if (size > UINT64_MAX - start)
+		return fail(r, -VMCTX_E_RANGE, "kmod: end beyond the address space");
+	err = vmctx_grow((void **)&b->kmods, &b->kmods_cap, b->nkmods + 1, sizeof(*b->kmods));
+	if (err)
+		return err;
+	err = str_field(r, 4, NULL, BUNDLE_MAX_SHORT, true, &name);
+	if (err)
+		return err;
+	k = &b->kmods[b->nkmods++];
+	k->name = name;
+	k->start = start;
+	k->end = start + size;
+	return 0;
+}
+
+static int rec_ksym(struct reader *r)
+{
+	struct vmctx_bundle *b = r->b;
+	struct vmctx_ksym *k;
+	uint64_t addr;
+	int mod, err;
+	char *name;
+
+	if (r->ntok != 4)
+		return fail(r, -VMCTX_E_SYNTAX, "ksym: wrong number of fields");
+	err = one_more(r, C_KSYMS);
+	if (!err)
+		err = hex_field(r, 1, NULL, &addr);
+	if (!err)
+		err = ref_field(r, r->tok[2], b->nkmods, true, &mod);
+	if (err)
+		return err;
+	if (b->nksyms && addr < b->ksyms[b->nksyms - 1].addr)
+		return fail(r, -VMCTX_E_RANGE, "ksym: not sorted by address");
+	err = vmctx_grow((void **)&b->ksyms, &b->ksyms_cap, b->nksyms + 1, sizeof(*b->ksyms));
+	if (err)
+		return err;
+	err = str_field(r, 3, NULL, BUNDLE_MAX_SYMNAME, true, &name);
+	if (err)
+		return err;
+	k = &b->ksyms[b->nksyms++];
+	k->addr = addr;
+	k->name = name;
+	k->module = mod;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* True if two of the @n strings are equal (NULLs skipped); -ENOMEM. */
+static int has_dup(char **v, size_t n)
+{
+	size_t i;
+
+	qsort(v, n, sizeof(*v), cmp_str);
+	for (i = 1; i < n; i++)
+		if (!strcmp(v[i - 1], v[i]))
+			return 1;
+	return 0;
+}
+
+/* Build-ids and module names name one record each: the builder looks them up. */
+static int check_unique(struct reader *r)
+{
+	struct vmctx_bundle *b = r->b;
+	size_t i, n = b->nobjects > b->nkmods ? b->nobjects : b->nkmods;
+	char **v;
+	int dup;
+
+	if (!n)
+		return 0;
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0, n = 0; i < b->nobjects; i++)
+		if (b->objects[i].build_id)
+			v[n++] = b->objects[i].build_id;
+	dup = has_dup(v, n);
+	if (!dup) {
+		for (i = 0; i < b->nkmods; i++)
+			v[i] = b->kmods[i].name;
+		dup = has_dup(v, b->nkmods) * 2;
+	}
+	free(v);
+	if (dup == 1)
+		return fail(r, -VMCTX_E_SYNTAX, "two objects share a build-id");
+	if (dup == 2)
+		return fail(r, -VMCTX_E_SYNTAX, "two modules share a name");
+	return 0;
+}
+
+static int rec_end(struct reader *r)
+{
+	int i;
+
+	if (r->ntok != 1)
+		return fail(r, -VMCTX_E_SYNTAX, "end: unexpected fields");
+	for (i = 0; i < C_MAX; i++)
+		if (r->seen[i] != r->counts[i])
+			return fail(r, -VMCTX_E_SYNTAX, "fewer records than counted");
+	return check_unique(r);
+}
+
+static int (*const handlers[])(struct reader *r) = {
+	[S_COUNTS] = rec_counts,
+	[S_IDENTITY] = rec_identity,
+	[S_CLOCK] = rec_clock,
+	[S_CR3] = rec_cr3,
+	[S_TASK] = rec_task,
+	[S_OBJECT] = rec_object,
+	[S_SYM] = rec_sym,
+	[S_MAP] = rec_map,
+	[S_KMOD] = rec_kmod,
+	[S_KSYM] = rec_ksym,
+	[S_END] = rec_end,
+};
+
+static int magic_line(struct reader *r)
+{
+	if (strncmp(r->line, MAGIC, strlen(MAGIC)))
+		return fail(r, -VMCTX_E_MAGIC, "not a vmctx bundle");
+	if (strcmp(r->line + strlen(MAGIC), "1"))
+		return fail(r, -VMCTX_E_VERSION, "unsupported version");
+	r->state = S_COUNTS;
+	return 0;
+}
+
+/* One complete line, without its newline, NUL-terminated in r->line. */
+static int parse_line(struct reader *r)
+{
+	enum section sec;
+	size_t i;
+	char *p;
+
+	if (r->state == S_MAGIC)
+		return magic_line(r);
+	if (r->state == S_DONE)
+		return fail(r, -VMCTX_E_SYNTAX, "data after the end record");
+	for (i = 0; i < r->len; i++)
+		if (r->line[i] < ' ' || r->line[i] > '~')
+			return fail(r, -VMCTX_E_SYNTAX, "control or non-ASCII byte");
+
+	/* Tokens are separated by exactly one space. */
+	r->ntok = 0;
+	for (p = r->line;;) {
+		char *sp = strchr(p, ' ');
+
+		if (r->ntok == MAX_TOKENS)
+			return fail(r, -VMCTX_E_SYNTAX, "too many fields");
+		if (sp == p || !*p)
+			return fail(r, -VMCTX_E_SYNTAX, "empty field");
+		r->tok[r->ntok++] = p;
+		if (!sp)
+			break;
+		*sp = '\0';
+		p = sp + 1;
+	}
+
+	/* Extension records, for later minor additions, are skipped. */
+	if (!strncmp(r->tok[0], "x-", 2) && r->state > S_COUNTS)
+		return 0;
+	for (sec = S_COUNTS; sec <= S_END; sec++)
+		if (!strcmp(r->tok[0], keywords[sec]))
+			break;
+	if (sec > S_END)
+		return fail(r, -VMCTX_E_SYNTAX, "unknown record");
+	if (sec < r->state || (r->state < S_TASK && sec != r->state))
+		return fail(r, -VMCTX_E_SYNTAX, "record out of order");
+	r->state = sec < S_TASK || sec == S_END ? sec + 1 : sec;
+	return handlers[sec](r);
+}
+
+/* Split decompressed text into lines. */
+static int feed(struct reader *r, const char *data, size_t n)
+{
+	while (n) {
+		const char *nl = memchr(data, '\n', n);
+		size_t take = nl ? (size_t)(nl - data) : n;
+		int err;
+
+		if (take >= sizeof(r->line) - r->len) {
+			r->lineno++;
+			if (r->state == S_MAGIC)
+				return fail(r, -VMCTX_E_MAGIC, "not a vmctx bundle");
+			return fail(r, -VMCTX_E_LIMIT, "line too long");
+		}
+		if (memchr(data, '\0', take))
+			return fail(r, r->state == S_MAGIC ? -VMCTX_E_MAGIC : -VMCTX_E_SYNTAX,
+				    "NUL byte");
+		memcpy(r->line + r->len, data, take);
+		r->len += take;
+		if (!nl)
+			break;
+		r->line[r->len] = '\0';
+		r->lineno++;
+		err = parse_line(r);
+		if (err)
+			return err;
+		r->len = 0;
+		data += take + 1;
+		n -= take + 1;
+	}
+	return 0;
+}
+
+/* At the end of the text. */
+static int finish(struct reader *r)
+{
+	if (r->state == S_DONE && !r->len)
+		return 0;
+	r->lineno++;
+	if (r->state == S_MAGIC && r->len &&
+	    strncmp(r->line, MAGIC, r->len < strlen(MAGIC) ? r->len : strlen(MAGIC)))
+		return fail(r, -VMCTX_E_MAGIC, "not a vmctx bundle");
+	if (r->state == S_DONE)
+		return fail(r, -VMCTX_E_SYNTAX, "data after the end record");
+	return fail(r, -VMCTX_E_TRUNCATED, "no end record");
+}
+
+/* ---- gzip ------------------------------------------------------------- */
+
+/*
+ * Inflate the single gzip member in @buf, at most @max bytes of output,
+ * handing the output to @r (NULL: only verify).  ISIZE is never trusted:
+ * output is counted as it is produced.
+ */
+static int inflate_all(const unsigned char *buf, size_t len, uint64_t max, struct reader *r)
+{
+	unsigned char *out;
+	uint64_t total = 0;
+	size_t left = len;
+	z_stream z;
+	int ret, err = 0;
+
+	memset(&z, 0, sizeof(z));
+	out = malloc(INFLATE_CHUNK);
+	if (!out)
+		return -ENOMEM;
+	/* 15 + 16: gzip only, with its CRC-32 and length trailer checked. */
+	if (inflateInit2(&z, 15 + 16) != Z_OK) {
+		free(out);
+		return -ENOMEM;
+	}
+	for (;;) {
+		size_t produced;
+
+		if (!z.avail_in && left) {
+			z.next_in = (unsigned char *)buf + (len - left);
+			z.avail_in = left > UINT32_MAX ? UINT32_MAX : left;
+			left -= z.avail_in;
+		}
+		z.next_out = out;
+		z.avail_out = INFLATE_CHUNK;
+		ret = inflate(&z, Z_NO_FLUSH);
+		produced = INFLATE_CHUNK - z.avail_out;
+		total += produced;
+		if (total > max) {
+			err = fail(NULL, -VMCTX_E_LIMIT, "decompressed size beyond the limit");
+			break;
+		}
+		if (r && produced) {
+			err = feed(r, (const char *)out, produced);
+			if (err)
+				break;
+		}
+		if (ret == Z_STREAM_END) {
+			if (z.avail_in || left)
+				err = fail(NULL, -VMCTX_E_CORRUPT, "data after the gzip member");
+			break;
+		}
+		if (ret == Z_OK)
+			continue;
+		if (ret == Z_BUF_ERROR && !z.avail_in && !left) {
+			err = fail(NULL, -VMCTX_E_TRUNCATED, "compressed stream ends early");
+		} else if (ret == Z_DATA_ERROR && z.msg &&
+			   (!strcmp(z.msg, "incorrect data check") ||
+			    !strcmp(z.msg, "incorrect length check"))) {
+			err = fail(NULL, -VMCTX_E_CHECKSUM, z.msg);
+		} else if (ret == Z_MEM_ERROR) {
+			err = -ENOMEM;
+		} else {
+			err = fail(NULL, -VMCTX_E_CORRUPT, z.msg ? z.msg : "inflate failed");
+		}
+		break;
+	}
+	inflateEnd(&z);
+	free(out);
+	return err;
+}
+
+static uint64_t max_size(const struct vmctx_read_opts *opts)
+{
+	if (opts && opts->sz >= offsetof(struct vmctx_read_opts, max_size) +
+			       sizeof(opts->max_size) && opts->max_size)
+		return opts->max_size;
+	return BUNDLE_DEFAULT_MAX_SIZE;
+}
+
+int vmctx_bundle_read_mem(const void *buf, size_t len, const struct vmctx_read_opts *opts,
+			  struct vmctx_bundle **out)
+{
+	static const unsigned char gz[2] = { 0x1f, 0x8b };
+	uint64_t max = max_size(opts);
+	struct reader *r;
+	int err;
+
+	if ((!buf && len) || !out)
+		return -EINVAL;
+	if (!len)
+		return fail(NULL, -VMCTX_E_TRUNCATED, "empty input");
+	if (len < 2 || memcmp(buf, gz, 2)) {
+		if (len < 2 && *(const unsigned char *)buf == gz[0])
+			return fail(NULL, -VMCTX_E_TRUNCATED, "no gzip header");
+		return fail(NULL, -VMCTX_E_MAGIC, "not gzip data");
+	}
+	err = inflate_all(buf, len, max, NULL);
+	if (err)
+		return err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->b = vmctx_bundle_alloc();
+	if (!r->b) {
+		free(r);
+		return -ENOMEM;
+	}
+	err = inflate_all(buf, len, max, r);
+	if (!err)
+		err = finish(r);
+	if (!err) {
+		err = vmctx_bundle_index(r->b);
+		if (err)
+			vmctx_log(VMCTX_LOG_WARN, "bundle: rejected by the index: %s",
+				  vmctx_strerror(err));
+	}
+	if (err)
+		vmctx_bundle_free(r->b);
+	else
+		*out = r->b;
+	free(r);
+	return err;
+}
+
+/* The largest gzip member that can hold @max bytes of text (stored blocks). */
+static uint64_t max_file_size(uint64_t max)
+{
+	if (max > UINT64_MAX / 2)
+		return UINT64_MAX / 2;
+	return max + max / 64 + (1 << 16);
+}
+
+int vmctx_bundle_read_file(const char *path, const struct vmctx_read_opts *opts,
+			   struct vmctx_bundle **out)
+{
+	uint64_t cap = max_file_size(max_size(opts));
+	unsigned char *buf = NULL;
+	size_t len = 0, bufcap = 0;
+	struct stat st;
+	int fd, err = 0;
+
+	if (!path || !out)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+		goto out;
+	}
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > cap) {
+		err = fail(NULL, -VMCTX_E_LIMIT, "file larger than any bundle within the limit");
+		goto out;
+	}
+	/* st_size may lie (pipes, growing files): the read itself is bounded too. */
+	for (;;) {
+		ssize_t n;
+
+		if (len == bufcap) {
+			size_t want;
+			void *p;
+
+			if (len > cap) {
+				err = fail(NULL, -VMCTX_E_LIMIT,
+					   "file larger than any bundle within the limit");
+				goto out;
+			}
+			/* One byte more than expected, so that EOF is seen without growing. */
+			if (len)
+				want = len * 2;
+			else if (S_ISREG(st.st_mode) && st.st_size > 0)
+				want = st.st_size + 1;
+			else
+				want = 1 << 20;
+			if (want > cap + 1)
+				want = cap + 1;
+			p = realloc(buf, want);
+			if (!p) {
+				err = -ENOMEM;
+				goto out;
+			}
+			buf = p;
+			bufcap = want;
+		}
+		n = read(fd, buf + len, bufcap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto out;
+		}
+		if (!n)
+			break;
+		len += n;
+	}
+	if (len > cap) {
+		err = fail(NULL, -VMCTX_E_LIMIT, "file larger than any bundle within the limit");
+		goto out;
+	}
+	err = vmctx_bundle_read_mem(buf, len, opts, out);
+out:
+	free(buf);
+	close(fd);
+	return err;
+}

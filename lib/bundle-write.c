@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: LGPL-2.1-only
+/*
+ * Writing a bundle: line-oriented text, gzip-compressed (vmctx-bundle(5)).
+ * The gzip trailer's CRC-32 and length are the checksum.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "vmctx-local.h"
+
+/* Text is compressed in chunks of this size; one line always fits twice over. */
+#define TEXT_CHUNK	(1 << 16)
+#define TEXT_BUF	(2 * TEXT_CHUNK + 4 * BUNDLE_MAX_SYMNAME)
+
+struct writer {
+	z_stream z;
+	unsigned char *out;
+	size_t out_cap;
+	size_t fill;
+	int err;
+	char text[TEXT_BUF];
+};
+
+/* Compress what the text buffer holds; @finish ends the gzip member. */
+static int flush(struct writer *w, bool finish)
+{
+	int ret;
+
+	w->z.next_in = (unsigned char *)w->text;
+	w->z.avail_in = w->fill;
+	for (;;) {
+		size_t used = w->z.total_out;
+
+		if (w->out_cap - used < TEXT_CHUNK) {
+			if (vmctx_grow((void **)&w->out, &w->out_cap, used + TEXT_CHUNK, 1))
+				return -ENOMEM;
+		}
+		w->z.next_out = w->out + used;
+		w->z.avail_out = w->out_cap - used > UINT32_MAX ? UINT32_MAX : w->out_cap - used;
+		ret = deflate(&w->z, finish ? Z_FINISH : Z_NO_FLUSH);
+		if (ret == Z_STREAM_END)
+			break;
+		if (ret != Z_OK && ret != Z_BUF_ERROR)
+			return -ENOMEM;
+		if (!finish && !w->z.avail_in)
+			break;
+	}
+	w->fill = 0;
+	return 0;
+}
+
+static void emit(struct writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void emit(struct writer *w, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (w->err)
+		return;
+	if (w->fill >= TEXT_CHUNK)
+		w->err = flush(w, false);
+	if (w->err)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(w->text + w->fill, TEXT_BUF - w->fill, fmt, ap);
+	va_end(ap);
+	/* Formats hold numbers only; strings go through emit_str(). */
+	if (n < 0 || (size_t)n >= TEXT_BUF - w->fill)
+		w->err = -EINVAL;
+	else
+		w->fill += n;
+}
+
+/*
+ * Bytes outside '!'..'~', and '%', are written as %XX (uppercase hex), so a
+ * string is one space-free token of printable ASCII.
+ */
+static void emit_str(struct writer *w, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	if (w->err || !s)
+		return;
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (TEXT_BUF - w->fill < 4) {
+			w->err = flush(w, false);
+			if (w->err)
+				return;
+		}
+		if (c <= ' ' || c >= 0x7f || c == '%') {
+			w->text[w->fill++] = '%';
+			w->text[w->fill++] = hex[c >> 4];
+			w->text[w->fill++] = hex[c & 15];
+		} else {
+			w->text[w->fill++] = c;
+		}
+	}
+}
+
+/*
+ * Refuse what a reader would reject, so that every bundle written can be
+ * read back.  vmctx_bundle_index() has sorted the ranges already.
+ */
+static int check(const struct vmctx_bundle *b, size_t *nmaps, size_t *nsyms)
+{
+	size_t i, j;
+
+	*nmaps = 0;
+	*nsyms = 0;
+	for (i = 0; i < b->ntasks; i++) {
+		const struct vmctx_task *t = &b->tasks[i];
+
+		if (t->exit != VMCTX_TIME_NONE && t->exit < t->start)
+			return -VMCTX_E_RANGE;
+		for (j = 0; j < t->nmaps; j++) {
+			const struct vmctx_map *m = &t->maps[j];
+
+			if (m->start >= m->end || (j && m->start < t->maps[j - 1].end))
+				return -VMCTX_E_RANGE;
+			if (m->object < -1 || (m->object >= 0 && (size_t)m->object >= b->nobjects))
+				return -VMCTX_E_REF;
+		}
+		*nmaps += t->nmaps;
+	}
+	for (i = 0; i < b->nobjects; i++) {
+		const struct vmctx_object *o = &b->objects[i];
+
+		for (j = 0; j < o->nsyms; j++) {
+			const struct vmctx_sym *s = &o->syms[j];
+
+			if (s->end < s->start || (j && s->start < o->syms[j - 1].end))
+				return -VMCTX_E_RANGE;
+		}
+		*nsyms += o->nsyms;
+	}
+	for (i = 0; i < b->nkmods; i++)
+		if (b->kmods[i].end < b->kmods[i].start)
+			return -VMCTX_E_RANGE;
+	for (i = 0; i < b->nksyms; i++) {
+		const struct vmctx_ksym *k = &b->ksyms[i];
+
+		if (i && k->addr < b->ksyms[i - 1].addr)
+			return -VMCTX_E_RANGE;
+		if (k->module < -1 || (k->module >= 0 && (size_t)k->module >= b->nkmods))
+			return -VMCTX_E_REF;
+	}
+	if (b->ntasks > BUNDLE_MAX_TASKS || b->nobjects > BUNDLE_MAX_OBJECTS ||
+	    *nmaps > BUNDLE_MAX_MAPS || *nsyms > BUNDLE_MAX_SYMS ||
+	    b->nkmods > BUNDLE_MAX_KMODS || b->nksyms > BUNDLE_MAX_KSYMS)
+		return -VMCTX_E_LIMIT;
+	return 0;
+}
+
+static void emit_records(struct writer *w, const struct vmctx_bundle *b, size_t nmaps,
+			 size_t nsyms)
+{
+	size_t i, j;
+
+	emit(w, "vmctx-bundle %d\n", BUNDLE_VERSION);
+	emit(w, "counts tasks=%zu objects=%zu maps=%zu syms=%zu kmods=%zu ksyms=%zu\n",
+	     b->ntasks, b->nobjects, nmaps, nsyms, b->nkmods, b->nksyms);
+	emit(w, "identity hostname=");
+	emit_str(w, b->hostname);
+	emit(w, " release=");
+	emit_str(w, b->release);
+	emit(w, " boot_id=");
+	emit_str(w, b->boot_id);
+	emit(w, "\nclock tsc_khz=%" PRIu64 " tsc=%" PRIu64 " ns=%" PRIu64 "\n",
+	     b->tsc_khz, b->clock_tsc, b->clock_ns);
+	emit(w, "cr3_mask 0x%" PRIx64 "\n", b->cr3_mask);
+
+	for (i = 0; i < b->ntasks; i++) {
+		const struct vmctx_task *t = &b->tasks[i];
+
+		emit(w, "task %zu root=0x%" PRIx64 " pid=%d tgid=%d start=%" PRIu64,
+		     i, t->root, t->pid, t->tgid, t->start);
+		if (t->exit == VMCTX_TIME_NONE)
+			emit(w, " exit=- comm=");
+		else
+			emit(w, " exit=%" PRIu64 " comm=", t->exit);
+		emit_str(w, t->comm);
+		emit(w, "\n");
+	}
+	for (i = 0; i < b->nobjects; i++) {
+		const struct vmctx_object *o = &b->objects[i];
+
+		emit(w, "object %zu build_id=%s path=", i, o->build_id ? o->build_id : "-");
+		emit_str(w, o->path);
+		emit(w, "\n");
+	}
+	for (i = 0; i < b->nobjects; i++) {
+		const struct vmctx_object *o = &b->objects[i];
+
+		for (j = 0; j < o->nsyms; j++) {
+			emit(w, "sym %zu 0x%" PRIx64 " 0x%" PRIx64 " ", i, o->syms[j].start,
+			     o->syms[j].end - o->syms[j].start);
+			emit_str(w, o->syms[j].name);
+			emit(w, "\n");
+		}
+	}
+	for (i = 0; i < b->ntasks; i++) {
+		const struct vmctx_task *t = &b->tasks[i];
+
+		for (j = 0; j < t->nmaps; j++) {
+			const struct vmctx_map *m = &t->maps[j];
+
+			emit(w, "map %zu 0x%" PRIx64 " 0x%" PRIx64 " pgoff=0x%" PRIx64
+			     " bias=0x%" PRIx64, i, m->start, m->end, m->pgoff, m->bias);
+			if (m->object < 0)
+				emit(w, " object=- path=");
+			else
+				emit(w, " object=%d path=", m->object);
+			emit_str(w, m->path);
+			emit(w, "\n");
+		}
+	}
+	for (i = 0; i < b->nkmods; i++) {
+		const struct vmctx_kmod *k = &b->kmods[i];
+
+		emit(w, "kmod %zu 0x%" PRIx64 " 0x%" PRIx64 " ", i, k->start, k->end - k->start);
+		emit_str(w, k->name);
+		emit(w, "\n");
+	}
+	for (i = 0; i < b->nksyms; i++) {
+		const struct vmctx_ksym *k = &b->ksyms[i];
+
+		if (k->module < 0)
+			emit(w, "ksym 0x%" PRIx64 " - ", k->addr);
+		else
+			emit(w, "ksym 0x%" PRIx64 " %d ", k->addr, k->module);
+		emit_str(w, k->name);
+		emit(w, "\n");
+	}
+	emit(w, "end\n");
+}
+
+int vmctx_bundle_write_mem(struct vmctx_bundle *b, void **buf, size_t *len)
+{
+	size_t nmaps, nsyms;
+	struct writer *w;
+	int err;
+
+	if (!b || !buf || !len)
+		return -EINVAL;
+	err = vmctx_bundle_index(b);
+	if (err)
+		return err;
+	err = check(b, &nmaps, &nsyms);
+	if (err) {
+		vmctx_log(VMCTX_LOG_WARN, "bundle: not written: %s", vmctx_strerror(err));
+		return err;
+	}
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	/* windowBits 15 + 16: a gzip member, whose trailer holds CRC-32 and length. */
+	if (deflateInit2(&w->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(w);
+		return -ENOMEM;
+	}
+	emit_records(w, b, nmaps, nsyms);
+	err = w->err;
+	if (!err)
+		err = flush(w, true);
+	if (!err) {
+		*buf = w->out;
+		*len = w->z.total_out;
+		w->out = NULL;
+	}
+	deflateEnd(&w->z);
+	free(w->out);
+	free(w);
+	return err;
+}
+
+static int write_all(int fd, const unsigned char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Readers never see a partial bundle: write a temporary file, then rename it. */
+int vmctx_bundle_write_file(struct vmctx_bundle *b, const char *path)
+{
+	static unsigned int seq;
+	char *tmp = NULL;
+	size_t len;
+	void *buf;
+	int err, fd = -1, i;
+
+	if (!b || !path || !*path)
+		return -EINVAL;
+	err = vmctx_bundle_write_mem(b, &buf, &len);
+	if (err)
+		return err;
+	for (i = 0; i < 100 && fd < 0; i++) {
+		free(tmp);
+		if (asprintf(&tmp, "%s.tmp.%d.%u", path, (int)getpid(),
+			     __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED)) < 0) {
+			tmp = NULL;
+			err = -ENOMEM;
+			goto out;
+		}
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd < 0 && errno != EEXIST) {
+			err = -errno;
+			goto out;
+		}
+	}
+	if (fd < 0) {
+		err = -EEXIST;
+		goto out;
+	}
+	err = write_all(fd, buf, len);
+	if (!err && fsync(fd) < 0)
+		err = -errno;
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, path) < 0)
+		err = -errno;
+	if (err)
+		unlink(tmp);
+out:
+	free(tmp);
+	free(buf);
+	return err;
+}

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: LGPL-2.1-only
+/*
+ * The guest-map bundle in memory: building one (what a guest agent does)
+ * and inspecting one.  The file format lives in bundle-write.c and
+ * bundle-read.c; sorting and lookups in resolve.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmctx-local.h"
+
+struct vmctx_bundle *vmctx_bundle_alloc(void)
+{
+	return calloc(1, sizeof(struct vmctx_bundle));
+}
+
+static void free_object(struct vmctx_object *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nsyms; i++)
+		free(o->syms[i].name);
+	free(o->syms);
+	free(o->path);
+	free(o->build_id);
+}
+
+static void free_task(struct vmctx_task *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nmaps; i++)
+		free(t->maps[i].path);
+	free(t->maps);
+	free(t->comm);
+	free(t->label);
+}
+
+void vmctx_bundle_free(struct vmctx_bundle *b)
+{
+	size_t i;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->ntasks; i++)
+		free_task(&b->tasks[i]);
+	free(b->tasks);
+	for (i = 0; i < b->nobjects; i++)
+		free_object(&b->objects[i]);
+	free(b->objects);
+	for (i = 0; i < b->nkmods; i++)
+		free(b->kmods[i].name);
+	free(b->kmods);
+	for (i = 0; i < b->nksyms; i++)
+		free(b->ksyms[i].name);
+	free(b->ksyms);
+	free(b->hostname);
+	free(b->release);
+	free(b->boot_id);
+	free(b->by_root);
+	free(b);
+}
+
+/* Any change invalidates what vmctx_bundle_index() built. */
+static void changed(struct vmctx_bundle *b)
+{
+	b->indexed = false;
+	free(b->by_root);
+	b->by_root = NULL;
+}
+
+bool bundle_build_id_valid(const char *id)
+{
+	size_t n;
+
+	for (n = 0; id[n]; n++) {
+		if (n >= BUNDLE_MAX_BUILD_ID)
+			return false;
+		if (!((id[n] >= '0' && id[n] <= '9') || (id[n] >= 'a' && id[n] <= 'f')))
+			return false;
+	}
+	return n >= 2 && !(n & 1);
+}
+
+const char *bundle_path_base(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* Copy @s (NULL: empty) if it is at most @max bytes long. */
+static int copy_str(char **out, const char *s, size_t max)
+{
+	size_t n;
+
+	if (!s)
+		s = "";
+	n = strnlen(s, max + 1);
+	if (n > max)
+		return -VMCTX_E_LIMIT;
+	*out = malloc(n + 1);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, s, n + 1);
+	return 0;
+}
+
+/* Symbol and module names must be non-empty. */
+static int copy_name(char **out, const char *s, size_t max)
+{
+	if (!s || !*s)
+		return -EINVAL;
+	return copy_str(out, s, max);
+}
+
+int vmctx_bundle_set_identity(struct vmctx_bundle *b, const char *hostname,
+			      const char *release, const char *boot_id)
+{
+	char *h = NULL, *r = NULL, *id = NULL;
+	int err;
+
+	if (!b)
+		return -EINVAL;
+	err = copy_str(&h, hostname, BUNDLE_MAX_SHORT);
+	if (!err)
+		err = copy_str(&r, release, BUNDLE_MAX_SHORT);
+	if (!err)
+		err = copy_str(&id, boot_id, BUNDLE_MAX_SHORT);
+	if (err) {
+		free(h);
+		free(r);
+		return err;
+	}
+	free(b->hostname);
+	free(b->release);
+	free(b->boot_id);
+	b->hostname = h;
+	b->release = r;
+	b->boot_id = id;
+	changed(b);
+	return 0;
+}
+
+int vmctx_bundle_set_clock(struct vmctx_bundle *b, uint64_t tsc_khz, uint64_t tsc, uint64_t ns)
+{
+	if (!b)
+		return -EINVAL;
+	b->tsc_khz = tsc_khz;
+	b->clock_tsc = tsc;
+	b->clock_ns = ns;
+	changed(b);
+	return 0;
+}
+
+int vmctx_bundle_set_cr3_mask(struct vmctx_bundle *b, uint64_t ignore_mask)
+{
+	if (!b)
+		return -EINVAL;
+	b->cr3_mask = ignore_mask;
+	changed(b);
+	return 0;
+}
+
+int vmctx_bundle_add_task(struct vmctx_bundle *b, uint64_t root, int pid, int tgid,
+			  const char *comm, uint64_t start_ns, uint64_t exit_ns)
+{
+	struct vmctx_task *t;
+	char *c;
+	int err;
+
+	if (!b || pid < 0 || tgid < 0)
+		return -EINVAL;
+	if (exit_ns != VMCTX_TIME_NONE && exit_ns < start_ns)
+		return -EINVAL;
+	if (b->ntasks >= BUNDLE_MAX_TASKS)
+		return -VMCTX_E_LIMIT;
+	err = vmctx_grow((void **)&b->tasks, &b->tasks_cap, b->ntasks + 1, sizeof(*b->tasks));
+	if (err)
+		return err;
+	err = copy_str(&c, comm, BUNDLE_MAX_SHORT);
+	if (err)
+		return err;
+	t = &b->tasks[b->ntasks];
+	memset(t, 0, sizeof(*t));
+	t->root = root;
+	t->pid = pid;
+	t->tgid = tgid;
+	t->comm = c;
+	t->start = start_ns;
+	t->exit = exit_ns;
+	t->label = NULL;
+	t->maps_from = -1;
+	changed(b);
+	return b->ntasks++;
+}
+
+int vmctx_bundle_add_object(struct vmctx_bundle *b, const char *path, const char *build_id)
+{
+	struct vmctx_object *o;
+	char *p, *id = NULL;
+	size_t i;
+	int err;
+
+	if (!b || !path || !*path)
+		return -EINVAL;
+	if (build_id) {
+		if (!bundle_build_id_valid(build_id))
+			return -EINVAL;
+		for (i = 0; i < b->nobjects; i++)
+			if (b->objects[i].build_id && !strcmp(b->objects[i].build_id, build_id))
+				return i;
+	}
+	if (b->nobjects >= BUNDLE_MAX_OBJECTS)
+		return -VMCTX_E_LIMIT;
+	err = vmctx_grow((void **)&b->objects, &b->objects_cap, b->nobjects + 1,
+			 sizeof(*b->objects));
+	if (err)
+		return err;
+	err = copy_str(&p, path, BUNDLE_MAX_PATH);
+	if (err)
+		return err;
+	if (build_id) {
+		id = strdup(build_id);
+		if (!id) {
+			free(p);
+			return -ENOMEM;
+		}
+	}
+	o = &b->objects[b->nobjects];
+	memset(o, 0, sizeof(*o));
+	o->path = p;
+	o->base = bundle_path_base(p);
+	o->build_id = id;
+	changed(b);
+	return b->nobjects++;
+}
+
+int vmctx_bundle_object_nsyms(const struct vmctx_bundle *b, int object)
+{
+	if (!b || object < 0 || (size_t)object >= b->nobjects)
+		return -EINVAL;
+	return b->objects[object].nsyms;
+}
+
+int vmctx_bundle_add_symbol(struct vmctx_bundle *b, int object, uint64_t start, uint64_t size,
+			    const char *name)
+{
+	struct vmctx_object *o;
+	struct vmctx_sym *s;
+	char *n;
+	int err;
+
+	if (!b || object < 0 || (size_t)object >= b->nobjects)
+		return -EINVAL;
+	if (size > UINT64_MAX - start)
+		return -EINVAL;
+	o = &b->objects[object];
+	if (o->nsyms >= BUNDLE_MAX_SYMS)
+		return -VMCTX_E_LIMIT;
+	err = copy_name(&n, name, BUNDLE_MAX_SYMNAME);
+	if (err)
+		return err;
+	err = vmctx_grow((void **)&o->syms, &o->syms_cap, o->nsyms + 1, sizeof(*o->syms));
+	if (err) {
+		free(n);
+		return err;
+	}
+	s = &o->syms[o->nsyms++];
+	s->start = start;
+	s->end = start + size;
+	s->name = n;
+	changed(b);
+	return 0;
+}
+
+int vmctx_bundle_add_map(struct vmctx_bundle *b, int task, uint64_t start, uint64_t end,
+			 uint64_t pgoff, uint64_t bias, int object, const char *path)
+{
+	struct vmctx_task *t;
+	struct vmctx_map *m;
+	char *p;
+	int err;
+
+	if (!b || task < 0 || (size_t)task >= b->ntasks || start >= end)
+		return -EINVAL;
+	if (object < -1 || (object >= 0 && (size_t)object >= b->nobjects))
+		return -EINVAL;
+	t = &b->tasks[task];
+	if (t->nmaps >= BUNDLE_MAX_MAPS)
+		return -VMCTX_E_LIMIT;
+	err = copy_str(&p, path, BUNDLE_MAX_PATH);
+	if (err)
+		return err;
+	err = vmctx_grow((void **)&t->maps, &t->maps_cap, t->nmaps + 1, sizeof(*t->maps));
+	if (err) {
+		free(p);
+		return err;
+	}
+	m = &t->maps[t->nmaps++];
+	m->start = start;
+	m->end = end;
+	m->pgoff = pgoff;
+	m->bias = bias;
+	m->object = object;
+	m->path = p;
+	m->base = bundle_path_base(p);
+	changed(b);
+	return 0;
+}
+
+int vmctx_bundle_add_kmodule(struct vmctx_bundle *b, const char *name, uint64_t start,
+			     uint64_t size)
+{
+	struct vmctx_kmod *k;
+	size_t i;
+	char *n;
+	int err;
+
+	if (!b || size > UINT64_MAX - start)
+		return -EINVAL;
+	if (b->nkmods >= BUNDLE_MAX_KMODS)
+		return -VMCTX_E_LIMIT;
+	err = copy_name(&n, name, BUNDLE_MAX_SHORT);
+	if (err)
+		return err;
+	/* add_ksym() finds modules by name. */
+	for (i = 0; i < b->nkmods; i++) {
+		if (!strcmp(b->kmods[i].name, n)) {
+			free(n);
+			return -EEXIST;
+		}
+	}
+	err = vmctx_grow((void **)&b->kmods, &b->kmods_cap, b->nkmods + 1, sizeof(*b->kmods));
+	if (err) {
+		free(n);
+		return err;
+	}
+	k = &b->kmods[b->nkmods];
+	k->name = n;
+	k->start = start;
+	k->end = start + size;
+	changed(b);
+	return b->nkmods++;
+}
+
+int vmctx_bundle_add_ksym(struct vmctx_bundle *b, uint64_t addr, const char *name,
+			  const char *module)
+{
+	struct vmctx_ksym *k;
+	int mod = -1;
+	size_t i;
+	char *n;
+	int err;
+
+	if (!b)
+		return -EINVAL;
+	if (module) {
+		for (i = 0; i < b->nkmods; i++)
+			if (!strcmp(b->kmods[i].name, module))
+				break;
+		if (i == b->nkmods)
+			return -ENOENT;
+		mod = i;
+	}
+	if (b->nksyms >= BUNDLE_MAX_KSYMS)
+		return -VMCTX_E_LIMIT;
+	err = copy_name(&n, name, BUNDLE_MAX_SYMNAME);
+	if (err)
+		return err;
+	err = vmctx_grow((void **)&b->ksyms, &b->ksyms_cap, b->nksyms + 1, sizeof(*b->ksyms));
+	if (err) {
+		free(n);
+		return err;
+	}
+	k = &b->ksyms[b->nksyms++];
+	k->addr = addr;
+	k->name = n;
+	k->module = mod;
+	changed(b);
+	return 0;
+}
+
+/* Unset identity strings read as "". */
+static const char *str_or_empty(const struct vmctx_bundle *b, const char *s)
+{
+	if (!b) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return s ? s : "";
+}
+
+const char *vmctx_bundle_hostname(const struct vmctx_bundle *b)
+{
+	return str_or_empty(b, b ? b->hostname : NULL);
+}
+
+const char *vmctx_bundle_release(const struct vmctx_bundle *b)
+{
+	return str_or_empty(b, b ? b->release : NULL);
+}
+
+const char *vmctx_bundle_boot_id(const struct vmctx_bundle *b)
+{
+	return str_or_empty(b, b ? b->boot_id : NULL);
+}
+
+int vmctx_bundle_clock(const struct vmctx_bundle *b, uint64_t *tsc_khz, uint64_t *tsc,
+		       uint64_t *ns)
+{
+	if (!b)
+		return -EINVAL;
+	if (tsc_khz)
+		*tsc_khz = b->tsc_khz;
+	if (tsc)
+		*tsc = b->clock_tsc;
+	if (ns)
+		*ns = b->clock_ns;
+	return 0;
+}
+
+size_t vmctx_bundle_ntasks(const struct vmctx_bundle *b)
+{
+	return b ? b->ntasks : 0;
+}
+
+int vmctx_bundle_task(const struct vmctx_bundle *b, size_t i, uint64_t *root, int *pid,
+		      int *tgid, const char **comm, uint64_t *start_ns, uint64_t *exit_ns)
+{
+	const struct vmctx_task *t;
+
+	if (!b || i >= b->ntasks)
+		return -EINVAL;
+	t = &b->tasks[i];
+	if (root)
+		*root = t->root;
+	if (pid)
+		*pid = t->pid;
+	if (tgid)
+		*tgid = t->tgid;
+	if (comm)
+		*comm = t->comm;
+	if (start_ns)
+		*start_ns = t->start;
+	if (exit_ns)
+		*exit_ns = t->exit;
+	return 0;
+}
+
+size_t vmctx_bundle_nobjects(const struct vmctx_bundle *b)
+{
+	return b ? b->nobjects : 0;
+}
+
+size_t vmctx_bundle_nmaps(const struct vmctx_bundle *b)
+{
+	size_t i, n = 0;
+
+	if (!b)
+		return 0;
+	for (i = 0; i < b->ntasks; i++)
+		n += b->tasks[i].nmaps;
+	return n;
+}
+
+size_t vmctx_bundle_nksyms(const struct vmctx_bundle *b)
+{
+	return b ? b->nksyms : 0;
+}

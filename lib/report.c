@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: LGPL-2.1-only
+/*
+ * Reports: the paper's tables.  A table is built from the session's
+ * aggregation for one view, its rows merged by Function and Module text.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmctx-local.h"
+
+struct row {
+	uint64_t samples;
+	char *function;
+	char *module;
+};
+
+struct steal_row {
+	uint64_t reason;
+	uint64_t samples;
+};
+
+struct vmctx_table {
+	enum vmctx_view view;
+	enum vmctx_isa isa;
+	uint64_t total;
+	uint64_t cls[VMCTX_CLASS_MAX];
+	struct row *rows;
+	size_t nrows, rows_cap;
+	struct steal_row *steal;
+	size_t nsteal, steal_cap;
+};
+
+/* Is @dso the task's executable?  The executable is its lowest mapping. */
+static bool is_exe(const struct vmctx_bundle *b, int task, const char *dso)
+{
+	const struct vmctx_task *t = &b->tasks[b->tasks[task].maps_from];
+
+	return t->nmaps && t->maps[0].base == dso;
+}
+
+static void guest_labels(const struct vmctx_session *s, const struct agg_key *k, int cls,
+			 const char **function, const char **module, char *buf, size_t len)
+{
+	const struct vmctx_bundle *b = s->vms[k->vm].bundle;
+
+	*function = k->function ? k->function : "[unknown]";
+	if (cls == VMCTX_CLASS_OS) {
+		*module = k->module ? k->module : "vmlinux";
+		return;
+	}
+	if (!b || k->by < 0) {
+		*module = "[unknown]";
+		return;
+	}
+	if (!k->module || is_exe(b, k->by, k->module)) {
+		*module = b->tasks[k->by].label;
+		return;
+	}
+	snprintf(buf, len, "%s:%s", b->tasks[k->by].label, k->module);
+	*module = buf;
+}
+
+void report_labels(const struct vmctx_session *s, const struct agg_key *k, bool unified,
+		   const char **function, const char **module, char *buf, size_t len)
+{
+	const struct vmctx_vm *vm = k->vm >= 0 ? &s->vms[k->vm] : NULL;
+
+	if (k->scope == AGG_HOST) {
+		switch (k->cls) {
+		case VMCTX_CLASS_VM:
+			if (unified) {
+				char inner[192];
+				const char *m;
+
+				guest_labels(s, k, k->sub, function, &m, inner, sizeof(inner));
+				snprintf(buf, len, "%s (VM%d)", m, vm->num);
+				*module = buf;
+				return;
+			}
+			snprintf(buf, len, "[%s]", vm->name);
+			*function = buf;
+			*module = NULL;	/* filled by the caller: needs a second buffer */
+			return;
+		case VMCTX_CLASS_IDLE:
+			*function = k->function ? k->function : "[idle]";
+			*module = k->module ? k->module : "";
+			return;
+		case VMCTX_CLASS_LOST:
+			*function = "[lost]";
+			*module = "";
+			return;
+		default:
+			*function = k->function ? k->function : "[unknown]";
+			*module = k->module ? k->module : "[unknown]";
+			return;
+		}
+	}
+	switch (k->cls) {
+	case VMCTX_CLASS_STEAL:
+		*function = "[steal]";
+		if (k->by <= OWNER_OUTSIDE) {
+			*module = "(outside)";
+		} else {
+			const struct vmctx_vcpu *w = &s->vcpus[k->by - 1];
+
+			if (w->vm == k->vm)
+				snprintf(buf, len, "(on vcpu%d)", w->id);
+			else
+				snprintf(buf, len, "(VM%d)", s->vms[w->vm].num);
+			*module = buf;
+		}
+		return;
+	case VMCTX_CLASS_IDLE:
+		*function = "[idle]";
+		*module = "(halt_exit)";
+		return;
+	case VMCTX_CLASS_LOST:
+		*function = "[lost]";
+		*module = "";
+		return;
+	default:
+		guest_labels(s, k, k->cls, function, module, buf, len);
+		return;
+	}
+}
+
+static int add_row(struct vmctx_table *t, const char *function, const char *module, uint64_t n)
+{
+	struct row *r;
+
+	if (vmctx_grow((void **)&t->rows, &t->rows_cap, t->nrows + 1, sizeof(*t->rows)))
+		return -ENOMEM;
+	r = &t->rows[t->nrows];
+	r->function = strdup(function);
+	r->module = strdup(module);
+	if (!r->function || !r->module) {
+		free(r->function);
+		free(r->module);
+		return -ENOMEM;
+	}
+	r->samples = n;
+	t->nrows++;
+	return 0;
+}
+
+static int add_steal(struct vmctx_table *t, uint64_t reason, uint64_t n)
+{
+	size_t i;
+
+	for (i = 0; i < t->nsteal; i++) {
+		if (t->steal[i].reason == reason) {
+			t->steal[i].samples += n;
+			return 0;
+		}
+	}
+	if (vmctx_grow((void **)&t->steal, &t->steal_cap, t->nsteal + 1, sizeof(*t->steal)))
+		return -ENOMEM;
+	t->steal[t->nsteal].reason = reason;
+	t->steal[t->nsteal].samples = n;
+	t->nsteal++;
+	return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	int c = strcmp(x->function, y->function);
+
+	return c ? c : strcmp(x->module, y->module);
+}
+
+static int cmp_samples(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return cmp_name(a, b);
+}
+
+static int cmp_steal(const void *a, const void *b)
+{
+	const struct steal_row *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->reason < y->reason ? -1 : x->reason > y->reason;
+}
+
+/* Merge rows with the same texts, then order by samples. */
+static void finish_rows(struct vmctx_table *t)
+{
+	size_t i, n = 0;
+
+	if (t->nrows < 2)
+		goto steal;
+	qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_name);
+	for (i = 0; i < t->nrows; i++) {
+		if (n && !cmp_name(&t->rows[n - 1], &t->rows[i])) {
+			t->rows[n - 1].samples += t->rows[i].samples;
+			free(t->rows[i].function);
+			free(t->rows[i].module);
+			continue;
+		}
+		t->rows[n++] = t->rows[i];
+	}
+	t->nrows = n;
+	qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_samples);
+steal:
+	if (t->nsteal > 1)
+		qsort(t->steal, t->nsteal, sizeof(*t->steal), cmp_steal);
+}
+
+static bool wanted(const struct agg_key *k, enum vmctx_view view, int vm, int vcpu)
+{
+	if (view != VMCTX_VIEW_GUEST)
+		return k->scope == AGG_HOST;
+	if (k->scope == AGG_HOST || k->vm != vm - 1)
+		return false;
+	return vcpu < 0 || k->vcpu == vcpu;
+}
+
+struct vmctx_table *vmctx_session_table(struct vmctx_session *s, enum vmctx_view view, int vm,
+					int vcpu)
+{
+	struct vmctx_table *t;
+	size_t i;
+
+	if (!s || view > VMCTX_VIEW_GUEST ||
+	    (view == VMCTX_VIEW_GUEST && (vm < 1 || (size_t)vm > s->nvms))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->view = view;
+	for (i = 0; i < s->agg_size; i++) {
+		const struct agg_entry *e = &s->agg[i];
+		const char *function, *module;
+		char buf[256], vmbuf[32];
+
+		if (!e->count || !wanted(&e->key, view, vm, vcpu))
+			continue;
+		if (e->key.scope == AGG_STEAL_EXIT) {
+			t->isa = e->key.sub;
+			if (add_steal(t, e->key.exit, e->count))
+				goto nomem;
+			continue;
+		}
+		t->total += e->count;
+		t->cls[e->key.cls] += e->count;
+		report_labels(s, &e->key, view == VMCTX_VIEW_UNIFIED, &function, &module, buf,
+			      sizeof(buf));
+		if (!module) {
+			snprintf(vmbuf, sizeof(vmbuf), "(VM%d)", s->vms[e->key.vm].num);
+			module = vmbuf;
+		}
+		if (add_row(t, function, module, e->count))
+			goto nomem;
+	}
+	finish_rows(t);
+	return t;
+nomem:
+	vmctx_table_free(t);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void vmctx_table_free(struct vmctx_table *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->nrows; i++) {
+		free(t->rows[i].function);
+		free(t->rows[i].module);
+	}
+	free(t->rows);
+	free(t->steal);
+	free(t);
+}
+
+uint64_t vmctx_table_total(const struct vmctx_table *t)
+{
+	return t ? t->total : 0;
+}
+
+uint64_t vmctx_table_class(const struct vmctx_table *t, enum vmctx_class cls)
+{
+	return t && cls < VMCTX_CLASS_MAX ? t->cls[cls] : 0;
+}
+
+size_t vmctx_table_nrows(const struct vmctx_table *t)
+{
+	return t ? t->nrows : 0;
+}
+
+int vmctx_table_row(const struct vmctx_table *t, size_t i, uint64_t *samples,
+		    const char **function, const char **module)
+{
+	if (!t || i >= t->nrows)
+		return -ENOENT;
+	if (samples)
+		*samples = t->rows[i].samples;
+	if (function)
+		*function = t->rows[i].function;
+	if (module)
+		*module = t->rows[i].module;
+	return 0;
+}
+
+uint64_t vmctx_table_lookup(const struct vmctx_table *t, const char *function, const char *module)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	if (!t)
+		return 0;
+	for (i = 0; i < t->nrows; i++) {
+		if (function && strcmp(function, t->rows[i].function))
+			continue;
+		if (module && strcmp(module, t->rows[i].module))
+			continue;
+		n += t->rows[i].samples;
+	}
+	return n;
+}
+
+size_t vmctx_table_nsteal_reasons(const struct vmctx_table *t)
+{
+	return t ? t->nsteal : 0;
+}
+
+int vmctx_table_steal_reason(const struct vmctx_table *t, size_t i, uint64_t *reason,
+			     uint64_t *samples)
+{
+	if (!t || i >= t->nsteal)
+		return -ENOENT;
+	if (reason)
+		*reason = t->steal[i].reason;
+	if (samples)
+		*samples = t->steal[i].samples;
+	return 0;
+}
+
+static double pct(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * n / total : 0.0;
+}
+
+int vmctx_table_format(const struct vmctx_table *t, size_t max_rows, char **out)
+{
+	uint64_t steal = 0;
+	size_t len = 0, i;
+	char *buf = NULL;
+	FILE *f;
+
+	if (!t || !out)
+		return -EINVAL;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return -ENOMEM;
+	fprintf(f, "Total samples: %" PRIu64 "  ", t->total);
+	if (t->view == VMCTX_VIEW_GUEST)
+		fprintf(f, "OS:USER:steal:idle = %.2f%%:%.2f%%:%.2f%%:%.2f%%",
+			pct(t->cls[VMCTX_CLASS_OS], t->total),
+			pct(t->cls[VMCTX_CLASS_USER], t->total),
+			pct(t->cls[VMCTX_CLASS_STEAL], t->total),
+			pct(t->cls[VMCTX_CLASS_IDLE], t->total));
+	else
+		fprintf(f, "OS:USER:idle:VM = %.2f%%:%.2f%%:%.2f%%:%.2f%%",
+			pct(t->cls[VMCTX_CLASS_OS], t->total),
+			pct(t->cls[VMCTX_CLASS_USER], t->total),
+			pct(t->cls[VMCTX_CLASS_IDLE], t->total),
+			pct(t->cls[VMCTX_CLASS_VM], t->total));
+	if (t->cls[VMCTX_CLASS_LOST])
+		fprintf(f, "  lost = %.2f%%", pct(t->cls[VMCTX_CLASS_LOST], t->total));
+	fprintf(f, "\n%10s %7s  %-32s %s\n", "Samples", "%Ratio", "Function", "Module");
+	for (i = 0; i < t->nrows && (!max_rows || i < max_rows); i++)
+		fprintf(f, "%10" PRIu64 " %7.2f  %-32s %s\n", t->rows[i].samples,
+			pct(t->rows[i].samples, t->total), t->rows[i].function,
+			t->rows[i].module);
+	for (i = 0; i < t->nsteal; i++)
+		steal += t->steal[i].samples;
+	if (steal) {
+		fputs("Steal by exit reason:", f);
+		for (i = 0; i < t->nsteal; i++) {
+			const char *name = vmctx_exit_reason_name(t->isa, t->steal[i].reason);
+
+			if (name)
+				fprintf(f, "%s %s %.2f%%", i ? "," : "", name,
+					pct(t->steal[i].samples, steal));
+			else
+				fprintf(f, "%s 0x%" PRIx64 " %.2f%%", i ? "," : "",
+					t->steal[i].reason, pct(t->steal[i].samples, steal));
+		}
+		fputc('\n', f);
+	}
+	if (fclose(f) || !buf) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*out = buf;
+	return 0;
+}

@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: LGPL-2.1-only
+/*
+ * Session: the VMs and vCPUs of one recording, and the entry points that
+ * take the host's event stream.  Samples are resolved here (guest CR3 and
+ * IP through the VM's bundle) and handed to the timeline.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmctx-local.h"
+
+/* Bounds on what a (possibly corrupt) event stream can make us allocate. */
+#define MAX_PCPUS	8192
+#define MAX_VCPUS	65536
+
+struct vmctx_session *vmctx_session_new(const struct vmctx_session_opts *opts)
+{
+	struct vmctx_session *s;
+
+	if (opts && opts->sz < offsetof(struct vmctx_session_opts, tick_ns) + sizeof(uint64_t)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->tick_ns = opts ? opts->tick_ns : 0;
+	return s;
+}
+
+void vmctx_session_free(struct vmctx_session *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nvms; i++)
+		free(s->vms[i].name);
+	for (i = 0; i < s->nvcpus; i++)
+		free(s->vcpus[i].snap);
+	for (i = 0; i < s->npcpus; i++) {
+		free(s->pcpus[i].count);
+		free(s->pcpus[i].seen);
+	}
+	agg_free(s);
+	free(s->vms);
+	free(s->vcpus);
+	free(s->vcpu_hash);
+	free(s->pcpus);
+	free(s);
+}
+
+static int find_vm(const struct vmctx_session *s, int pid)
+{
+	size_t i;
+
+	for (i = 0; i < s->nvms; i++)
+		if (s->vms[i].pid == pid)
+			return i;
+	return -ENOENT;
+}
+
+int vmctx_session_add_vm(struct vmctx_session *s, int pid, const char *name)
+{
+	struct vmctx_vm *vm;
+	char buf[32];
+	int i;
+
+	if (!s || pid < 0)
+		return -EINVAL;
+	i = find_vm(s, pid);
+	if (i >= 0) {
+		char *n;
+
+		if (!name)
+			return s->vms[i].num;
+		n = strdup(name);
+		if (!n)
+			return -ENOMEM;
+		free(s->vms[i].name);
+		s->vms[i].name = n;
+		return s->vms[i].num;
+	}
+	if (vmctx_grow((void **)&s->vms, &s->vms_cap, s->nvms + 1, sizeof(*s->vms)))
+		return -ENOMEM;
+	if (!name) {
+		snprintf(buf, sizeof(buf), "pid%d", pid);
+		name = buf;
+	}
+	vm = &s->vms[s->nvms];
+	memset(vm, 0, sizeof(*vm));
+	vm->name = strdup(name);
+	if (!vm->name)
+		return -ENOMEM;
+	vm->pid = pid;
+	vm->num = s->nvms + 1;
+	s->nvms++;
+	return vm->num;
+}
+
+int vmctx_session_attach_bundle(struct vmctx_session *s, int pid, struct vmctx_bundle *b,
+				int64_t guest_ns_offset)
+{
+	int err, i;
+
+	if (!s || !b)
+		return -EINVAL;
+	err = vmctx_bundle_index(b);
+	if (err)
+		return err;
+	i = find_vm(s, pid);
+	if (i < 0) {
+		err = vmctx_session_add_vm(s, pid, NULL);
+		if (err < 0)
+			return err;
+		i = err - 1;
+	}
+	s->vms[i].bundle = b;
+	s->vms[i].guest_ns_offset = guest_ns_offset;
+	/* The guest's host name is a better default than the QEMU pid. */
+	if (!strncmp(s->vms[i].name, "pid", 3) && b->hostname && *b->hostname)
+		return vmctx_session_add_vm(s, pid, b->hostname) < 0 ? -ENOMEM : 0;
+	return 0;
+}
+
+static uint64_t hash2(uint32_t a, uint32_t b)
+{
+	uint64_t h = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ULL;
+
+	return h ^ (h >> 29);
+}
+
+static int rehash_vcpus(struct vmctx_session *s)
+{
+	size_t size = s->vcpu_hash_size ? s->vcpu_hash_size * 2 : 64, i;
+	int32_t *h = calloc(size, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	for (i = 0; i < s->nvcpus; i++) {
+		const struct vmctx_vcpu *v = &s->vcpus[i];
+		size_t j = hash2(s->vms[v->vm].pid, v->id) & (size - 1);
+
+		while (h[j])
+			j = (j + 1) & (size - 1);
+		h[j] = i + 1;
+	}
+	free(s->vcpu_hash);
+	s->vcpu_hash = h;
+	s->vcpu_hash_size = size;
+	return 0;
+}
+
+/* Every pCPU count array and vCPU snapshot has one slot per owner. */
+static int grow_owners(struct vmctx_session *s, size_t owners)
+{
+	size_t cap = s->owners_cap ? s->owners_cap : 16, i;
+
+	if (owners <= s->owners_cap)
+		return 0;
+	while (cap < owners)
+		cap *= 2;
+	for (i = 0; i < s->npcpus; i++) {
+		uint64_t *c = realloc(s->pcpus[i].count, cap * sizeof(*c));
+		uint32_t *seen;
+
+		if (!c)
+			return -ENOMEM;
+		memset(c + s->owners_cap, 0, (cap - s->owners_cap) * sizeof(*c));
+		s->pcpus[i].count = c;
+		seen = realloc(s->pcpus[i].seen, cap * sizeof(*seen));
+		if (!seen)
+			return -ENOMEM;
+		s->pcpus[i].seen = seen;
+	}
+	for (i = 0; i < s->nvcpus; i++) {
+		uint64_t *c = realloc(s->vcpus[i].snap, cap * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		memset(c + s->owners_cap, 0, (cap - s->owners_cap) * sizeof(*c));
+		s->vcpus[i].snap = c;
+	}
+	s->owners_cap = cap;
+	return 0;
+}
+
+struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu)
+{
+	size_t i;
+
+	if (cpu >= MAX_PCPUS)
+		return NULL;
+	if (cpu < s->npcpus)
+		return &s->pcpus[cpu];
+	if (grow_owners(s, s->nvcpus + 1))
+		return NULL;
+	{
+		struct vmctx_pcpu *p = realloc(s->pcpus, (cpu + 1) * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		s->pcpus = p;
+	}
+	for (i = s->npcpus; i <= cpu; i++) {
+		s->pcpus[i].cur = -1;
+		s->pcpus[i].lost = 0;
+		s->pcpus[i].nseen = 0;
+		s->pcpus[i].count = calloc(s->owners_cap, sizeof(uint64_t));
+		s->pcpus[i].seen = calloc(s->owners_cap, sizeof(uint32_t));
+		if (!s->pcpus[i].count || !s->pcpus[i].seen) {
+			free(s->pcpus[i].count);
+			free(s->pcpus[i].seen);
+			s->npcpus = i;
+			return NULL;
+		}
+	}
+	s->npcpus = cpu + 1;
+	return &s->pcpus[cpu];
+}
+
+/* The vCPU (creating it, and its VM, on first sight), or NULL with errno. */
+static struct vmctx_vcpu *get_vcpu(struct vmctx_session *s, int pid, int id)
+{
+	struct vmctx_vcpu *v;
+	size_t j;
+	int vm;
+
+	if (pid < 0 || id < 0 || id >= MAX_VCPUS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (s->vcpu_hash_size) {
+		j = hash2(pid, id) & (s->vcpu_hash_size - 1);
+		while (s->vcpu_hash[j]) {
+			v = &s->vcpus[s->vcpu_hash[j] - 1];
+			if (v->id == id && s->vms[v->vm].pid == pid)
+				return v;
+			j = (j + 1) & (s->vcpu_hash_size - 1);
+		}
+	}
+	if (s->nvcpus >= MAX_VCPUS) {
+		errno = E2BIG;
+		return NULL;
+	}
+	vm = find_vm(s, pid);
+	if (vm < 0) {
+		vm = vmctx_session_add_vm(s, pid, NULL);
+		if (vm < 0)
+			goto nomem;
+		vm--;
+	}
+	if (grow_owners(s, s->nvcpus + 2) ||
+	    vmctx_grow((void **)&s->vcpus, &s->vcpus_cap, s->nvcpus + 1, sizeof(*s->vcpus)))
+		goto nomem;
+	v = &s->vcpus[s->nvcpus];
+	memset(v, 0, sizeof(*v));
+	v->snap = calloc(s->owners_cap, sizeof(*v->snap));
+	if (!v->snap)
+		goto nomem;
+	v->vm = vm;
+	v->id = id;
+	v->cache_task = -1;
+	s->nvcpus++;
+	if (s->nvcpus * 2 > s->vcpu_hash_size && rehash_vcpus(s)) {
+		s->nvcpus--;
+		free(v->snap);
+		goto nomem;
+	}
+	j = hash2(pid, id) & (s->vcpu_hash_size - 1);
+	while (s->vcpu_hash[j])
+		j = (j + 1) & (s->vcpu_hash_size - 1);
+	s->vcpu_hash[j] = s->nvcpus;
+	return v;
+nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+static int owner_of(const struct vmctx_session *s, const struct vmctx_vcpu *v)
+{
+	return v ? (int)(v - s->vcpus) + 1 : OWNER_OUTSIDE;
+}
+
+/* The task owning the sample's CR3, cached per vCPU for its lifetime. */
+static int sample_task(struct vmctx_session *s, struct vmctx_vcpu *v,
+		       const struct vmctx_sample *smp)
+{
+	struct vmctx_vm *vm = &s->vms[v->vm];
+	struct vmctx_bundle *b = vm->bundle;
+	uint64_t t = smp->time + vm->guest_ns_offset;
+	const struct vmctx_task *task;
+	int i;
+
+	if (!b)
+		return -ENOENT;
+	if (v->cache_task >= 0 && v->cache_cr3 == smp->cr3 && t >= v->cache_from &&
+	    t < v->cache_to)
+		return v->cache_task;
+	i = vmctx_bundle_find_task(b, smp->cr3, t);
+	if (i < 0)
+		return i;
+	task = &b->tasks[i];
+	v->cache_task = i;
+	v->cache_cr3 = smp->cr3;
+	v->cache_from = task->start;
+	v->cache_to = task->exit;
+	return i;
+}
+
+int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp)
+{
+	struct vmctx_vcpu *v = NULL;
+	struct agg_key k;
+	int err;
+
+	if (!s || !smp || smp->sz < offsetof(struct vmctx_sample, host_dso) + sizeof(char *))
+		return -EINVAL;
+	if (s->finished)
+		return -EINVAL;
+	if (smp->vm >= 0 && smp->vcpu >= 0) {
+		v = get_vcpu(s, smp->vm, smp->vcpu);
+		if (!v)
+			return -errno;
+	} else if (smp->flags & VMCTX_SAMPLE_GUEST) {
+		return -EINVAL;		/* guest code must belong to a vCPU */
+	}
+
+	/* The physical view: what this pCPU did. */
+	memset(&k, 0, sizeof(k));
+	k.scope = AGG_HOST;
+	k.vm = -1;
+	k.vcpu = -1;
+	k.by = -1;
+	if (smp->flags & VMCTX_SAMPLE_GUEST) {
+		struct vmctx_bundle *b = s->vms[v->vm].bundle;
+
+		k.cls = VMCTX_CLASS_VM;
+		k.vm = v->vm;
+		k.sub = smp->cpl == 3 ? VMCTX_CLASS_USER : VMCTX_CLASS_OS;
+		if (k.sub == VMCTX_CLASS_USER) {
+			k.by = sample_task(s, v, smp);
+			if (k.by >= 0 &&
+			    vmctx_bundle_resolve_user(b, k.by, smp->ip, &k.function, &k.module))
+				k.module = NULL;
+		} else if (b) {
+			vmctx_bundle_resolve_kernel(b, smp->ip, &k.function, &k.module);
+		}
+	} else {
+		if (smp->flags & VMCTX_SAMPLE_IDLE)
+			k.cls = VMCTX_CLASS_IDLE;
+		else if (smp->flags & VMCTX_SAMPLE_USER)
+			k.cls = VMCTX_CLASS_USER;
+		else
+			k.cls = VMCTX_CLASS_OS;
+		k.function = smp->host_sym;
+		k.module = smp->host_dso;
+	}
+	err = agg_add(s, &k, 1);
+	if (err)
+		return err;
+	return timeline_sample(s, smp, owner_of(s, v), v, &k);
+}
+
+int vmctx_session_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, int vm, int vcpu,
+			 bool out, bool preempt)
+{
+	struct vmctx_vcpu *v;
+
+	if (!s || s->finished)
+		return -EINVAL;
+	v = get_vcpu(s, vm, vcpu);
+	if (!v)
+		return -errno;
+	return timeline_switch(s, time, cpu, v, out, preempt);
+}
+
+int vmctx_session_halt(struct vmctx_session *s, uint64_t time, int vm, int vcpu, bool halted)
+{
+	struct vmctx_vcpu *v;
+
+	if (!s || s->finished)
+		return -EINVAL;
+	v = get_vcpu(s, vm, vcpu);
+	if (!v)
+		return -errno;
+	return timeline_halt(s, time, v, halted);
+}
+
+int vmctx_session_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t count)
+{
+	if (!s || s->finished)
+		return -EINVAL;
+	return timeline_lost(s, time, cpu, count);
+}
+
+int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
+{
+	int err;
+
+	if (!s || s->finished)
+		return -EINVAL;
+	err = timeline_finish(s, time);
+	s->finished = true;
+	return err;
+}
+
+void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void *ctx)
+{
+	if (!s)
+		return;
+	s->stream = fn;
+	s->stream_ctx = ctx;
+}
+
+int vmctx_session_nvms(const struct vmctx_session *s)
+{
+	return s ? (int)s->nvms : -EINVAL;
+}
+
+const char *vmctx_session_vm_name(const struct vmctx_session *s, int vm)
+{
+	if (!s || vm < 1 || (size_t)vm > s->nvms) {
+		errno = ENOENT;
+		return NULL;
+	}
+	return s->vms[vm - 1].name;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+int vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm)
+{
+	size_t i;
+	int n = 0;
+
+	if (!s || vm < 1 || (size_t)vm > s->nvms)
+		return -ENOENT;
+	for (i = 0; i < s->nvcpus; i++)
+		n += s->vcpus[i].vm == vm - 1;
+	return n;
+}
+
+int vmctx_session_vm_vcpu(const struct vmctx_session *s, int vm, int i)
+{
+	int n = vmctx_session_vm_nvcpus(s, vm), *ids, k = 0, id;
+	size_t j;
+
+	if (n < 0)
+		return n;
+	if (i < 0 || i >= n)
+		return -ENOENT;
+	ids = malloc(n * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	for (j = 0; j < s->nvcpus; j++)
+		if (s->vcpus[j].vm == vm - 1)
+			ids[k++] = s->vcpus[j].id;
+	qsort(ids, n, sizeof(*ids), cmp_int);
+	id = ids[i];
+	free(ids);
+	return id;
+}

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: LGPL-2.1-only
+/*
+ * Timeline: turn per-pCPU host samples into one virtual stream per vCPU on
+ * host time (Yamamoto et al., section 3.5).  A vCPU that stops running
+ * waits on its home pCPU; every sample taken there meanwhile is one tick
+ * of the vCPU's blank time, [idle] if the guest halted, otherwise [steal]
+ * charged to whoever ran instead.  Charges are counted lazily: each pCPU
+ * counts samples per owner, and a waiting vCPU keeps a snapshot of those
+ * counts, so a sample costs O(1) and memory never grows with samples.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "vmctx-local.h"
+
+static int emit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time,
+		enum vmctx_class cls, int by, const char *function, const char *module,
+		uint64_t count)
+{
+	struct agg_key k;
+	int err;
+
+	if (!count)
+		return 0;
+	memset(&k, 0, sizeof(k));
+	k.scope = AGG_VCPU;
+	k.cls = cls;
+	k.vm = v->vm;
+	k.vcpu = v->id;
+	k.by = by;
+	k.function = function;
+	k.module = module;
+	err = agg_add(s, &k, count);
+	if (err)
+		return err;
+	if (cls == VMCTX_CLASS_STEAL) {
+		struct agg_key e;
+
+		memset(&e, 0, sizeof(e));
+		e.scope = AGG_STEAL_EXIT;
+		e.cls = cls;
+		e.sub = v->isa;
+		e.vm = v->vm;
+		e.vcpu = v->id;
+		e.by = -1;
+		e.exit = v->last_exit;
+		err = agg_add(s, &e, count);
+		if (err)
+			return err;
+	}
+	if (s->stream) {
+		struct vmctx_tick t = {
+			.sz = sizeof(t),
+			.time = time,
+			.vm = v->vm + 1,
+			.vcpu = v->id,
+			.cls = cls,
+			.count = count,
+			.exit_reason = v->last_exit,
+		};
+		char buf[256];
+
+		report_labels(s, &k, false, &t.function, &t.module, buf, sizeof(buf));
+		s->stream(&t, s->stream_ctx);
+	}
+	return 0;
+}
+
+static enum vmctx_class blank_class(const struct vmctx_vcpu *v)
+{
+	return v->halted ? VMCTX_CLASS_IDLE : VMCTX_CLASS_STEAL;
+}
+
+static void start_wait(struct vmctx_vcpu *v, const struct vmctx_pcpu *p)
+{
+	size_t k;
+
+	v->state = VCPU_WAITING;
+	for (k = 0; k < p->nseen; k++)
+		v->snap[k] = p->count[p->seen[k]];
+	v->snap_n = p->nseen;
+	v->snap_lost = p->lost;
+}
+
+/*
+ * Charge a waiting vCPU for what its home pCPU sampled since the last
+ * charge, at most @cap ticks in this wait.  The cap matters when the vCPU
+ * resumes on another pCPU within the same tick as a sample on its home
+ * pCPU: that sample is the tick the vCPU did run elsewhere, so the latest
+ * owner of the home pCPU gives it back.
+ */
+static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, uint64_t cap)
+{
+	struct vmctx_pcpu *p = &s->pcpus[v->home];
+	enum vmctx_class cls = blank_class(v);
+	uint64_t sum = p->lost - v->snap_lost, drop = 0;
+	size_t k;
+	int err;
+
+	/* Only owners seen on this pCPU can have moved; unseen ones count 0. */
+	for (k = 0; k < p->nseen; k++)
+		sum += p->count[p->seen[k]] - (k < v->snap_n ? v->snap[k] : 0);
+	if (v->charged + sum > cap)
+		drop = v->charged + sum - cap;
+	for (k = 0; k < p->nseen; k++) {
+		uint32_t j = p->seen[k];
+		uint64_t d = p->count[j] - (k < v->snap_n ? v->snap[k] : 0);
+
+		v->snap[k] = p->count[j];
+		if ((int)j == p->cur && drop) {
+			uint64_t give = drop < d ? drop : d;
+
+			d -= give;
+			drop -= give;
+		}
+		if (!d)
+			continue;
+		/* Idle is not attributed to anyone: a halted guest lost nothing. */
+		err = emit(s, v, time, cls, cls == VMCTX_CLASS_STEAL ? (int)j : -1, NULL, NULL, d);
+		if (err)
+			return err;
+		v->charged += d;
+	}
+	v->snap_n = p->nseen;
+	if (p->lost != v->snap_lost) {
+		uint64_t d = p->lost - v->snap_lost;
+
+		v->snap_lost = p->lost;
+		err = emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, d);
+		if (err)
+			return err;
+		v->charged += d;
+	}
+	return 0;
+}
+
+/* Tick slots strictly between two real ticks @gap ns apart. */
+static uint64_t ticks_between(const struct vmctx_session *s, uint64_t gap)
+{
+	uint64_t n = (gap + s->tick_ns / 2) / s->tick_ns;
+
+	return n ? n - 1 : 0;
+}
+
+/*
+ * Account the vCPU's blank time up to @time.  Ticks its home pCPU did not
+ * sample (a PMU stops in idle, a pCPU may go quiet) are filled from elapsed
+ * time when the nominal tick is known.  @real: a real tick of the vCPU
+ * falls at @time.
+ */
+static int fill(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bool real)
+{
+	uint64_t expected = 0;
+	int err;
+
+	if (s->tick_ns && time > v->last_time) {
+		uint64_t gap = time - v->last_time;
+
+		/* ticks strictly between the last real tick and this one */
+		if (real)
+			expected = ticks_between(s, gap);
+		else
+			expected = gap / s->tick_ns;
+	}
+	if (expected > v->charged) {
+		enum vmctx_class cls = blank_class(v);
+
+		err = emit(s, v, time, cls, cls == VMCTX_CLASS_STEAL ? OWNER_OUTSIDE : -1,
+			   NULL, NULL, expected - v->charged);
+		if (err)
+			return err;
+	}
+	v->charged = 0;
+	if (time > v->last_time)
+		v->last_time = time;
+	return 0;
+}
+
+static int end_wait(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bool real)
+{
+	uint64_t cap = UINT64_MAX;
+	int err;
+
+	if (real && s->tick_ns && time > v->last_time)
+		cap = ticks_between(s, time - v->last_time);
+	err = flush(s, v, time, cap);
+
+	if (err)
+		return err;
+	v->state = VCPU_RUNNING;
+	return fill(s, v, time, real);
+}
+
+int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int owner,
+		    struct vmctx_vcpu *v, const struct agg_key *guest)
+{
+	struct vmctx_pcpu *p = timeline_pcpu(s, smp->cpu);
+	int err;
+
+	if (!p)
+		return smp->cpu >= 8192 ? -EINVAL : -ENOMEM;
+	if (smp->time > s->last_time)
+		s->last_time = smp->time;
+
+	/* Whoever this pCPU ran before now waits, unless it is us. */
+	if (p->cur > 0 && p->cur != owner) {
+		struct vmctx_vcpu *w = &s->vcpus[p->cur - 1];
+
+		if (w->state == VCPU_RUNNING && w->home == smp->cpu)
+			start_wait(w, p);
+	}
+	if (v && v->state == VCPU_WAITING) {
+		err = end_wait(s, v, smp->time, true);
+		if (err)
+			return err;
+	} else if (v && v->state == VCPU_RUNNING) {
+		/* A gap in a running vCPU's samples: its pCPU sampled nothing else. */
+		err = fill(s, v, smp->time, true);
+		if (err)
+			return err;
+	}
+	if (!p->count[owner]++)
+		p->seen[p->nseen++] = owner;
+	p->cur = owner;
+	if (!v)
+		return 0;
+
+	v->state = VCPU_RUNNING;
+	v->home = smp->cpu;
+	v->last_time = smp->time;
+	v->isa = smp->isa;
+	v->last_exit = smp->exit_reason;
+	if (smp->flags & VMCTX_SAMPLE_GUEST) {
+		v->halted = false;
+		return emit(s, v, smp->time, guest->sub, guest->by, guest->function,
+			    guest->module, 1);
+	}
+	/* The vCPU's thread runs host code: KVM's exit handling, QEMU, halt polling. */
+	if (vmctx_exit_reason_is_halt(smp->isa, smp->exit_reason))
+		v->halted = true;
+	return emit(s, v, smp->time, blank_class(v),
+		    v->halted ? -1 : OWNER_OUTSIDE, NULL, NULL, 1);
+}
+
+int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct vmctx_vcpu *v,
+		    bool out, bool preempt)
+{
+	struct vmctx_pcpu *p = timeline_pcpu(s, cpu);
+	int err;
+
+	if (!p)
+		return cpu >= 8192 ? -EINVAL : -ENOMEM;
+	if (time > s->last_time)
+		s->last_time = time;
+	if (out) {
+		if (v->state != VCPU_RUNNING)
+			return 0;
+		/* Blocked right after a HLT exit is a halted guest; anything else is steal. */
+		if (!preempt && vmctx_exit_reason_is_halt(v->isa, v->last_exit))
+			v->halted = true;
+		v->home = cpu;
+		start_wait(v, p);
+		return 0;
+	}
+	if (v->state == VCPU_WAITING) {
+		err = end_wait(s, v, time, false);
+		if (err)
+			return err;
+	}
+	v->state = VCPU_RUNNING;
+	v->home = cpu;
+	v->last_time = time;
+	return 0;
+}
+
+int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v, bool halted)
+{
+	int err;
+
+	/* Charge the blank time so far in the state it had. */
+	if (v->state == VCPU_WAITING && v->halted != halted) {
+		err = flush(s, v, time, UINT64_MAX);
+		if (!err)
+			err = fill(s, v, time, false);
+		if (err)
+			return err;
+	}
+	v->halted = halted;
+	return 0;
+}
+
+int timeline_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t count)
+{
+	struct vmctx_pcpu *p = timeline_pcpu(s, cpu);
+	struct agg_key k;
+	int err;
+
+	if (!p)
+		return cpu >= 8192 ? -EINVAL : -ENOMEM;
+	if (time > s->last_time)
+		s->last_time = time;
+	p->lost += count;
+	memset(&k, 0, sizeof(k));
+	k.scope = AGG_HOST;
+	k.cls = VMCTX_CLASS_LOST;
+	k.vm = -1;
+	k.vcpu = -1;
+	k.by = -1;
+	err = agg_add(s, &k, count);
+	if (err)
+		return err;
+	/* The vCPU this pCPU was running lost its own ticks. */
+	if (p->cur > 0) {
+		struct vmctx_vcpu *v = &s->vcpus[p->cur - 1];
+
+		if (v->state == VCPU_RUNNING && v->home == cpu) {
+			v->charged += count;
+			return emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, count);
+		}
+	}
+	return 0;
+}
+
+int timeline_finish(struct vmctx_session *s, uint64_t time)
+{
+	size_t i;
+	int err;
+
+	if (time < s->last_time)
+		time = s->last_time;
+	for (i = 0; i < s->nvcpus; i++) {
+		struct vmctx_vcpu *v = &s->vcpus[i];
+
+		if (v->state != VCPU_WAITING)
+			continue;
+		err = end_wait(s, v, time, false);
+		if (err)
+			return err;
+	}
+	return 0;
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
+/*
+ * libvmctx internals: struct bodies and helpers shared between the
+ * library's source files.  Nothing here is exported.
+ */
+#ifndef VMCTX_LOCAL_H
+#define VMCTX_LOCAL_H
+
+#include "vmctx.h"
+
+#define __hidden __attribute__((visibility("hidden")))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* log.c */
+__hidden void vmctx_log(enum vmctx_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Grow *@arr (elements of @size) so that it holds at least @need; 0 or -ENOMEM. */
+__hidden int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size);
+
+/* ---- bundle (bundle.c, bundle-read.c, bundle-write.c) ---- */
+
+/* A symbol covers [start, end); name is owned by the symbol's container. */
+struct vmctx_sym {
+	uint64_t start;
+	uint64_t end;
+	char *name;
+};
+
+/* An ELF object, deduplicated by build-id. */
+struct vmctx_object {
+	char *path;
+	const char *base;	/* points into path: its last component */
+	char *build_id;		/* lowercase hex, or NULL */
+	struct vmctx_sym *syms;	/* sorted by start, no overlaps, once indexed */
+	size_t nsyms;
+	size_t syms_cap;
+};
+
+/* One mapping of a task's address space. */
+struct vmctx_map {
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;
+	uint64_t bias;		/* ELF vaddr = ip - bias */
+	int object;		/* index into bundle->objects, or -1 */
+	char *path;
+	const char *base;	/* points into path */
+};
+
+/* A task: one page-table root over one lifetime. */
+struct vmctx_task {
+	uint64_t root;		/* normalised physical address of the root */
+	int pid;
+	int tgid;
+	char *comm;
+	uint64_t start;		/* guest ns */
+	uint64_t exit;		/* guest ns, VMCTX_TIME_NONE while alive */
+	struct vmctx_map *maps;	/* sorted by start, no overlaps, once indexed */
+	size_t nmaps;
+	size_t maps_cap;
+	/* resolve.c */
+	char *label;		/* "comm" or "comm(N)" */
+	int maps_from;		/* task whose maps to use (threads share) */
+};
+
+struct vmctx_kmod {
+	char *name;
+	uint64_t start;
+	uint64_t end;
+};
+
+struct vmctx_ksym {
+	uint64_t addr;
+	char *name;
+	int module;		/* index into bundle->kmods, or -1 for vmlinux */
+};
+
+struct vmctx_bundle {
+	char *hostname;
+	char *release;
+	char *boot_id;
+	uint64_t tsc_khz;
+	uint64_t clock_tsc;
+	uint64_t clock_ns;
+	uint64_t cr3_mask;	/* extra bits to ignore (SME) */
+
+	struct vmctx_task *tasks;
+	size_t ntasks, tasks_cap;
+	struct vmctx_object *objects;
+	size_t nobjects, objects_cap;
+	struct vmctx_kmod *kmods;
+	size_t nkmods, kmods_cap;
+	struct vmctx_ksym *ksyms;	/* sorted by addr once indexed */
+	size_t nksyms, ksyms_cap;
+
+	/* resolve.c: built by vmctx_bundle_index(), dropped on any change */
+	bool indexed;
+	uint32_t *by_root;	/* task indices sorted by (root, start) */
+};
+
+/*
+ * What a bundle may hold: the builder refuses more, the writer never emits
+ * more, and the reader rejects more with VMCTX_E_LIMIT (see vmctx-bundle(5)).
+ */
+#define BUNDLE_VERSION		1
+#define BUNDLE_MAX_TASKS	(1u << 24)
+#define BUNDLE_MAX_OBJECTS	(1u << 20)
+#define BUNDLE_MAX_MAPS		(1u << 26)	/* all tasks together */
+#define BUNDLE_MAX_SYMS		(1u << 26)	/* all objects together */
+#define BUNDLE_MAX_KMODS	(1u << 16)
+#define BUNDLE_MAX_KSYMS	(1u << 24)
+#define BUNDLE_MAX_SHORT	256		/* hostname, release, boot id, comm, module */
+#define BUNDLE_MAX_PATH		4096
+#define BUNDLE_MAX_SYMNAME	8192
+#define BUNDLE_MAX_BUILD_ID	128		/* hex digits */
+#define BUNDLE_MAX_LINE		65536		/* bytes, newline included */
+#define BUNDLE_DEFAULT_MAX_SIZE	(512ull << 20)
+
+/* bundle.c: true for 2..BUNDLE_MAX_BUILD_ID lowercase hex digits, even. */
+__hidden bool bundle_build_id_valid(const char *id);
+/* bundle.c: the last component of @path (a pointer into it). */
+__hidden const char *bundle_path_base(const char *path);
+
+/*
+ * Sort and check what resolution needs (resolve.c).  Called lazily by the
+ * resolvers and by the writer; the reader calls it after its own checks.
+ */
+__hidden int vmctx_bundle_index(struct vmctx_bundle *b);
+
+/* ---- session (session.c, timeline.c, aggregate.c, report.c) ---- */
+
+struct vmctx_vm {
+	int pid;			/* host tgid of the QEMU process */
+	int num;			/* k in "(VMk)" */
+	char *name;
+	struct vmctx_bundle *bundle;	/* borrowed */
+	int64_t guest_ns_offset;
+};
+
+/* Owner 0 of a pCPU is "outside" (host work); owner i + 1 is vCPU i. */
+#define OWNER_OUTSIDE 0
+
+enum vcpu_state {
+	VCPU_UNSEEN,
+	VCPU_RUNNING,
+	VCPU_WAITING,
+};
+
+struct vmctx_vcpu {
+	int vm;				/* index into session->vms */
+	int id;
+	enum vcpu_state state;
+	bool halted;			/* the guest executed HLT and has not woken */
+	enum vmctx_isa isa;
+	uint64_t last_exit;
+	uint32_t home;			/* pCPU it last ran on */
+	uint64_t last_time;		/* host time of its last real tick */
+	uint64_t *snap;			/* home pCPU's counts, by seen-list position */
+	size_t snap_n;			/* positions valid in snap; later ones are 0 */
+	uint64_t snap_lost;
+	uint64_t charged;		/* ticks charged in the current wait */
+	/* resolution cache */
+	uint64_t cache_cr3;
+	int cache_task;
+	uint64_t cache_from, cache_to;	/* guest time range the cached task is valid */
+};
+
+struct vmctx_pcpu {
+	int cur;			/* owner of the last sample, -1 before any */
+	uint64_t *count;		/* samples per owner */
+	uint32_t *seen;			/* owners with samples here, in order of appearance */
+	size_t nseen;
+	uint64_t lost;
+};
+
+/* Aggregation scopes: a vCPU's virtual stream, or the physical CPUs. */
+enum agg_scope {
+	AGG_VCPU,
+	AGG_HOST,
+	AGG_STEAL_EXIT,
+};
+
+struct agg_key {
+	uint8_t scope;
+	uint8_t cls;			/* enum vmctx_class */
+	int16_t sub;			/* AGG_HOST guest rows: guest OS or USER */
+	int32_t vm;			/* index, -1 for host work */
+	int32_t vcpu;			/* vCPU id, -1 in the host scope */
+	int32_t by;			/* steal: owner that ran instead; guest: task */
+	uint64_t exit;			/* AGG_STEAL_EXIT: exit reason */
+	const char *function;
+	const char *module;
+};
+
+struct agg_entry {
+	struct agg_key key;
+	uint64_t count;			/* 0: empty slot */
+};
+
+struct vmctx_session {
+	uint64_t tick_ns;
+	struct vmctx_vm *vms;
+	size_t nvms, vms_cap;
+	struct vmctx_vcpu *vcpus;
+	size_t nvcpus, vcpus_cap;
+	int32_t *vcpu_hash;		/* open addressing: vcpu index + 1 */
+	size_t vcpu_hash_size;
+	struct vmctx_pcpu *pcpus;
+	size_t npcpus;
+	size_t owners_cap;		/* length of every count/snap array */
+	struct agg_entry *agg;
+	size_t agg_size, agg_used;
+	vmctx_stream_fn stream;
+	void *stream_ctx;
+	uint64_t last_time;
+	bool finished;
+};
+
+/* timeline.c */
+/* @guest: the resolved guest sample (its physical-view key), for guest samples */
+__hidden int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int owner,
+			     struct vmctx_vcpu *v, const struct agg_key *guest);
+__hidden int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu,
+			     struct vmctx_vcpu *v, bool out, bool preempt);
+__hidden int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v,
+			   bool halted);
+__hidden int timeline_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t count);
+__hidden int timeline_finish(struct vmctx_session *s, uint64_t time);
+__hidden struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu);
+
+/*
+ * report.c: the Function and Module texts of an aggregation key.  A module
+ * text that has to be composed is written to @buf.
+ */
+__hidden void report_labels(const struct vmctx_session *s, const struct agg_key *k, bool unified,
+			    const char **function, const char **module, char *buf, size_t len);
+
+/* aggregate.c */
+__hidden int agg_add(struct vmctx_session *s, const struct agg_key *key, uint64_t n);
+__hidden void agg_free(struct vmctx_session *s);
+
+#endif /* VMCTX_LOCAL_H */

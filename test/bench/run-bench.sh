@@ -1,0 +1,11 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-only
+# Timeline benchmark: 1 M and 10 M samples (64 vCPUs, 8 VMs, 16 pCPUs),
+# with and without resolution.  Peak RSS must not grow with the sample
+# count; the figures are printed, not asserted (a loaded machine is slow).
+set -eu
+bench=${1:-test/bench/bench-timeline}
+for n in 1000000 10000000; do
+	"$bench" -n "$n" --no-resolve
+	"$bench" -n "$n"
+done

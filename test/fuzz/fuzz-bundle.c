@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: LGPL-2.1-only
+/*
+ * libFuzzer harness for the bundle reader.  Any input must be refused with
+ * a vmctx error code (or -ENOMEM) without a crash or a leak; any input
+ * accepted must write out and read back with the same record counts.
+ *
+ * Byte mutations of gzip data rarely get past the CRC, so a custom mutator
+ * also mutates the text inside and compresses it again (half of the time),
+ * which lets the fuzzer reach the record parser.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "vmctx.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+
+#define TEXT_MAX (1 << 20)
+
+static size_t gunzip(const uint8_t *in, size_t len, uint8_t *out, size_t cap)
+{
+	z_stream z;
+	size_t n;
+	int ret;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 15 + 16) != Z_OK)
+		return 0;
+	z.next_in = (uint8_t *)in;
+	z.avail_in = len;
+	z.next_out = out;
+	z.avail_out = cap;
+	ret = inflate(&z, Z_FINISH);
+	n = ret == Z_STREAM_END ? z.total_out : 0;
+	inflateEnd(&z);
+	return n;
+}
+
+static size_t gzip(const uint8_t *in, size_t len, uint8_t *out, size_t cap)
+{
+	z_stream z;
+	size_t n;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return 0;
+	z.next_in = (uint8_t *)in;
+	z.avail_in = len;
+	z.next_out = out;
+	z.avail_out = cap;
+	n = deflate(&z, Z_FINISH) == Z_STREAM_END ? z.total_out : 0;
+	deflateEnd(&z);
+	return n;
+}
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+	static uint8_t text[TEXT_MAX];
+	size_t n, out;
+
+	if (seed & 1)
+		return LLVMFuzzerMutate(data, size, max_size);
+	n = gunzip(data, size, text, TEXT_MAX / 2);
+	if (!n)
+		return LLVMFuzzerMutate(data, size, max_size);
+	n = LLVMFuzzerMutate(text, n, TEXT_MAX / 2);
+	out = gzip(text, n, data, max_size);
+	return out ? out : LLVMFuzzerMutate(data, size, max_size);
+}
+
+static bool vmctx_code(int err)
+{
+	return err == -ENOMEM || (err <= -VMCTX_E_BASE && err > -VMCTX_E_MAX);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	/* A small cap keeps each run fast and the harness's memory low. */
+	struct vmctx_read_opts opts = { .sz = sizeof(opts), .max_size = 8 << 20 };
+	struct vmctx_bundle *b = NULL, *c = NULL;
+	size_t len;
+	void *buf;
+	int err;
+
+	err = vmctx_bundle_read_mem(data, size, &opts, &b);
+	if (err) {
+		if (!vmctx_code(err) || b)
+			abort();
+		return 0;
+	}
+	err = vmctx_bundle_write_mem(b, &buf, &len);
+	if (err)
+		abort();
+	err = vmctx_bundle_read_mem(buf, len, NULL, &c);
+	if (err)
+		abort();
+	if (vmctx_bundle_ntasks(b) != vmctx_bundle_ntasks(c) ||
+	    vmctx_bundle_nobjects(b) != vmctx_bundle_nobjects(c) ||
+	    vmctx_bundle_nmaps(b) != vmctx_bundle_nmaps(c) ||
+	    vmctx_bundle_nksyms(b) != vmctx_bundle_nksyms(c))
+		abort();
+	free(buf);
+	vmctx_bundle_free(c);
+	vmctx_bundle_free(b);
+	return 0;
+}

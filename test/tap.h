@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
+/*
+ * Minimal test helpers: CHECK() records a failure with the property it
+ * states and goes on, so one run reports every broken property.
+ */
+#ifndef VMCTX_TAP_H
+#define VMCTX_TAP_H
+
+#include <inttypes.h>
+#include <stdio.h>
+
+static int tap_failures;
+
+#define CHECK(cond, ...)							\
+	do {									\
+		if (!(cond)) {							\
+			tap_failures++;						\
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);	\
+			fprintf(stderr, __VA_ARGS__);				\
+			fputc('\n', stderr);					\
+		}								\
+	} while (0)
+
+#define CHECK_EQ(got, want, what)						\
+	CHECK((uint64_t)(got) == (uint64_t)(want), "%s: got %" PRIu64 ", want %" PRIu64, \
+	      what, (uint64_t)(got), (uint64_t)(want))
+
+static inline int tap_result(const char *name)
+{
+	if (tap_failures)
+		fprintf(stderr, "%s: %d check(s) failed\n", name, tap_failures);
+	return tap_failures ? 1 : 0;
+}
+
+#endif

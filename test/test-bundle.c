@@ -1,0 +1,912 @@
+// SPDX-License-Identifier: LGPL-2.1-only
+/*
+ * Guest-map bundle: a written bundle reads back with every field intact,
+ * and every class of malformed bundle is refused with its own error code,
+ * bounded memory and nothing leaked (run under ASan/LSan to check that).
+ * Malformed inputs are built here from text and gzipped with zlib.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "vmctx-local.h"
+
+static int failures;
+static char last_log[1024];
+
+#define CHECK(cond, ...)						\
+	do {								\
+		if (!(cond)) {						\
+			fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);			\
+			fputc('\n', stderr);				\
+			failures++;					\
+		}							\
+	} while (0)
+
+static void on_log(enum vmctx_log_level level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)ctx;
+	snprintf(last_log, sizeof(last_log), "%s", msg);
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static unsigned char *gzip_buf(const void *data, size_t len, size_t *out_len)
+{
+	z_stream z;
+	unsigned char *out;
+	size_t cap = deflateBound(NULL, len) + 64;
+
+	memset(&z, 0, sizeof(z));
+	out = malloc(cap);
+	if (!out || deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
+		abort();
+	z.next_in = (unsigned char *)data;
+	z.avail_in = len;
+	z.next_out = out;
+	z.avail_out = cap;
+	if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+		abort();
+	*out_len = z.total_out;
+	deflateEnd(&z);
+	return out;
+}
+
+/* The text inside a gzip member (test-side, trusted input). */
+static char *gunzip_buf(const void *data, size_t len)
+{
+	size_t cap = 1 << 20;
+	char *out = malloc(cap);
+	z_stream z;
+
+	memset(&z, 0, sizeof(z));
+	if (!out || inflateInit2(&z, 15 + 16) != Z_OK)
+		abort();
+	z.next_in = (unsigned char *)data;
+	z.avail_in = len;
+	z.next_out = (unsigned char *)out;
+	z.avail_out = cap - 1;
+	if (inflate(&z, Z_FINISH) != Z_STREAM_END)
+		abort();
+	out[z.total_out] = '\0';
+	inflateEnd(&z);
+	return out;
+}
+
+static int read_buf(const void *buf, size_t len, uint64_t max, struct vmctx_bundle **out)
+{
+	struct vmctx_read_opts opts = { .sz = sizeof(opts), .max_size = max };
+
+	return vmctx_bundle_read_mem(buf, len, &opts, out);
+}
+
+/*
+ * Read @text gzipped and expect @want (0 or -VMCTX_E_*).  On failure the
+ * output pointer must be left alone.
+ */
+static void expect_text(const char *what, const char *text, size_t len, uint64_t max, int want)
+{
+	struct vmctx_bundle *sentinel = (struct vmctx_bundle *)&failures, *b = sentinel;
+	unsigned char *gz;
+	size_t gzlen;
+	int err;
+
+	gz = gzip_buf(text, len, &gzlen);
+	err = read_buf(gz, gzlen, max, &b);
+	CHECK(err == want, "%s: got %d (%s), want %d (%s); log: %s", what, err,
+	      vmctx_strerror(err), want, vmctx_strerror(want), last_log);
+	if (err)
+		CHECK(b == sentinel, "%s: *out changed on error", what);
+	else
+		vmctx_bundle_free(b);
+	free(gz);
+}
+
+static void expect(const char *what, const char *text, int want)
+{
+	expect_text(what, text, strlen(text), 0, want);
+}
+
+static const char base_text[] =
+	"vmctx-bundle 1\n"
+	"counts tasks=2 objects=1 maps=2 syms=2 kmods=1 ksyms=2\n"
+	"identity hostname=g1 release=6.1.0 boot_id=abc\n"
+	"clock tsc_khz=2000000 tsc=1000 ns=500\n"
+	"cr3_mask 0x0\n"
+	"task 0 root=0x1000 pid=1 tgid=1 start=0 exit=- comm=init\n"
+	"task 1 root=0x2000 pid=2 tgid=2 start=10 exit=20 comm=sh\n"
+	"object 0 build_id=abcd path=/bin/sh\n"
+	"sym 0 0x1000 0x10 main\n"
+	"sym 0 0x1010 0x10 foo\n"
+	"map 1 0x400000 0x401000 pgoff=0x0 bias=0x3ff000 object=0 path=/bin/sh\n"
+	"map 1 0x401000 0x402000 pgoff=0x1000 bias=0x3ff000 object=- path=\n"
+	"kmod 0 0xffffffffc0000000 0x1000 kvm\n"
+	"ksym 0xffffffff81000000 - _stext\n"
+	"ksym 0xffffffffc0000010 0 kvm_init\n"
+	"end\n";
+
+/* base_text with the line starting @old replaced by @new (NULL: deleted). */
+static char *mutate(const char *old, const char *new)
+{
+	const char *p = strstr(base_text, old), *eol;
+	char *out;
+
+	if (!p)
+		abort();
+	eol = strchr(p, '\n') + 1;
+	if (asprintf(&out, "%.*s%s%s%s", (int)(p - base_text), base_text, new ? new : "",
+		     new ? "\n" : "", eol) < 0)
+		abort();
+	return out;
+}
+
+static void expect_mutated(const char *what, const char *old, const char *new, int want)
+{
+	char *text = mutate(old, new);
+
+	expect(what, text, want);
+	free(text);
+}
+
+static long maxrss_kb(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/* ---- a bundle with every kind of record ----------------------------------- */
+
+static const char odd_name[] = "a b%c\nd\t\x01\x7f\xc3\xa9-=";
+
+static struct vmctx_bundle *build_sample(void)
+{
+	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	int libc, sh, again, t0, t1, t2, km;
+
+	CHECK(b, "alloc");
+	CHECK(!vmctx_bundle_set_identity(b, "guest one", "6.1.0-13-amd64 #1 SMP",
+					 "9f0e8d2c-1111-4a4a-8b8b-000000000001"), "identity");
+	CHECK(!vmctx_bundle_set_clock(b, 2994375, 123456789012345ull, 987654321ull), "clock");
+	CHECK(!vmctx_bundle_set_cr3_mask(b, 1ull << 47), "cr3 mask");
+	t0 = vmctx_bundle_add_task(b, 0x10000ull, 1, 1, "init", 0, VMCTX_TIME_NONE);
+	t1 = vmctx_bundle_add_task(b, 0x20000ull | 0x1001, 100, 100, odd_name, 5000, 9000);
+	t2 = vmctx_bundle_add_task(b, 0x20000ull, 200, 200, "100%", 9000, VMCTX_TIME_NONE);
+	CHECK(t0 == 0 && t1 == 1 && t2 == 2, "task indices %d %d %d", t0, t1, t2);
+	CHECK(vmctx_bundle_add_task(b, 0x30000, 201, 200, "worker", 9100, 9200) == 3, "thread");
+
+	libc = vmctx_bundle_add_object(b, "/usr/lib/x86_64-linux-gnu/libc.so.6",
+				       "0123456789abcdef0123456789abcdef01234567");
+	sh = vmctx_bundle_add_object(b, "/bin/my shell", NULL);
+	/* The same build-id under another path is the same object. */
+	again = vmctx_bundle_add_object(b, "/lib/x86_64-linux-gnu/libc.so.6",
+					"0123456789abcdef0123456789abcdef01234567");
+	CHECK(libc == 0 && sh == 1 && again == libc, "objects %d %d %d", libc, sh, again);
+	CHECK(vmctx_bundle_nobjects(b) == 2, "dedup by build-id keeps 2 objects");
+
+	/* Added out of order: the writer emits them sorted. */
+	CHECK(!vmctx_bundle_add_symbol(b, libc, 0x29000, 0x100, "memcpy"), "sym");
+	CHECK(!vmctx_bundle_add_symbol(b, libc, 0x28000, 0x80, "__libc_start_main"), "sym");
+	CHECK(!vmctx_bundle_add_symbol(b, libc, 0x30000, 0x10, odd_name), "sym");
+	CHECK(!vmctx_bundle_add_symbol(b, sh, 0x1000, 0x200, "main"), "sym");
+	CHECK(vmctx_bundle_object_nsyms(b, libc) == 3, "object_nsyms");
+
+	CHECK(!vmctx_bundle_add_map(b, t1, 0x7f0000001000, 0x7f0000100000, 0x28000,
+				    0x7f0000000000, libc, "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+	      "map");
+	CHECK(!vmctx_bundle_add_map(b, t1, 0x400000, 0x401000, 0, 0x0, sh, "/bin/my shell"),
+	      "map");
+	CHECK(!vmctx_bundle_add_map(b, t1, 0x7ffff000, 0x80000000, 0, 0, -1, "[stack]"), "map");
+	CHECK(!vmctx_bundle_add_map(b, t2, 0x400000, 0x401000, 0, 0, sh, NULL), "map");
+
+	km = vmctx_bundle_add_kmodule(b, "kvm_amd", 0xffffffffc0100000ull, 0x20000);
+	CHECK(km == 0, "kmodule index %d", km);
+	CHECK(vmctx_bundle_add_kmodule(b, "e1000", 0xffffffffc0200000ull, 0x8000) == 1, "kmod");
+	CHECK(!vmctx_bundle_add_ksym(b, 0xffffffffc0100040ull, "svm_vcpu_run", "kvm_amd"), "ks");
+	CHECK(!vmctx_bundle_add_ksym(b, 0xffffffff81000000ull, "_stext", NULL), "ksym");
+	CHECK(!vmctx_bundle_add_ksym(b, 0xffffffff81000100ull, "do_idle", NULL), "ksym");
+	CHECK(!vmctx_bundle_add_ksym(b, 0xffffffffc0200010ull, "e1000_intr", "e1000"), "ksym");
+	return b;
+}
+
+static bool streq(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+/* Every field of @b equals @a's (both indexed). */
+static void compare(const char *what, const struct vmctx_bundle *a,
+		    const struct vmctx_bundle *b)
+{
+	size_t i, j;
+
+	CHECK(streq(vmctx_bundle_hostname(a), vmctx_bundle_hostname(b)), "%s: hostname", what);
+	CHECK(streq(vmctx_bundle_release(a), vmctx_bundle_release(b)), "%s: release", what);
+	CHECK(streq(vmctx_bundle_boot_id(a), vmctx_bundle_boot_id(b)), "%s: boot_id", what);
+	CHECK(a->tsc_khz == b->tsc_khz && a->clock_tsc == b->clock_tsc &&
+	      a->clock_ns == b->clock_ns, "%s: clock", what);
+	CHECK(a->cr3_mask == b->cr3_mask, "%s: cr3 mask", what);
+	CHECK(a->ntasks == b->ntasks, "%s: ntasks", what);
+	for (i = 0; i < a->ntasks && i < b->ntasks; i++) {
+		const struct vmctx_task *x = &a->tasks[i], *y = &b->tasks[i];
+
+		CHECK(x->root == y->root && x->pid == y->pid && x->tgid == y->tgid &&
+		      x->start == y->start && x->exit == y->exit && streq(x->comm, y->comm),
+		      "%s: task %zu", what, i);
+		CHECK(x->nmaps == y->nmaps, "%s: task %zu nmaps", what, i);
+		for (j = 0; j < x->nmaps && j < y->nmaps; j++) {
+			const struct vmctx_map *m = &x->maps[j], *n = &y->maps[j];
+
+			CHECK(m->start == n->start && m->end == n->end && m->pgoff == n->pgoff &&
+			      m->bias == n->bias && m->object == n->object &&
+			      streq(m->path, n->path) && streq(m->base, n->base),
+			      "%s: task %zu map %zu", what, i, j);
+		}
+	}
+	CHECK(a->nobjects == b->nobjects, "%s: nobjects", what);
+	for (i = 0; i < a->nobjects && i < b->nobjects; i++) {
+		const struct vmctx_object *x = &a->objects[i], *y = &b->objects[i];
+
+		CHECK(streq(x->path, y->path) && streq(x->base, y->base), "%s: object %zu", what, i);
+		CHECK(x->build_id ? streq(x->build_id, y->build_id) : !y->build_id,
+		      "%s: object %zu build-id", what, i);
+		CHECK(x->nsyms == y->nsyms, "%s: object %zu nsyms", what, i);
+		for (j = 0; j < x->nsyms && j < y->nsyms; j++)
+			CHECK(x->syms[j].start == y->syms[j].start &&
+			      x->syms[j].end == y->syms[j].end &&
+			      streq(x->syms[j].name, y->syms[j].name),
+			      "%s: object %zu sym %zu", what, i, j);
+	}
+	CHECK(a->nkmods == b->nkmods, "%s: nkmods", what);
+	for (i = 0; i < a->nkmods && i < b->nkmods; i++)
+		CHECK(a->kmods[i].start == b->kmods[i].start && a->kmods[i].end == b->kmods[i].end &&
+		      streq(a->kmods[i].name, b->kmods[i].name), "%s: kmod %zu", what, i);
+	CHECK(a->nksyms == b->nksyms, "%s: nksyms", what);
+	for (i = 0; i < a->nksyms && i < b->nksyms; i++)
+		CHECK(a->ksyms[i].addr == b->ksyms[i].addr &&
+		      a->ksyms[i].module == b->ksyms[i].module &&
+		      streq(a->ksyms[i].name, b->ksyms[i].name), "%s: ksym %zu", what, i);
+}
+
+/* ---- round trip ------------------------------------------------------------ */
+
+static void test_round_trip_preserves_every_field(void)
+{
+	struct vmctx_bundle *a = build_sample(), *b = NULL, *c = NULL;
+	uint64_t root, khz, tsc, ns, start, exit;
+	void *buf, *buf2;
+	size_t len, len2;
+	const char *comm;
+	int pid, tgid, err;
+
+	err = vmctx_bundle_write_mem(a, &buf, &len);
+	CHECK(!err, "write_mem: %s", vmctx_strerror(err));
+	if (err)
+		goto out;
+	err = read_buf(buf, len, 0, &b);
+	CHECK(!err, "read_mem of a written bundle: %s; log: %s", vmctx_strerror(err), last_log);
+	if (err)
+		goto out_buf;
+	compare("round trip", a, b);
+
+	/* Through the public inspectors too. */
+	CHECK(streq(vmctx_bundle_hostname(b), "guest one"), "hostname with a space");
+	CHECK(streq(vmctx_bundle_release(b), "6.1.0-13-amd64 #1 SMP"), "release");
+	CHECK(!vmctx_bundle_clock(b, &khz, &tsc, &ns) && khz == 2994375 &&
+	      tsc == 123456789012345ull && ns == 987654321ull, "clock values");
+	CHECK(vmctx_bundle_ntasks(b) == 4 && vmctx_bundle_nobjects(b) == 2 &&
+	      vmctx_bundle_nmaps(b) == 4 && vmctx_bundle_nksyms(b) == 4, "counts");
+	CHECK(!vmctx_bundle_task(b, 1, &root, &pid, &tgid, &comm, &start, &exit) &&
+	      root == 0x21001 && pid == 100 && tgid == 100 && streq(comm, odd_name) &&
+	      start == 5000 && exit == 9000, "exited task with an odd comm, root stored as given");
+	CHECK(!vmctx_bundle_task(b, 0, NULL, NULL, NULL, NULL, NULL, &exit) &&
+	      exit == VMCTX_TIME_NONE, "live task keeps VMCTX_TIME_NONE");
+	CHECK(vmctx_bundle_task(b, 4, NULL, NULL, NULL, NULL, NULL, NULL) == -EINVAL,
+	      "task out of range");
+	CHECK(b->cr3_mask == 1ull << 47, "cr3 mask");
+	CHECK(b->objects[0].nsyms == 3 && streq(b->objects[0].syms[0].name, "__libc_start_main") &&
+	      streq(b->objects[0].syms[2].name, odd_name), "symbols sorted, odd name kept");
+	CHECK(streq(b->tasks[2].maps[0].path, "") && streq(b->tasks[1].maps[0].base, "my shell"),
+	      "map paths and base names");
+	CHECK(b->ksyms[0].module == -1 && b->ksyms[2].module == 0 && b->ksyms[3].module == 1,
+	      "ksym modules by index");
+	CHECK(b->tasks[0].maps_from >= 0 || !b->indexed, "reader leaves the bundle indexed");
+
+	/* Writing what was read gives the same bytes: the format is canonical. */
+	err = vmctx_bundle_write_mem(b, &buf2, &len2);
+	CHECK(!err && len2 == len && !memcmp(buf, buf2, len), "rewrite is byte-identical");
+	if (!err)
+		free(buf2);
+
+	/* A change after reading drops the index and is written out. */
+	CHECK(vmctx_bundle_add_task(b, 0x50000, 300, 300, "late", 1, 2) == 4, "add after read");
+	CHECK(!b->indexed && !b->by_root, "a change drops the index");
+	err = vmctx_bundle_write_mem(b, &buf2, &len2);
+	CHECK(!err, "write after change");
+	if (!err) {
+		err = read_buf(buf2, len2, 0, &c);
+		CHECK(!err && vmctx_bundle_ntasks(c) == 5, "changed bundle reads back");
+		vmctx_bundle_free(c);
+		free(buf2);
+	}
+out_buf:
+	free(buf);
+out:
+	vmctx_bundle_free(a);
+	vmctx_bundle_free(b);
+}
+
+/* The text matches vmctx-bundle(5) line for line. */
+static void test_written_text_is_the_documented_format(void)
+{
+	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	static const char want[] =
+		"vmctx-bundle 1\n"
+		"counts tasks=1 objects=1 maps=1 syms=1 kmods=1 ksyms=2\n"
+		"identity hostname=h%20x release=r boot_id=\n"
+		"clock tsc_khz=1 tsc=2 ns=3\n"
+		"cr3_mask 0x800000000000\n"
+		"task 0 root=0x1000 pid=7 tgid=7 start=4 exit=- comm=a%25b%0A\n"
+		"object 0 build_id=beef path=/x/y\n"
+		"sym 0 0x10 0x20 f%C3%A9\n"
+		"map 0 0x1000 0x2000 pgoff=0x0 bias=0xff0 object=0 path=/x/y\n"
+		"kmod 0 0xffffffffc0000000 0x100 m\n"
+		"ksym 0xffffffff81000000 - _text\n"
+		"ksym 0xffffffffc0000000 0 m_init\n"
+		"end\n";
+	size_t len;
+	void *buf;
+	char *text;
+	int obj;
+
+	vmctx_bundle_set_identity(b, "h x", "r", NULL);
+	vmctx_bundle_set_clock(b, 1, 2, 3);
+	vmctx_bundle_set_cr3_mask(b, 1ull << 47);
+	vmctx_bundle_add_task(b, 0x1000, 7, 7, "a%b\n", 4, VMCTX_TIME_NONE);
+	obj = vmctx_bundle_add_object(b, "/x/y", "beef");
+	vmctx_bundle_add_symbol(b, obj, 0x10, 0x20, "f\xc3\xa9");
+	vmctx_bundle_add_map(b, 0, 0x1000, 0x2000, 0, 0xff0, obj, "/x/y");
+	vmctx_bundle_add_kmodule(b, "m", 0xffffffffc0000000ull, 0x100);
+	vmctx_bundle_add_ksym(b, 0xffffffffc0000000ull, "m_init", "m");
+	vmctx_bundle_add_ksym(b, 0xffffffff81000000ull, "_text", NULL);
+	if (vmctx_bundle_write_mem(b, &buf, &len)) {
+		CHECK(0, "write_mem");
+		vmctx_bundle_free(b);
+		return;
+	}
+	text = gunzip_buf(buf, len);
+	CHECK(!strcmp(text, want), "text differs:\n%s---- want:\n%s", text, want);
+	CHECK(((unsigned char *)buf)[0] == 0x1f && ((unsigned char *)buf)[1] == 0x8b,
+	      "gzip magic");
+	free(text);
+	free(buf);
+	vmctx_bundle_free(b);
+}
+
+static void test_empty_bundle_round_trips(void)
+{
+	struct vmctx_bundle *a = vmctx_bundle_alloc(), *b = NULL;
+	size_t len;
+	void *buf;
+
+	CHECK(!vmctx_bundle_write_mem(a, &buf, &len), "write empty");
+	CHECK(!read_buf(buf, len, 0, &b), "read empty");
+	if (b) {
+		compare("empty", a, b);
+		CHECK(streq(vmctx_bundle_hostname(b), ""), "unset hostname reads as empty");
+	}
+	free(buf);
+	vmctx_bundle_free(a);
+	vmctx_bundle_free(b);
+}
+
+static void test_write_file_is_atomic_and_reads_back(void)
+{
+	char dir[] = "/tmp/vmctx-test-XXXXXX", path[64], *junk;
+	struct vmctx_bundle *a = build_sample(), *b = NULL;
+	struct dirent *de;
+	int n = 0, err;
+	FILE *f;
+	DIR *d;
+
+	CHECK(mkdtemp(dir), "mkdtemp");
+	snprintf(path, sizeof(path), "%s/g.vmctx", dir);
+	/* An old file at the path is replaced whole. */
+	f = fopen(path, "w");
+	fputs("old", f);
+	fclose(f);
+	err = vmctx_bundle_write_file(a, path);
+	CHECK(!err, "write_file: %s", vmctx_strerror(err));
+	d = opendir(dir);
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	if (d)
+		closedir(d);
+	CHECK(n == 1, "no temporary file left behind (%d entries)", n);
+	err = vmctx_bundle_read_file(path, NULL, &b);
+	CHECK(!err, "read_file: %s", vmctx_strerror(err));
+	if (b)
+		compare("file", a, b);
+	vmctx_bundle_free(b);
+	b = NULL;
+
+	/* A file bigger than any bundle within max_size is refused unread. */
+	{
+		struct vmctx_read_opts opts = { .sz = sizeof(opts), .max_size = 1000 };
+
+		junk = calloc(1, 200000);
+		f = fopen(path, "w");
+		fwrite(junk, 1, 200000, f);
+		fclose(f);
+		free(junk);
+		err = vmctx_bundle_read_file(path, &opts, &b);
+		CHECK(err == -VMCTX_E_LIMIT, "oversized file: %d", err);
+	}
+	CHECK(vmctx_bundle_read_file("/nonexistent/x", NULL, &b) == -ENOENT, "missing file");
+	CHECK(vmctx_bundle_read_file(dir, NULL, &b) == -EISDIR, "directory");
+	unlink(path);
+	rmdir(dir);
+	vmctx_bundle_free(a);
+}
+
+/* ---- builder arguments ------------------------------------------------------ */
+
+static void test_builder_rejects_bad_arguments(void)
+{
+	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	char long_comm[BUNDLE_MAX_SHORT + 2];
+	int obj;
+
+	memset(long_comm, 'c', sizeof(long_comm) - 1);
+	long_comm[sizeof(long_comm) - 1] = '\0';
+	CHECK(vmctx_bundle_add_task(NULL, 0, 1, 1, "x", 0, 1) == -EINVAL, "NULL bundle");
+	CHECK(vmctx_bundle_add_task(b, 0, -1, 1, "x", 0, 1) == -EINVAL, "negative pid");
+	CHECK(vmctx_bundle_add_task(b, 0, 1, 1, "x", 5, 4) == -EINVAL, "exit before start");
+	CHECK(vmctx_bundle_add_task(b, 0, 1, 1, long_comm, 0, 1) == -VMCTX_E_LIMIT,
+	      "comm beyond the limit");
+	CHECK(vmctx_bundle_add_task(b, 0, 1, 1, NULL, 0, 1) == 0, "NULL comm is empty");
+	CHECK(vmctx_bundle_add_object(b, NULL, NULL) == -EINVAL, "NULL path");
+	CHECK(vmctx_bundle_add_object(b, "/x", "ABCD") == -EINVAL, "uppercase build-id");
+	CHECK(vmctx_bundle_add_object(b, "/x", "abc") == -EINVAL, "odd build-id");
+	obj = vmctx_bundle_add_object(b, "/x", NULL);
+	CHECK(obj == 0, "object");
+	CHECK(vmctx_bundle_add_object(b, "/x", NULL) == 1, "no build-id: no dedup");
+	CHECK(vmctx_bundle_add_symbol(b, 5, 0, 1, "f") == -EINVAL, "symbol of a missing object");
+	CHECK(vmctx_bundle_add_symbol(b, obj, 0, 1, "") == -EINVAL, "empty symbol name");
+	CHECK(vmctx_bundle_add_symbol(b, obj, UINT64_MAX, 2, "f") == -EINVAL, "symbol wraps");
+	CHECK(vmctx_bundle_object_nsyms(b, 9) == -EINVAL, "nsyms of a missing object");
+	CHECK(vmctx_bundle_add_map(b, 0, 2, 2, 0, 0, -1, "x") == -EINVAL, "empty map");
+	CHECK(vmctx_bundle_add_map(b, 3, 2, 3, 0, 0, -1, "x") == -EINVAL, "map of a missing task");
+	CHECK(vmctx_bundle_add_map(b, 0, 2, 3, 0, 0, 7, "x") == -EINVAL, "map to a missing object");
+	CHECK(vmctx_bundle_add_kmodule(b, "m", 0, 1) == 0, "kmodule");
+	CHECK(vmctx_bundle_add_kmodule(b, "m", 9, 1) == -EEXIST, "duplicate module name");
+	CHECK(vmctx_bundle_add_ksym(b, 1, "f", "nosuch") == -ENOENT, "ksym of a missing module");
+	CHECK(vmctx_bundle_add_ksym(b, 1, NULL, NULL) == -EINVAL, "ksym without a name");
+	CHECK(vmctx_bundle_hostname(NULL) == NULL && errno == EINVAL, "inspector on NULL");
+	vmctx_bundle_free(b);
+	vmctx_bundle_free(NULL);
+}
+
+/* The writer refuses what a reader would reject. */
+static void test_writer_refuses_overlapping_maps(void)
+{
+	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	size_t len = 0;
+	void *buf = NULL;
+
+	vmctx_bundle_add_task(b, 0x1000, 1, 1, "a", 0, VMCTX_TIME_NONE);
+	vmctx_bundle_add_map(b, 0, 0x1000, 0x3000, 0, 0, -1, "a");
+	vmctx_bundle_add_map(b, 0, 0x2000, 0x4000, 0, 0, -1, "b");
+	CHECK(vmctx_bundle_write_mem(b, &buf, &len) == -VMCTX_E_RANGE, "overlapping maps written");
+	vmctx_bundle_free(b);
+}
+
+/* ---- hostile input ----------------------------------------------------------- */
+
+static void test_baseline_text_is_valid(void)
+{
+	expect("baseline", base_text, 0);
+}
+
+static void test_truncated_gzip_is_truncated(void)
+{
+	struct vmctx_bundle *b = build_sample(), *out;
+	size_t len, cuts[8], i;
+	unsigned char *buf;
+	int err;
+
+	if (vmctx_bundle_write_mem(b, (void **)&buf, &len)) {
+		CHECK(0, "write");
+		return;
+	}
+	cuts[0] = 1;
+	cuts[1] = 5;
+	cuts[2] = 11;
+	cuts[3] = len / 2;
+	cuts[4] = len - 9;
+	cuts[5] = len - 8;
+	cuts[6] = len - 4;
+	cuts[7] = len - 1;
+	for (i = 0; i < ARRAY_SIZE(cuts); i++) {
+		out = NULL;
+		err = read_buf(buf, cuts[i], 0, &out);
+		CHECK(err == -VMCTX_E_TRUNCATED && !out, "cut at %zu of %zu: %d (%s)", cuts[i], len,
+		      err, vmctx_strerror(err));
+	}
+	CHECK(read_buf(buf, 0, 0, &out) == -VMCTX_E_TRUNCATED, "empty input");
+	free(buf);
+	vmctx_bundle_free(b);
+}
+
+static void test_truncated_text_is_truncated(void)
+{
+	size_t n = strlen(base_text);
+
+	expect_text("no end line", base_text, n - 4, 0, -VMCTX_E_TRUNCATED);
+	expect_text("end without newline", base_text, n - 1, 0, -VMCTX_E_TRUNCATED);
+	expect_text("cut mid-record", base_text, n / 2, 0, -VMCTX_E_TRUNCATED);
+	expect_text("cut in the magic line", base_text, 6, 0, -VMCTX_E_TRUNCATED);
+	expect_text("empty text", base_text, 0, 0, -VMCTX_E_TRUNCATED);
+}
+
+static void test_corrupt_deflate_is_corrupt(void)
+{
+	struct vmctx_bundle *b = build_sample(), *out = NULL;
+	unsigned char *buf;
+	size_t len;
+	int err;
+
+	if (vmctx_bundle_write_mem(b, (void **)&buf, &len)) {
+		CHECK(0, "write");
+		return;
+	}
+	/* Block type 3 is reserved: the first deflate block header is invalid. */
+	buf[10] |= 0x06;
+	err = read_buf(buf, len, 0, &out);
+	CHECK(err == -VMCTX_E_CORRUPT && !out, "reserved block type: %d", err);
+	free(buf);
+	vmctx_bundle_free(b);
+}
+
+static void test_bad_trailer_is_checksum(void)
+{
+	struct vmctx_bundle *b = build_sample(), *out = NULL;
+	unsigned char *buf;
+	size_t len;
+	int err;
+
+	if (vmctx_bundle_write_mem(b, (void **)&buf, &len)) {
+		CHECK(0, "write");
+		return;
+	}
+	buf[len - 8] ^= 0x01;	/* CRC-32 */
+	err = read_buf(buf, len, 0, &out);
+	CHECK(err == -VMCTX_E_CHECKSUM && !out, "flipped CRC: %d", err);
+	buf[len - 8] ^= 0x01;
+	buf[len - 3] ^= 0x40;	/* ISIZE */
+	err = read_buf(buf, len, 0, &out);
+	CHECK(err == -VMCTX_E_CHECKSUM && !out, "flipped ISIZE: %d", err);
+	buf[len - 3] ^= 0x40;
+	CHECK(!read_buf(buf, len, 0, &out), "restored bundle reads");
+	vmctx_bundle_free(out);
+	free(buf);
+	vmctx_bundle_free(b);
+}
+
+/*
+ * Any single corrupted byte of the compressed data or trailer is refused
+ * with a vmctx code, or (padding bits) yields the very same bundle.
+ */
+static void test_every_byte_flip_is_caught(void)
+{
+	struct vmctx_bundle *b = build_sample(), *out;
+	unsigned char *buf, *orig, *again;
+	size_t len, len2, i;
+	int err, bad = 0;
+
+	if (vmctx_bundle_write_mem(b, (void **)&buf, &len)) {
+		CHECK(0, "write");
+		return;
+	}
+	orig = malloc(len);
+	memcpy(orig, buf, len);
+	for (i = 10; i < len; i++) {
+		buf[i] ^= 0x5a;
+		out = NULL;
+		err = read_buf(buf, len, 0, &out);
+		if (!err) {
+			/* Only bits deflate ignores: the bundle must be the same. */
+			if (vmctx_bundle_write_mem(out, (void **)&again, &len2)) {
+				bad++;
+			} else {
+				bad += len2 != len || memcmp(again, orig, len);
+				free(again);
+			}
+			vmctx_bundle_free(out);
+		} else if (-err < VMCTX_E_BASE || -err >= VMCTX_E_MAX) {
+			bad++;
+		}
+		buf[i] ^= 0x5a;
+	}
+	CHECK(!bad, "%d byte flips accepted as a different bundle or gave a non-vmctx error", bad);
+	free(orig);
+	free(buf);
+	vmctx_bundle_free(b);
+}
+
+static void test_not_gzip_is_magic(void)
+{
+	struct vmctx_bundle *out = NULL;
+	static const unsigned char zlib_hdr[] = { 0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	unsigned char bin[256];
+	size_t i;
+
+	CHECK(read_buf(base_text, strlen(base_text), 0, &out) == -VMCTX_E_MAGIC,
+	      "uncompressed text");
+	CHECK(read_buf(zlib_hdr, sizeof(zlib_hdr), 0, &out) == -VMCTX_E_MAGIC, "zlib, not gzip");
+	CHECK(read_buf("x", 1, 0, &out) == -VMCTX_E_MAGIC, "one byte");
+	for (i = 0; i < sizeof(bin); i++)
+		bin[i] = i * 7 + 3;
+	expect_text("gzip of binary data", (const char *)bin, sizeof(bin), 0, -VMCTX_E_MAGIC);
+	expect("gzip of other text", "hello world\nvmctx-bundle 1\n", -VMCTX_E_MAGIC);
+	expect("magic without version", "vmctx-bundle\n", -VMCTX_E_MAGIC);
+	CHECK(!out, "*out untouched");
+}
+
+static void test_other_version_is_version(void)
+{
+	expect_mutated("version 2", "vmctx-bundle 1", "vmctx-bundle 2", -VMCTX_E_VERSION);
+	expect_mutated("version 10", "vmctx-bundle 1", "vmctx-bundle 10", -VMCTX_E_VERSION);
+	expect_mutated("version 1.1", "vmctx-bundle 1", "vmctx-bundle 1.1", -VMCTX_E_VERSION);
+}
+
+static void test_oversized_counts_are_limit_in_bounded_memory(void)
+{
+	long before = maxrss_kb();
+
+	expect_mutated("4e9 tasks", "counts",
+		       "counts tasks=4000000000 objects=1 maps=2 syms=2 kmods=1 ksyms=2",
+		       -VMCTX_E_LIMIT);
+	expect_mutated("huge syms", "counts",
+		       "counts tasks=2 objects=1 maps=2 syms=18446744073709551615 kmods=1 ksyms=2",
+		       -VMCTX_E_LIMIT);
+	expect_mutated("too many kmods", "counts",
+		       "counts tasks=2 objects=1 maps=2 syms=2 kmods=65537 ksyms=2",
+		       -VMCTX_E_LIMIT);
+	expect_mutated("count overflows u64", "counts",
+		       "counts tasks=2 objects=1 maps=2 syms=99999999999999999999 kmods=1 ksyms=2",
+		       -VMCTX_E_SYNTAX);
+	CHECK(maxrss_kb() - before < 64 * 1024, "reading huge counts grew RSS by %ld KiB",
+	      maxrss_kb() - before);
+}
+
+static void test_absurd_strings_are_limit(void)
+{
+	char *line, *text;
+	size_t n;
+
+	/* A comm just over its cap, in an otherwise fine line. */
+	n = BUNDLE_MAX_SHORT + 1;
+	line = malloc(n + 100);
+	n = sprintf(line, "task 0 root=0x1000 pid=1 tgid=1 start=0 exit=- comm=");
+	memset(line + n, 'x', BUNDLE_MAX_SHORT + 1);
+	line[n + BUNDLE_MAX_SHORT + 1] = '\0';
+	expect_mutated("comm over its cap", "task 0", line, -VMCTX_E_LIMIT);
+	free(line);
+
+	/* An escaped path of 4097 bytes (12291 characters). */
+	line = malloc(3 * (BUNDLE_MAX_PATH + 1) + 100);
+	n = sprintf(line, "object 0 build_id=abcd path=");
+	for (size_t i = 0; i <= BUNDLE_MAX_PATH; i++)
+		n += sprintf(line + n, "%%41");
+	expect_mutated("escaped path over its cap", "object 0", line, -VMCTX_E_LIMIT);
+	free(line);
+
+	/* A line over the line cap. */
+	line = malloc(BUNDLE_MAX_LINE + 100);
+	n = sprintf(line, "sym 0 0x1000 0x10 ");
+	memset(line + n, 'm', BUNDLE_MAX_LINE);
+	line[n + BUNDLE_MAX_LINE] = '\0';
+	expect_mutated("line over its cap", "sym 0 0x1000", line, -VMCTX_E_LIMIT);
+	free(line);
+
+	/* A first line that never ends. */
+	text = malloc(BUNDLE_MAX_LINE * 2);
+	memset(text, 'v', BUNDLE_MAX_LINE * 2);
+	expect_text("endless first line", text, BUNDLE_MAX_LINE * 2, 0, -VMCTX_E_MAGIC);
+	free(text);
+}
+
+static void test_bad_ranges_are_range(void)
+{
+	expect_mutated("overlapping maps", "map 1 0x401000",
+		       "map 1 0x400800 0x402000 pgoff=0x1000 bias=0x3ff000 object=- path=",
+		       -VMCTX_E_RANGE);
+	expect_mutated("unsorted maps", "map 1 0x401000",
+		       "map 1 0x300000 0x301000 pgoff=0x1000 bias=0x3ff000 object=- path=",
+		       -VMCTX_E_RANGE);
+	expect_mutated("empty map", "map 1 0x401000",
+		       "map 1 0x401000 0x401000 pgoff=0x1000 bias=0x3ff000 object=- path=",
+		       -VMCTX_E_RANGE);
+	expect_mutated("unsorted symbols", "sym 0 0x1010", "sym 0 0x100 0x10 foo", -VMCTX_E_RANGE);
+	expect_mutated("overlapping symbols", "sym 0 0x1010", "sym 0 0x100f 0x10 foo",
+		       -VMCTX_E_RANGE);
+	expect_mutated("symbol wraps", "sym 0 0x1010", "sym 0 0xfffffffffffffff0 0x20 foo",
+		       -VMCTX_E_RANGE);
+	expect_mutated("unsorted ksyms", "ksym 0xffffffffc0000010",
+		       "ksym 0xffffffff80000000 0 kvm_init", -VMCTX_E_RANGE);
+	expect_mutated("task exits before it starts", "task 1",
+		       "task 1 root=0x2000 pid=2 tgid=2 start=10 exit=9 comm=sh", -VMCTX_E_RANGE);
+	expect_mutated("kmod wraps", "kmod 0", "kmod 0 0xffffffffc0000000 0x40000000 kvm",
+		       -VMCTX_E_RANGE);
+}
+
+static void test_dangling_references_are_ref(void)
+{
+	expect_mutated("map of a missing task", "map 1 0x401000",
+		       "map 2 0x401000 0x402000 pgoff=0x0 bias=0x0 object=- path=", -VMCTX_E_REF);
+	expect_mutated("map to a missing object", "map 1 0x401000",
+		       "map 1 0x401000 0x402000 pgoff=0x0 bias=0x0 object=1 path=", -VMCTX_E_REF);
+	expect_mutated("symbol of a missing object", "sym 0 0x1010", "sym 1 0x1010 0x10 foo",
+		       -VMCTX_E_REF);
+	expect_mutated("ksym of a missing module", "ksym 0xffffffffc0000010",
+		       "ksym 0xffffffffc0000010 1 kvm_init", -VMCTX_E_REF);
+}
+
+static void test_counts_mismatch_is_syntax(void)
+{
+	expect_mutated("fewer tasks than counted", "counts",
+		       "counts tasks=3 objects=1 maps=2 syms=2 kmods=1 ksyms=2", -VMCTX_E_SYNTAX);
+	expect_mutated("more ksyms than counted", "counts",
+		       "counts tasks=2 objects=1 maps=2 syms=2 kmods=1 ksyms=1", -VMCTX_E_SYNTAX);
+	expect_mutated("missing counts line", "counts", NULL, -VMCTX_E_SYNTAX);
+}
+
+static void test_decompression_bomb_is_limit(void)
+{
+	const size_t n = 24 << 20;
+	char *text = malloc(n);
+	unsigned char *gz;
+	struct vmctx_bundle *out = NULL;
+	size_t gzlen, i;
+	int err;
+
+	memcpy(text, base_text, strlen(base_text) - 4);
+	/* Extension records are skipped, so only the size cap stops this. */
+	for (i = strlen(base_text) - 4; i + 6 <= n; i += 6)
+		memcpy(text + i, "x-pad\n", 6);
+	gz = gzip_buf(text, i, &gzlen);
+	CHECK(gzlen < n / 100, "bomb compresses %zu to %zu", n, gzlen);
+	err = read_buf(gz, gzlen, 8 << 20, &out);
+	CHECK(err == -VMCTX_E_LIMIT && !out, "24 MiB bomb with an 8 MiB cap: %d", err);
+	/* The same text within the cap is only missing its end record. */
+	err = read_buf(gz, gzlen, 32 << 20, &out);
+	CHECK(err == -VMCTX_E_TRUNCATED, "bomb within the cap: %d", err);
+	free(gz);
+	free(text);
+}
+
+static void test_malformed_records_are_syntax(void)
+{
+	expect_mutated("double space", "task 1",
+		       "task 1  root=0x2000 pid=2 tgid=2 start=10 exit=20 comm=sh", -VMCTX_E_SYNTAX);
+	expect_mutated("trailing space", "cr3_mask", "cr3_mask 0x0 ", -VMCTX_E_SYNTAX);
+	expect_mutated("unknown record", "cr3_mask", "cr3_mask 0x0\nbogus 1", -VMCTX_E_SYNTAX);
+	expect_mutated("leading zero", "clock", "clock tsc_khz=02000000 tsc=1000 ns=500",
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("uppercase hex", "cr3_mask", "cr3_mask 0xFF", -VMCTX_E_SYNTAX);
+	expect_mutated("17 hex digits", "cr3_mask", "cr3_mask 0x10000000000000000", -VMCTX_E_SYNTAX);
+	expect_mutated("negative pid", "task 1",
+		       "task 1 root=0x2000 pid=-2 tgid=2 start=10 exit=20 comm=sh", -VMCTX_E_SYNTAX);
+	expect_mutated("pid beyond int", "task 1",
+		       "task 1 root=0x2000 pid=2147483648 tgid=2 start=10 exit=20 comm=sh",
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("task index skips", "task 1",
+		       "task 2 root=0x2000 pid=2 tgid=2 start=10 exit=20 comm=sh", -VMCTX_E_SYNTAX);
+	expect_mutated("escaped NUL", "task 1",
+		       "task 1 root=0x2000 pid=2 tgid=2 start=10 exit=20 comm=s%00h", -VMCTX_E_SYNTAX);
+	expect_mutated("bad escape", "task 1",
+		       "task 1 root=0x2000 pid=2 tgid=2 start=10 exit=20 comm=s%4", -VMCTX_E_SYNTAX);
+	expect_mutated("tab in a line", "task 1",
+		       "task 1 root=0x2000 pid=2 tgid=2 start=10 exit=20 comm=s\th", -VMCTX_E_SYNTAX);
+	expect_mutated("raw UTF-8", "task 1",
+		       "task 1 root=0x2000 pid=2 tgid=2 start=10 exit=20 comm=caf\xc3\xa9",
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("CRLF", "cr3_mask", "cr3_mask 0x0\r", -VMCTX_E_SYNTAX);
+	expect_mutated("sections out of order", "object 0",
+		       "object 0 build_id=abcd path=/bin/sh\ntask 2 root=0x2000 pid=2 tgid=2 start=10 exit=20 comm=sh",
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("identity missing", "identity", NULL, -VMCTX_E_SYNTAX);
+	expect_mutated("field renamed", "clock", "clock tsc_khz=1 tsc=2 nanos=3", -VMCTX_E_SYNTAX);
+	expect_mutated("duplicate build-id", "object 0",
+		       "object 0 build_id=abcd path=/bin/sh\nobject 1 build_id=abcd path=/bin/sh2",
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("bad build-id", "object 0", "object 0 build_id=ABCD path=/bin/sh",
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("empty symbol name", "sym 0 0x1010", "sym 0 0x1010 0x10 ", -VMCTX_E_SYNTAX);
+	expect_mutated("data after end", "end", "end\nend", -VMCTX_E_SYNTAX);
+	expect_mutated("extension record", "cr3_mask", "cr3_mask 0x0\nx-future a=1 b=2", 0);
+}
+
+static void test_trailing_bytes_after_gzip_are_corrupt(void)
+{
+	struct vmctx_bundle *out = NULL;
+	unsigned char *gz, *two;
+	size_t len;
+
+	gz = gzip_buf(base_text, strlen(base_text), &len);
+	two = malloc(2 * len);
+	memcpy(two, gz, len);
+	memcpy(two + len, gz, len);
+	CHECK(read_buf(two, 2 * len, 0, &out) == -VMCTX_E_CORRUPT && !out, "two gzip members");
+	free(two);
+	free(gz);
+}
+
+static void test_rejection_logs_the_line(void)
+{
+	last_log[0] = '\0';
+	expect_mutated("for the log", "map 1 0x401000",
+		       "map 9 0x401000 0x402000 pgoff=0x0 bias=0x0 object=- path=", -VMCTX_E_REF);
+	CHECK(strstr(last_log, "line 12"), "log names line 12: \"%s\"", last_log);
+}
+
+static void test_strerror_covers_every_code(void)
+{
+	int e;
+
+	for (e = VMCTX_E_BASE; e < VMCTX_E_MAX; e++) {
+		const char *m = vmctx_strerror(-e);
+
+		CHECK(m && *m && m == vmctx_strerror(e), "code %d", e);
+		CHECK(e == VMCTX_E_BASE || strcmp(m, vmctx_strerror(-(e - 1))), "distinct %d", e);
+	}
+	CHECK(streq(vmctx_strerror(-ENOMEM), "Cannot allocate memory"), "errno text");
+	CHECK(vmctx_strerror(-99999) && vmctx_strerror(INT32_MIN) && vmctx_strerror(0),
+	      "never NULL");
+}
+
+int main(void)
+{
+	vmctx_set_log(on_log, NULL);
+	test_round_trip_preserves_every_field();
+	test_written_text_is_the_documented_format();
+	test_empty_bundle_round_trips();
+	test_write_file_is_atomic_and_reads_back();
+	test_builder_rejects_bad_arguments();
+	test_writer_refuses_overlapping_maps();
+	test_baseline_text_is_valid();
+	test_truncated_gzip_is_truncated();
+	test_truncated_text_is_truncated();
+	test_corrupt_deflate_is_corrupt();
+	test_bad_trailer_is_checksum();
+	test_every_byte_flip_is_caught();
+	test_not_gzip_is_magic();
+	test_other_version_is_version();
+	test_oversized_counts_are_limit_in_bounded_memory();
+	test_absurd_strings_are_limit();
+	test_bad_ranges_are_range();
+	test_dangling_references_are_ref();
+	test_counts_mismatch_is_syntax();
+	test_decompression_bomb_is_limit();
+	test_malformed_records_are_syntax();
+	test_trailing_bytes_after_gzip_are_corrupt();
+	test_rejection_logs_the_line();
+	test_strerror_covers_every_code();
+	if (failures)
+		fprintf(stderr, "test-bundle: %d check(s) failed\n", failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: LGPL-2.1-only
+/*
+ * Timeline engine and reports against the paper's scenarios.  Expected
+ * counts are derived here from each schedule's parameters (see
+ * scenarios.h), not taken from the engine's output.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenarios.h"
+#include "tap.h"
+
+static struct vmctx_table *table(struct scen *sc, enum vmctx_view view, int vm, int vcpu)
+{
+	struct vmctx_table *t = vmctx_session_table(sc->s, view, vm, vcpu);
+
+	CHECK(t, "table view %d vm %d vcpu %d", view, vm, vcpu);
+	return t;
+}
+
+static uint64_t guest_ticks(uint64_t n)		/* running ticks -> user ticks */
+{
+	return n / MIX_LEN * (MIX_LEN - MIX_KERNEL);
+}
+
+/* Figure 9: 2 pCPUs, VM1 with one vCPU, VM2 with two, no pinning. */
+static void fig9_blank_time_goes_to_who_ran_instead(void)
+{
+	const int K = 100, L = 10;
+	struct vmctx_table *t;
+	struct scen sc;
+
+	CHECK(!scen_init(&sc, SCEN_TICK_NS) && !scen_fig9(&sc, K, L), "fig9 stream accepted");
+
+	/* guestA's vCPU runs 2 slots of 3; in the third, guestB's vcpu0 holds its pCPU */
+	t = table(&sc, VMCTX_VIEW_GUEST, 1, -1);
+	CHECK_EQ(vmctx_table_total(t), 3 * K * L, "VM1 virtual ticks cover the whole window");
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_USER), guest_ticks(2 * K * L), "VM1 user");
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_OS), 2 * K * L / MIX_LEN, "VM1 kernel");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(VM2)"), K * L, "VM1 stolen by VM2");
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_STEAL), K * L, "VM1 steal is only VM2");
+	CHECK_EQ(vmctx_table_lookup(t, "quantum_toffoli", "libquantum"),
+		 2 * K * L / MIX_LEN * MIX_TOFFOLI, "VM1 toffoli");
+	vmctx_table_free(t);
+
+	t = table(&sc, VMCTX_VIEW_GUEST, 2, 0);
+	CHECK_EQ(vmctx_table_total(t), 3 * K * L, "VM2 vcpu0 ticks");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu1)"), K * L, "vcpu0 stolen by vcpu1");
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_STEAL), K * L, "vcpu0 steal");
+	CHECK_EQ(vmctx_table_lookup(t, NULL, "libquantum(1)"), guest_ticks(2 * K * L),
+		 "vcpu0 runs libquantum(1) only");
+	vmctx_table_free(t);
+
+	/* vcpu1 first runs in slot 1: one rotation fewer of waiting */
+	t = table(&sc, VMCTX_VIEW_GUEST, 2, 1);
+	CHECK_EQ(vmctx_table_total(t), 3 * K * L - L, "VM2 vcpu1 ticks from its first sample");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(VM1)"), (K - 1) * L, "vcpu1 stolen by VM1");
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_STEAL), (K - 1) * L, "vcpu1 steal");
+	vmctx_table_free(t);
+
+	t = table(&sc, VMCTX_VIEW_HOST, 0, -1);
+	CHECK_EQ(vmctx_table_total(t), 6 * K * L, "host: every pCPU sample");
+	CHECK_EQ(vmctx_table_lookup(t, "[guestA]", "(VM1)"), 2 * K * L, "host: VM1 row");
+	CHECK_EQ(vmctx_table_lookup(t, "[guestB]", "(VM2)"), 4 * K * L, "host: VM2 row");
+	vmctx_table_free(t);
+
+	t = table(&sc, VMCTX_VIEW_UNIFIED, 0, -1);
+	CHECK_EQ(vmctx_table_lookup(t, "quantum_toffoli", "libquantum(2) (VM2)"),
+		 2 * K * L / MIX_LEN * MIX_TOFFOLI, "unified: guest function of VM2's process 2");
+	vmctx_table_free(t);
+	scen_fini(&sc);
+}
+
+/* Table 7: two identical processes in one VM split 50/50, function by function. */
+static void two_processes_stay_apart(void)
+{
+	const int C = 50, L = 20;
+	static const char *const fn[] = { "quantum_toffoli", "quantum_sigma_x", "quantum_cnot",
+					  "quantum_swaptheleads" };
+	static const int share[] = { MIX_TOFFOLI, MIX_SIGMA_X, MIX_CNOT, MIX_SWAP };
+	struct vmctx_table *t;
+	struct scen sc;
+	int i;
+
+	CHECK(!scen_init(&sc, SCEN_TICK_NS) && !scen_two_procs(&sc, C, L), "stream accepted");
+	t = table(&sc, VMCTX_VIEW_GUEST, 1, -1);
+	for (i = 0; i < 4; i++) {
+		CHECK_EQ(vmctx_table_lookup(t, fn[i], "libquantum(1)"),
+			 (uint64_t)C * L / MIX_LEN * share[i], fn[i]);
+		CHECK_EQ(vmctx_table_lookup(t, fn[i], "libquantum(2)"),
+			 (uint64_t)C * L / MIX_LEN * share[i], fn[i]);
+	}
+	CHECK_EQ(vmctx_table_lookup(t, NULL, "libquantum"), 0, "no unnumbered process");
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_STEAL), 0, "one vCPU alone has no steal");
+	vmctx_table_free(t);
+	scen_fini(&sc);
+}
+
+/* The exit reason of slot s in scen_two_vcpus(). */
+static uint64_t slot_exit(int s)
+{
+	return s % 5 == 4 ? VMX_APIC : VMX_EXTINT;
+}
+
+/* Tables 8/9: two vCPUs on one pCPU each see ~50% [steal] (on the other). */
+static void two_vcpus_steal_from_each_other(void)
+{
+	const int C = 50, L = 20;
+	uint64_t want_ext = 0, want_apic = 0, reason, n;
+	struct vmctx_table *t;
+	struct scen sc;
+	size_t i;
+	int s;
+
+	CHECK(!scen_init(&sc, SCEN_TICK_NS) && !scen_two_vcpus(&sc, C, L), "stream accepted");
+	t = table(&sc, VMCTX_VIEW_GUEST, 1, 0);
+	CHECK_EQ(vmctx_table_total(t), 2 * C * L, "vcpu0 ticks");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu1)"), C * L, "vcpu0 stolen by vcpu1");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(outside)"), C, "vcpu0 KVM exit handling");
+	CHECK_EQ(vmctx_table_lookup(t, NULL, "libquantum(1)") + vmctx_table_class(t, VMCTX_CLASS_OS),
+		 C * (L - 1), "vcpu0 guest ticks");
+	/* steal by exit: each own slot s gives 1 host tick, then L waiting ticks, at slot_exit(s) */
+	for (s = 0; s < 2 * C; s += 2) {
+		uint64_t k = 1 + (s + 1 < 2 * C ? L : 0);
+
+		if (slot_exit(s) == VMX_APIC)
+			want_apic += k;
+		else
+			want_ext += k;
+	}
+	for (i = 0; i < vmctx_table_nsteal_reasons(t); i++) {
+		vmctx_table_steal_reason(t, i, &reason, &n);
+		if (reason == VMX_APIC)
+			CHECK_EQ(n, want_apic, "vcpu0 steal after APIC_ACCESS");
+		else
+			CHECK(reason == VMX_EXTINT && n == want_ext,
+			      "vcpu0 steal after EXTERNAL_INTERRUPT: reason %" PRIu64 " n %" PRIu64
+			      " want %" PRIu64, reason, n, want_ext);
+	}
+	CHECK_EQ(vmctx_table_nsteal_reasons(t), 2, "two exit reasons behind steal");
+	vmctx_table_free(t);
+
+	t = table(&sc, VMCTX_VIEW_GUEST, 1, 1);
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu0)"), (C - 1) * L,
+		 "vcpu1 stolen by vcpu0 after its first slot");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(outside)"), C, "vcpu1 KVM exit handling");
+	vmctx_table_free(t);
+	scen_fini(&sc);
+}
+
+/* Tables 12/13: a guest's steal is what the host level gives everyone else. */
+static void three_vms_steal_equals_host_share_of_others(void)
+{
+	const int C = 100, L = 20;
+	struct vmctx_table *g, *h;
+	double steal, others;
+	struct scen sc;
+
+	CHECK(!scen_init(&sc, SCEN_TICK_NS) && !scen_three_vms(&sc, C, L), "stream accepted");
+	g = table(&sc, VMCTX_VIEW_GUEST, 1, -1);
+	h = table(&sc, VMCTX_VIEW_HOST, 0, -1);
+	/* VM1 exists from tick 1 (tick 0 is the first kworker tick) */
+	CHECK_EQ(vmctx_table_total(g), 3 * C * L - 1, "VM1 ticks");
+	CHECK_EQ(vmctx_table_lookup(g, "[steal]", "(VM2)"), C * (L - 1), "VM1 stolen by VM2");
+	CHECK_EQ(vmctx_table_lookup(g, "[steal]", "(VM3)"), C * (L - 1), "VM1 stolen by VM3");
+	CHECK_EQ(vmctx_table_lookup(g, "[steal]", "(outside)"), 3 * C - 1, "VM1 stolen by kworker");
+	CHECK_EQ(vmctx_table_lookup(h, "[guestOS2]", "(VM2)"), C * (L - 1), "host: VM2 row");
+	CHECK_EQ(vmctx_table_lookup(h, "process_one_work", "vmlinux"), 3 * C, "host: kworker");
+	steal = 100.0 * vmctx_table_class(g, VMCTX_CLASS_STEAL) / vmctx_table_total(g);
+	others = 100.0 * (vmctx_table_total(h) - vmctx_table_lookup(h, "[guestOS1]", "(VM1)")) /
+		 vmctx_table_total(h);
+	CHECK(steal - others < 0.1 && others - steal < 0.1,
+	      "guest steal %.3f%% equals host share of the others %.3f%% (within 0.1pp)", steal,
+	      others);
+	CHECK(steal > 66.0 && steal < 69.0, "steal is about 2/3: %.2f%%", steal);
+	vmctx_table_free(g);
+	vmctx_table_free(h);
+	scen_fini(&sc);
+}
+
+/*
+ * Tables 14/15: busy for a third, then halted.  With cpu-clock the idle pCPU
+ * keeps sampling; with a PMU it does not, and idle comes from elapsed time
+ * between the halt evidence and the wake-up.  Both must agree.
+ */
+static void halt_is_idle_not_steal(bool pmu_idle)
+{
+	const int N = 3000, W = 100, busy = N / 3, wakes = (N - busy) / W;
+	struct vmctx_table *g, *h;
+	struct scen sc;
+
+	CHECK(!scen_init(&sc, SCEN_TICK_NS) && !scen_halt(&sc, N, W, pmu_idle), "stream accepted");
+	g = table(&sc, VMCTX_VIEW_GUEST, 1, -1);
+	CHECK_EQ(vmctx_table_total(g), N, pmu_idle ? "pmu: ticks" : "cpu-clock: ticks");
+	CHECK_EQ(vmctx_table_class(g, VMCTX_CLASS_IDLE), N - busy - wakes,
+		 pmu_idle ? "pmu: idle" : "cpu-clock: idle");
+	CHECK_EQ(vmctx_table_class(g, VMCTX_CLASS_STEAL), 0, pmu_idle ? "pmu: steal" : "steal");
+	CHECK_EQ(vmctx_table_class(g, VMCTX_CLASS_OS), busy / MIX_LEN + wakes, "guest kernel");
+	CHECK_EQ(vmctx_table_lookup(g, "[idle]", "(halt_exit)"), N - busy - wakes, "idle row");
+	if (!pmu_idle) {
+		h = table(&sc, VMCTX_VIEW_HOST, 0, -1);
+		CHECK_EQ(vmctx_table_class(h, VMCTX_CLASS_IDLE), N - busy - 2 * wakes, "host idle");
+		CHECK_EQ(vmctx_table_lookup(h, "vmx_vcpu_run", "kvm_intel"), wakes, "HLT exits");
+		CHECK_EQ(vmctx_table_class(h, VMCTX_CLASS_VM), busy + wakes, "host: guest code");
+		vmctx_table_free(h);
+	}
+	vmctx_table_free(g);
+	scen_fini(&sc);
+}
+
+static struct vmctx_sample gsample(uint64_t tick, int vcpu)
+{
+	struct vmctx_sample s = {
+		.sz = sizeof(s), .time = tick * SCEN_TICK_NS, .cpu = 0, .pid = VM_PID(1),
+		.tid = VM_PID(1) + 1 + vcpu, .vm = VM_PID(1), .vcpu = vcpu,
+		.flags = VMCTX_SAMPLE_GUEST, .cpl = 0, .isa = VMCTX_ISA_SVM,
+		.cr3 = ROOT(0), .ip = 0xffffffff81001000ULL, .exit_reason = 0x60,
+	};
+
+	return s;
+}
+
+struct stream_sum {
+	uint64_t ticks[2][VMCTX_CLASS_MAX];
+	uint64_t last_time[2];
+	bool ordered;
+};
+
+static void on_tick(const struct vmctx_tick *t, void *ctx)
+{
+	struct stream_sum *sum = ctx;
+
+	if (t->vcpu < 0 || t->vcpu > 1)
+		return;
+	sum->ticks[t->vcpu][t->cls] += t->count;
+	if (t->time < sum->last_time[t->vcpu])
+		sum->ordered = false;
+	sum->last_time[t->vcpu] = t->time;
+}
+
+/*
+ * Lost samples: vcpu1 waits from tick 9 to 30 while vcpu0 runs, and 5 of
+ * those ticks were lost.  They are [lost] for both vCPUs, never steal.
+ */
+static void lost_samples_are_never_steal(bool record_lost)
+{
+	struct stream_sum sum = { .ordered = true };
+	struct vmctx_sample smp;
+	struct vmctx_table *t;
+	struct scen sc;
+	int i;
+
+	CHECK(!scen_init(&sc, SCEN_TICK_NS), "session");
+	vmctx_session_set_stream(sc.s, on_tick, &sum);
+	for (i = 0; i < 40; i++) {
+		if (i >= 20 && i < 25)
+			continue;	/* the ring overflowed */
+		smp = gsample(i, i < 10 || i >= 30 ? 1 : 0);
+		CHECK(!vmctx_session_sample(sc.s, &smp), "sample %d", i);
+		if (i == 19 && record_lost)
+			CHECK(!vmctx_session_lost(sc.s, 25 * SCEN_TICK_NS - 1, 0, 5), "lost record");
+	}
+	CHECK(!vmctx_session_finish(sc.s, 39 * SCEN_TICK_NS), "finish");
+	t = table(&sc, VMCTX_VIEW_GUEST, 1, 1);
+	if (record_lost) {
+		CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_LOST), 5, "waiting vCPU: lost");
+		CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu0)"), 15, "waiting vCPU: steal");
+		CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_STEAL), 15, "lost is not steal");
+	} else {
+		/* without the record, the gap is unexplained time: steal (outside) */
+		CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(outside)"), 5, "gap filled as steal");
+	}
+	CHECK_EQ(vmctx_table_total(t), 40, "vcpu1 has a tick for every tick of the window");
+	vmctx_table_free(t);
+	t = table(&sc, VMCTX_VIEW_GUEST, 1, 0);
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_LOST), record_lost ? 5 : 0, "running vCPU: lost");
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_OS), 15, "running vCPU: real ticks");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu1)"), 10, "running vCPU: last slot");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", NULL), record_lost ? 10 : 15,
+		 "running vCPU: steal");
+	vmctx_table_free(t);
+
+	/* the per-vCPU stream carries exactly what the tables count, in time order */
+	t = table(&sc, VMCTX_VIEW_GUEST, 1, 1);
+	CHECK_EQ(sum.ticks[1][VMCTX_CLASS_STEAL] + sum.ticks[1][VMCTX_CLASS_LOST] +
+		 sum.ticks[1][VMCTX_CLASS_OS], vmctx_table_total(t), "stream total of vcpu1");
+	CHECK(sum.ordered, "stream runs are in host time order per vCPU");
+	vmctx_table_free(t);
+	scen_fini(&sc);
+}
+
+static void report_has_the_papers_header(void)
+{
+	struct vmctx_table *t;
+	struct scen sc;
+	char *text = NULL;
+
+	CHECK(!scen_init(&sc, SCEN_TICK_NS) && !scen_two_vcpus(&sc, 50, 20), "stream accepted");
+	t = table(&sc, VMCTX_VIEW_GUEST, 1, 0);
+	CHECK(!vmctx_table_format(t, 5, &text) && text, "format");
+	/* 2000 ticks: 1000 (on vcpu1) + 50 (outside) steal; guest 950, 1/20 of it kernel */
+	CHECK(text && strstr(text, "Total samples: 2000  OS:USER:steal:idle = "
+			     "2.35%:45.15%:52.50%:0.00%\n"), "header:\n%s", text ? text : "");
+	CHECK(text && strstr(text, "   Samples  %Ratio  Function"), "column header");
+	CHECK(text && strstr(text, "1000   50.00  [steal]"), "steal row");
+	CHECK(text && strstr(text, "Steal by exit reason: EXTERNAL_INTERRUPT"), "exit breakdown");
+	free(text);
+	vmctx_table_free(t);
+	t = table(&sc, VMCTX_VIEW_HOST, 0, -1);
+	CHECK(!vmctx_table_format(t, 0, &text) && text &&
+	      strstr(text, "[guestOS1]                       (VM1)"), "host row for the VM");
+	free(text);
+	vmctx_table_free(t);
+	scen_fini(&sc);
+}
+
+static void bad_input_is_refused(void)
+{
+	struct vmctx_sample smp = gsample(0, 0);
+	struct vmctx_session *s = vmctx_session_new(NULL);
+
+	smp.vm = -1;
+	CHECK(vmctx_session_sample(s, &smp) == -EINVAL, "guest sample without a VM");
+	smp = gsample(0, 0);
+	smp.cpu = 1u << 30;
+	CHECK(vmctx_session_sample(s, &smp) == -EINVAL, "absurd pCPU number");
+	smp = gsample(0, 0);
+	smp.vcpu = 1 << 30;
+	CHECK(vmctx_session_sample(s, &smp) == -EINVAL, "absurd vCPU id");
+	smp = gsample(0, 0);
+	smp.sz = 8;
+	CHECK(vmctx_session_sample(s, &smp) == -EINVAL, "short struct");
+	CHECK(!vmctx_session_table(s, VMCTX_VIEW_GUEST, 7, -1) && errno == EINVAL, "unknown VM");
+	CHECK(!vmctx_session_finish(s, 0), "finish");
+	smp = gsample(1, 0);
+	CHECK(vmctx_session_sample(s, &smp) == -EINVAL, "no samples after finish");
+	vmctx_session_free(s);
+	vmctx_session_free(NULL);
+	vmctx_table_free(NULL);
+}
+
+int main(void)
+{
+	fig9_blank_time_goes_to_who_ran_instead();
+	two_processes_stay_apart();
+	two_vcpus_steal_from_each_other();
+	three_vms_steal_equals_host_share_of_others();
+	halt_is_idle_not_steal(false);
+	halt_is_idle_not_steal(true);
+	lost_samples_are_never_steal(true);
+	lost_samples_are_never_steal(false);
+	report_has_the_papers_header();
+	bad_input_is_refused();
+	return tap_result("test-timeline");
+}
