@@ -15,6 +15,7 @@ struct row {
 	uint64_t samples;
 	char *function;
 	char *module;
+	uint64_t cls[VMCTX_CLASS_MAX];	/* VMCTX_VIEW_VCPUS */
 };
 
 struct steal_row {
@@ -127,13 +128,16 @@ void report_labels(const struct vmctx_session *s, const struct agg_key *k, bool 
 	}
 }
 
-static int add_row(struct vmctx_table *t, const char *function, const char *module, uint64_t n)
+static int add_row(struct vmctx_table *t, const char *function, const char *module, uint64_t n,
+		   enum vmctx_class cls)
 {
 	struct row *r;
 
 	if (vmctx_grow((void **)&t->rows, &t->rows_cap, t->nrows + 1, sizeof(*t->rows)))
 		return -ENOMEM;
 	r = &t->rows[t->nrows];
+	memset(r, 0, sizeof(*r));
+	r->cls[cls] = n;
 	r->function = strdup(function);
 	r->module = strdup(module);
 	if (!r->function || !r->module) {
@@ -181,6 +185,14 @@ static int cmp_samples(const void *a, const void *b)
 	return cmp_name(a, b);
 }
 
+/* "vcpuN" rows in vCPU id order */
+static int cmp_vcpu(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	return atoi(x->function + 4) - atoi(y->function + 4);
+}
+
 static int cmp_steal(const void *a, const void *b)
 {
 	const struct steal_row *x = a, *y = b;
@@ -200,7 +212,11 @@ static void finish_rows(struct vmctx_table *t)
 	qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_name);
 	for (i = 0; i < t->nrows; i++) {
 		if (n && !cmp_name(&t->rows[n - 1], &t->rows[i])) {
+			size_t c;
+
 			t->rows[n - 1].samples += t->rows[i].samples;
+			for (c = 0; c < VMCTX_CLASS_MAX; c++)
+				t->rows[n - 1].cls[c] += t->rows[i].cls[c];
 			free(t->rows[i].function);
 			free(t->rows[i].module);
 			continue;
@@ -208,7 +224,8 @@ static void finish_rows(struct vmctx_table *t)
 		t->rows[n++] = t->rows[i];
 	}
 	t->nrows = n;
-	qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_samples);
+	qsort(t->rows, t->nrows, sizeof(*t->rows),
+	      t->view == VMCTX_VIEW_VCPUS ? cmp_vcpu : cmp_samples);
 steal:
 	if (t->nsteal > 1)
 		qsort(t->steal, t->nsteal, sizeof(*t->steal), cmp_steal);
@@ -216,7 +233,7 @@ steal:
 
 static bool wanted(const struct agg_key *k, enum vmctx_view view, int vm, int vcpu)
 {
-	if (view != VMCTX_VIEW_GUEST)
+	if (view == VMCTX_VIEW_HOST || view == VMCTX_VIEW_UNIFIED)
 		return k->scope == AGG_HOST;
 	if (k->scope == AGG_HOST || k->vm != vm - 1)
 		return false;
@@ -229,8 +246,9 @@ struct vmctx_table *vmctx_session_table(struct vmctx_session *s, enum vmctx_view
 	struct vmctx_table *t;
 	size_t i;
 
-	if (!s || view > VMCTX_VIEW_GUEST ||
-	    (view == VMCTX_VIEW_GUEST && (vm < 1 || (size_t)vm > s->nvms))) {
+	if (!s || view > VMCTX_VIEW_VCPUS ||
+	    ((view == VMCTX_VIEW_GUEST || view == VMCTX_VIEW_VCPUS) &&
+	     (vm < 1 || (size_t)vm > s->nvms))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -253,13 +271,19 @@ struct vmctx_table *vmctx_session_table(struct vmctx_session *s, enum vmctx_view
 		}
 		t->total += e->count;
 		t->cls[e->key.cls] += e->count;
+		if (view == VMCTX_VIEW_VCPUS) {
+			snprintf(buf, sizeof(buf), "vcpu%d", e->key.vcpu);
+			if (add_row(t, buf, s->vms[e->key.vm].name, e->count, e->key.cls))
+				goto nomem;
+			continue;
+		}
 		report_labels(s, &e->key, view == VMCTX_VIEW_UNIFIED, &function, &module, buf,
 			      sizeof(buf));
 		if (!module) {
 			snprintf(vmbuf, sizeof(vmbuf), "(VM%d)", s->vms[e->key.vm].num);
 			module = vmbuf;
 		}
-		if (add_row(t, function, module, e->count))
+		if (add_row(t, function, module, e->count, e->key.cls))
 			goto nomem;
 	}
 	finish_rows(t);
@@ -314,6 +338,13 @@ int vmctx_table_row(const struct vmctx_table *t, size_t i, uint64_t *samples,
 	return 0;
 }
 
+uint64_t vmctx_table_row_class(const struct vmctx_table *t, size_t i, enum vmctx_class cls)
+{
+	if (!t || i >= t->nrows || cls >= VMCTX_CLASS_MAX)
+		return 0;
+	return t->rows[i].cls[cls];
+}
+
 uint64_t vmctx_table_lookup(const struct vmctx_table *t, const char *function, const char *module)
 {
 	uint64_t n = 0;
@@ -366,7 +397,7 @@ int vmctx_table_format(const struct vmctx_table *t, size_t max_rows, char **out)
 	if (!f)
 		return -ENOMEM;
 	fprintf(f, "Total samples: %" PRIu64 "  ", t->total);
-	if (t->view == VMCTX_VIEW_GUEST)
+	if (t->view == VMCTX_VIEW_GUEST || t->view == VMCTX_VIEW_VCPUS)
 		fprintf(f, "OS:USER:steal:idle = %.2f%%:%.2f%%:%.2f%%:%.2f%%",
 			pct(t->cls[VMCTX_CLASS_OS], t->total),
 			pct(t->cls[VMCTX_CLASS_USER], t->total),
@@ -380,6 +411,21 @@ int vmctx_table_format(const struct vmctx_table *t, size_t max_rows, char **out)
 			pct(t->cls[VMCTX_CLASS_VM], t->total));
 	if (t->cls[VMCTX_CLASS_LOST])
 		fprintf(f, "  lost = %.2f%%", pct(t->cls[VMCTX_CLASS_LOST], t->total));
+	if (t->view == VMCTX_VIEW_VCPUS) {
+		fprintf(f, "\n%-8s %10s %7s %7s %7s %7s %7s\n", "vCPU", "Samples", "OS", "USER",
+			"steal", "idle", "lost");
+		for (i = 0; i < t->nrows && (!max_rows || i < max_rows); i++) {
+			const struct row *r = &t->rows[i];
+
+			fprintf(f, "%-8s %10" PRIu64 " %6.2f%% %6.2f%% %6.2f%% %6.2f%% %6.2f%%\n",
+				r->function, r->samples, pct(r->cls[VMCTX_CLASS_OS], r->samples),
+				pct(r->cls[VMCTX_CLASS_USER], r->samples),
+				pct(r->cls[VMCTX_CLASS_STEAL], r->samples),
+				pct(r->cls[VMCTX_CLASS_IDLE], r->samples),
+				pct(r->cls[VMCTX_CLASS_LOST], r->samples));
+		}
+		goto out;
+	}
 	fprintf(f, "\n%10s %7s  %-32s %s\n", "Samples", "%Ratio", "Function", "Module");
 	for (i = 0; i < t->nrows && (!max_rows || i < max_rows); i++)
 		fprintf(f, "%10" PRIu64 " %7.2f  %-32s %s\n", t->rows[i].samples,
@@ -401,6 +447,7 @@ int vmctx_table_format(const struct vmctx_table *t, size_t max_rows, char **out)
 		}
 		fputc('\n', f);
 	}
+out:
 	if (fclose(f) || !buf) {
 		free(buf);
 		return -ENOMEM;

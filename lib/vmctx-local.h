@@ -104,10 +104,10 @@ struct vmctx_bundle {
  * more, and the reader rejects more with VMCTX_E_LIMIT (see vmctx-bundle(5)).
  */
 #define BUNDLE_VERSION		1
-#define BUNDLE_MAX_TASKS	(1u << 24)
+#define BUNDLE_MAX_TASKS	(1u << 22)	/* PID_MAX_LIMIT */
 #define BUNDLE_MAX_OBJECTS	(1u << 20)
-#define BUNDLE_MAX_MAPS		(1u << 26)	/* all tasks together */
-#define BUNDLE_MAX_SYMS		(1u << 26)	/* all objects together */
+#define BUNDLE_MAX_MAPS		(1u << 24)	/* all tasks together */
+#define BUNDLE_MAX_SYMS		(1u << 24)	/* all objects together */
 #define BUNDLE_MAX_KMODS	(1u << 16)
 #define BUNDLE_MAX_KSYMS	(1u << 24)
 #define BUNDLE_MAX_SHORT	256		/* hostname, release, boot id, comm, module */

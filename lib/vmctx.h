@@ -289,13 +289,14 @@ enum vmctx_view {
 	VMCTX_VIEW_UNIFIED,	/* host functions and guest functions together */
 	VMCTX_VIEW_HOST,	/* each VM is one row "[name] (VMk)" */
 	VMCTX_VIEW_GUEST,	/* one VM's virtual time, all vCPUs or one */
+	VMCTX_VIEW_VCPUS,	/* one row per vCPU of a VM: "vcpuN", its class shares */
 };
 
 struct vmctx_table;
 
 /*
- * Build a table.  @vm is a VM number for VMCTX_VIEW_GUEST (ignored
- * otherwise); @vcpu is -1 for all vCPUs.
+ * Build a table.  @vm is a VM number for VMCTX_VIEW_GUEST and
+ * VMCTX_VIEW_VCPUS (ignored otherwise); @vcpu is -1 for all vCPUs.
  */
 struct vmctx_table *vmctx_session_table(struct vmctx_session *s, enum vmctx_view view, int vm,
 					int vcpu);
@@ -307,6 +308,8 @@ size_t vmctx_table_nrows(const struct vmctx_table *t);
 /* Rows are sorted by samples, descending. */
 int vmctx_table_row(const struct vmctx_table *t, size_t i, uint64_t *samples,
 		    const char **function, const char **module);
+/* Samples of class @cls in row @i (VMCTX_VIEW_VCPUS rows carry classes). */
+uint64_t vmctx_table_row_class(const struct vmctx_table *t, size_t i, enum vmctx_class cls);
 /* Samples of the row matching @function and @module (NULL matches any). */
 uint64_t vmctx_table_lookup(const struct vmctx_table *t, const char *function, const char *module);
 /* Steal broken down by the vCPU's last exit reason, descending. */

@@ -59,6 +59,23 @@ static void fig9_blank_time_goes_to_who_ran_instead(void)
 	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_STEAL), (K - 1) * L, "vcpu1 steal");
 	vmctx_table_free(t);
 
+	/* the per-vCPU view: one row per vCPU, in id order, with its own classes */
+	t = table(&sc, VMCTX_VIEW_VCPUS, 2, -1);
+	CHECK_EQ(vmctx_table_nrows(t), 2, "per-vCPU view rows");
+	{
+		const char *f0 = NULL, *f1 = NULL;
+		uint64_t n0 = 0, n1 = 0;
+
+		vmctx_table_row(t, 0, &n0, &f0, NULL);
+		vmctx_table_row(t, 1, &n1, &f1, NULL);
+		CHECK(f0 && f1 && !strcmp(f0, "vcpu0") && !strcmp(f1, "vcpu1"), "rows by vCPU id");
+		CHECK_EQ(n0, 3 * K * L, "vcpu0 row");
+		CHECK_EQ(n1, 3 * K * L - L, "vcpu1 row");
+		CHECK_EQ(vmctx_table_row_class(t, 1, VMCTX_CLASS_STEAL), (K - 1) * L, "vcpu1 steal");
+		CHECK_EQ(vmctx_table_row_class(t, 0, VMCTX_CLASS_STEAL), K * L, "vcpu0 steal");
+	}
+	vmctx_table_free(t);
+
 	t = table(&sc, VMCTX_VIEW_HOST, 0, -1);
 	CHECK_EQ(vmctx_table_total(t), 6 * K * L, "host: every pCPU sample");
 	CHECK_EQ(vmctx_table_lookup(t, "[guestA]", "(VM1)"), 2 * K * L, "host: VM1 row");

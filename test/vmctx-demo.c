@@ -65,6 +65,10 @@ static int print_all(struct vmctx_session *s)
 
 		snprintf(title, sizeof(title), "guest level: %s (VM%d), all vCPUs", name, vm);
 		ret |= print_table(s, title, VMCTX_VIEW_GUEST, vm, -1);
+		if (n > 1) {
+			snprintf(title, sizeof(title), "per vCPU: %s (VM%d)", name, vm);
+			ret |= print_table(s, title, VMCTX_VIEW_VCPUS, vm, -1);
+		}
 		for (i = 0; n > 1 && i < n; i++) {
 			int id = vmctx_session_vm_vcpu(s, vm, i);
 
