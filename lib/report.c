@@ -438,6 +438,8 @@ int vmctx_table_format(const struct vmctx_table *t, size_t max_rows, char **out)
 		for (i = 0; i < t->nsteal; i++) {
 			const char *name = vmctx_exit_reason_name(t->isa, t->steal[i].reason);
 
+			if (t->steal[i].reason == VMCTX_EXIT_OTHER)
+				name = "other";
 			if (name)
 				fprintf(f, "%s %s %.2f%%", i ? "," : "", name,
 					pct(t->steal[i].samples, steal));

@@ -11,9 +11,11 @@
 
 #include "vmctx-local.h"
 
-/* Bounds on what a (possibly corrupt) event stream can make us allocate. */
-#define MAX_PCPUS	8192
-#define MAX_VCPUS	65536
+/* Default bounds on what a (possibly corrupt) event stream can make us allocate. */
+#define DEFAULT_MAX_PCPUS	1024
+#define DEFAULT_MAX_VCPUS	4096
+/* KVM's largest vCPU id on x86 (KVM_MAX_VCPU_IDS) is well below this. */
+#define MAX_VCPU_ID		(1 << 20)
 
 struct vmctx_session *vmctx_session_new(const struct vmctx_session_opts *opts)
 {
@@ -27,6 +29,14 @@ struct vmctx_session *vmctx_session_new(const struct vmctx_session_opts *opts)
 	if (!s)
 		return NULL;
 	s->tick_ns = opts ? opts->tick_ns : 0;
+	s->max_pcpus = DEFAULT_MAX_PCPUS;
+	s->max_vcpus = DEFAULT_MAX_VCPUS;
+	if (opts && opts->sz >= offsetof(struct vmctx_session_opts, max_vcpus) + sizeof(uint32_t)) {
+		if (opts->max_pcpus)
+			s->max_pcpus = opts->max_pcpus;
+		if (opts->max_vcpus)
+			s->max_vcpus = opts->max_vcpus;
+	}
 	return s;
 }
 
@@ -191,12 +201,16 @@ struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu)
 {
 	size_t i;
 
-	if (cpu >= MAX_PCPUS)
+	if (cpu >= s->max_pcpus) {
+		errno = EINVAL;
 		return NULL;
+	}
 	if (cpu < s->npcpus)
 		return &s->pcpus[cpu];
-	if (grow_owners(s, s->nvcpus + 1))
+	if (grow_owners(s, s->nvcpus + 1)) {
+		errno = ENOMEM;
 		return NULL;
+	}
 	{
 		struct vmctx_pcpu *p = realloc(s->pcpus, (cpu + 1) * sizeof(*p));
 
@@ -228,7 +242,7 @@ static struct vmctx_vcpu *get_vcpu(struct vmctx_session *s, int pid, int id)
 	size_t j;
 	int vm;
 
-	if (pid < 0 || id < 0 || id >= MAX_VCPUS) {
+	if (pid < 0 || id < 0 || id >= MAX_VCPU_ID) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -241,7 +255,7 @@ static struct vmctx_vcpu *get_vcpu(struct vmctx_session *s, int pid, int id)
 			j = (j + 1) & (s->vcpu_hash_size - 1);
 		}
 	}
-	if (s->nvcpus >= MAX_VCPUS) {
+	if (s->nvcpus >= s->max_vcpus) {
 		errno = E2BIG;
 		return NULL;
 	}

@@ -200,6 +200,8 @@ struct agg_entry {
 
 struct vmctx_session {
 	uint64_t tick_ns;
+	uint32_t max_pcpus;
+	uint32_t max_vcpus;
 	struct vmctx_vm *vms;
 	size_t nvms, vms_cap;
 	struct vmctx_vcpu *vcpus;

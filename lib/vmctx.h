@@ -198,6 +198,13 @@ struct vmctx_session;
 struct vmctx_session_opts {
 	size_t sz;		/* sizeof(struct vmctx_session_opts) */
 	uint64_t tick_ns;	/* nominal sampling interval; 0 disables time-based gap fill */
+	/*
+	 * Bounds on what an event stream may declare, since perf.data is
+	 * untrusted: pCPU numbers below max_pcpus (0: 1024) and at most
+	 * max_vcpus distinct vCPUs (0: 4096).  Memory is O(pCPUs x vCPUs).
+	 */
+	uint32_t max_pcpus;
+	uint32_t max_vcpus;
 };
 
 struct vmctx_session *vmctx_session_new(const struct vmctx_session_opts *opts);
@@ -312,7 +319,11 @@ int vmctx_table_row(const struct vmctx_table *t, size_t i, uint64_t *samples,
 uint64_t vmctx_table_row_class(const struct vmctx_table *t, size_t i, enum vmctx_class cls);
 /* Samples of the row matching @function and @module (NULL matches any). */
 uint64_t vmctx_table_lookup(const struct vmctx_table *t, const char *function, const char *module);
-/* Steal broken down by the vCPU's last exit reason, descending. */
+/*
+ * Steal broken down by the vCPU's last exit reason, descending.  Codes
+ * without a name for the vCPU's ISA share the row VMCTX_EXIT_OTHER.
+ */
+#define VMCTX_EXIT_OTHER UINT64_C(0xfffffffffffffffe)
 size_t vmctx_table_nsteal_reasons(const struct vmctx_table *t);
 int vmctx_table_steal_reason(const struct vmctx_table *t, size_t i, uint64_t *reason,
 			     uint64_t *samples);

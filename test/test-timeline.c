@@ -357,6 +357,46 @@ static void bad_input_is_refused(void)
 	vmctx_table_free(NULL);
 }
 
+/* A hostile stream cannot make the session grow without bound. */
+static void hostile_streams_are_bounded(void)
+{
+	struct vmctx_session_opts o = { .sz = sizeof(o), .tick_ns = SCEN_TICK_NS,
+					.max_pcpus = 4, .max_vcpus = 3 };
+	struct vmctx_session *s = vmctx_session_new(&o);
+	struct vmctx_sample smp;
+	struct vmctx_table *t;
+	int i, err;
+
+	smp = gsample(0, 0);
+	smp.cpu = 4;
+	CHECK(vmctx_session_sample(s, &smp) == -EINVAL, "pCPU beyond max_pcpus");
+	for (i = 0; i < 3; i++) {
+		smp = gsample(i, i);
+		CHECK(!vmctx_session_sample(s, &smp), "vCPU %d within max_vcpus", i);
+	}
+	smp = gsample(3, 3);
+	err = vmctx_session_sample(s, &smp);
+	CHECK(err == -E2BIG, "a vCPU beyond max_vcpus is refused (got %d)", err);
+	/* 1000 distinct unnamed exit reasons: one "other" row, not 1000 */
+	for (i = 0; i < 1000; i++) {
+		smp = gsample(10 + 2 * i, i % 2);
+		smp.flags = VMCTX_SAMPLE_HOST_VCPU;
+		smp.exit_reason = 0x100000 + i;
+		CHECK(!vmctx_session_sample(s, &smp), "host sample %d", i);
+	}
+	CHECK(!vmctx_session_finish(s, 3000 * SCEN_TICK_NS), "finish");
+	t = vmctx_session_table(s, VMCTX_VIEW_GUEST, 1, -1);
+	CHECK_EQ(vmctx_table_nsteal_reasons(t), 2, "unnamed exits share a row (plus intr)");
+	{
+		uint64_t reason = 0, n = 0;
+
+		vmctx_table_steal_reason(t, 0, &reason, &n);
+		CHECK(reason == VMCTX_EXIT_OTHER, "the biggest steal row is 'other'");
+	}
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+}
+
 int main(void)
 {
 	fig9_blank_time_goes_to_who_ran_instead();
@@ -369,5 +409,6 @@ int main(void)
 	lost_samples_are_never_steal(false);
 	report_has_the_papers_header();
 	bad_input_is_refused();
+	hostile_streams_are_bounded();
 	return tap_result("test-timeline");
 }

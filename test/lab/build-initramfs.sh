@@ -1,0 +1,21 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Pack busybox, the lab programs and init.sh into $VMCTX_LAB_DIR/initramfs.cpio.gz.
+set -euo pipefail
+. "$(dirname "$0")/lab-env.sh"
+
+stage=$LAB_DIR/initramfs
+rm -rf "$stage"
+mkdir -p "$stage"/{bin,lab,proc,sys,dev,tmp}
+cp /bin/busybox "$stage/bin/busybox"
+# ldd fails on a static binary
+if ldd /bin/busybox >/dev/null 2>&1; then
+	die "/bin/busybox is not static (install busybox-static)"
+fi
+for t in lab-vmm lab-record lab-check; do
+	cp "$TOOLS_DIR/$t" "$stage/bin/"
+done
+cp "$TOOLS_DIR/guest.elf" "$stage/lab/"
+install -m 755 "$LAB_SRC/init.sh" "$stage/init"
+(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -9) > "$LAB_DIR/initramfs.cpio.gz"
+log "initramfs: $LAB_DIR/initramfs.cpio.gz ($(du -k "$LAB_DIR/initramfs.cpio.gz" | cut -f1) KiB)"

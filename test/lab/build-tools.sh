@@ -1,0 +1,25 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the static lab programs into $VMCTX_LAB_DIR/tools: the L2 guest, the
+# test VMM, the libperf recorder (libperf from the patched tree) and the
+# checker.
+set -euo pipefail
+. "$(dirname "$0")/lab-env.sh"
+
+src=$LAB_DIR/src/patched
+[ -d "$src/tools/lib/perf" ] || die "no patched tree in $src; run build-kernel.sh patched"
+mkdir -p "$TOOLS_DIR"
+
+log "building libperf from $src/tools/lib/perf"
+make -s -C "$src/tools/lib/perf" -j"$JOBS" >/dev/null
+
+CFLAGS=(-O2 -g -Wall -Wextra -static)
+gcc -c -I"$LAB_SRC/vmm" "$LAB_SRC/vmm/guest.S" -o "$TOOLS_DIR/guest.o"
+ld -nostdlib -T "$LAB_SRC/vmm/guest.lds" "$TOOLS_DIR/guest.o" -o "$TOOLS_DIR/guest.elf"
+gcc "${CFLAGS[@]}" -pthread -I"$LAB_SRC/vmm" "$LAB_SRC/vmm/vmm.c" -o "$TOOLS_DIR/lab-vmm"
+# The tree's tools/include carries the patched uapi perf_event.h.
+gcc "${CFLAGS[@]}" -I"$src/tools/lib/perf/include" -I"$src/tools/include/uapi" \
+	-I"$src/tools/include" "$LAB_SRC/record.c" \
+	"$src/tools/lib/perf/libperf.a" "$src/tools/lib/api/libapi.a" -o "$TOOLS_DIR/lab-record"
+gcc "${CFLAGS[@]}" "$LAB_SRC/check.c" -o "$TOOLS_DIR/lab-check"
+log "tools ready in $TOOLS_DIR"

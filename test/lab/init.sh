@@ -1,0 +1,68 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+# /init of the lab's L1 host.  vmctx.mode=patched runs the VMM under the
+# recorder and checks the samples; vmctx.mode=stock checks that the kernel
+# refuses PERF_SAMPLE_GUEST_CTX and measures perf's guest user/kernel label.
+# Results go to the console as "VMCTX-LAB: ..." lines, then the VM powers off.
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+
+mode=patched secs=3 period=100000 vcpus=2 halt_us=1000
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	vmctx.mode=*) mode=${arg#*=} ;;
+	vmctx.secs=*) secs=${arg#*=} ;;
+	vmctx.period=*) period=${arg#*=} ;;
+	vmctx.vcpus=*) vcpus=${arg#*=} ;;
+	vmctx.halt_us=*) halt_us=${arg#*=} ;;
+	esac
+done
+
+isa=none
+grep -qw svm /proc/cpuinfo && isa=svm
+grep -qw vmx /proc/cpuinfo && isa=vmx
+echo "VMCTX-LAB: L1 up: mode=$mode isa=$isa cpus=$(grep -c ^processor /proc/cpuinfo) kernel=$(uname -r)"
+dmesg | grep -iE 'kvm|svm|vmx' | tail -5
+
+finish() {
+	echo "VMCTX-LAB: RESULT $1"
+	# reboot -f does not wait for the serial port to drain
+	sleep 2
+	reboot -f
+}
+
+[ -c /dev/kvm ] || finish "FAIL no /dev/kvm (isa=$isa)"
+vmm="lab-vmm -g /lab/guest.elf -o /tmp/truth.txt -n $vcpus -t $secs -H $halt_us"
+
+if [ "$mode" = stock ]; then
+	lab-record -p
+	rc=$?
+	[ $rc -eq 3 ] || finish "FAIL probe on the stock kernel returned $rc, expected 3 (EINVAL)"
+	echo "VMCTX-LAB: probe EINVAL ok"
+	lab-record -N -c "$period" -o /tmp/samples.txt -- $vmm || finish "FAIL stock recording"
+	lab-check -S -t /tmp/truth.txt -s /tmp/samples.txt -i "$isa" || finish "FAIL stock check"
+	finish "STOCK-DONE isa=$isa"
+fi
+
+lab-record -p || finish "FAIL kernel lacks PERF_SAMPLE_GUEST_CTX"
+lab-record -c "$period" -o /tmp/samples.txt -- $vmm || finish "FAIL recording"
+cat /tmp/truth.txt
+lab-check -t /tmp/truth.txt -s /tmp/samples.txt -i "$isa" || finish "FAIL checks isa=$isa"
+
+# kvm:kvm_exit must carry the guest's CR3: one of the two roots
+tr=/sys/kernel/tracing
+mount -t tracefs tracefs $tr || finish "FAIL no tracefs"
+echo 1 > $tr/events/kvm/kvm_exit/enable || finish "FAIL no kvm:kvm_exit"
+lab-vmm -g /lab/guest.elf -o /tmp/truth2.txt -n 1 -t 0.3 -H $halt_us || finish "FAIL vmm (trace)"
+echo 0 > $tr/events/kvm/kvm_exit/enable
+grep kvm_exit $tr/trace > /tmp/exits.txt
+total=$(grep -c . /tmp/exits.txt || true)
+roots=$(grep -cE 'guest_cr3 0x1(0|4)000$' /tmp/exits.txt || true)
+grep -m 2 kvm_exit /tmp/exits.txt
+echo "VMCTX-LAB: kvm_exit events: $roots/$total carry guest_cr3 = one of the guest's roots"
+[ "$total" -gt 0 ] && [ "$roots" -eq "$total" ] || finish "FAIL kvm_exit guest_cr3 isa=$isa"
+finish "PASS isa=$isa"

@@ -1,0 +1,22 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Install what the lab needs on Debian 12 (run as root, noninteractive).
+set -euo pipefail
+
+pkgs=(linux-source-6.1 build-essential flex bison bc cpio ccache quilt
+      libelf-dev libssl-dev busybox-static qemu-system-x86
+      bochs bochsbios vgabios isolinux syslinux-common xorriso xz-utils)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all ${#pkgs[@]} packages present"
+	exit 0
+fi
+[ "$(id -u)" = 0 ] || { echo "install-deps: need root to install: ${missing[*]}" >&2; exit 1; }
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

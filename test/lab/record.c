@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lab-record: a minimal recorder on libperf.  It samples cpu-clock on all
+ * CPUs with PERF_SAMPLE_GUEST_CTX while a command runs, and writes one text
+ * line per sample for lab-check.
+ *
+ * usage: lab-record [-o samples.txt] [-c period_ns] [-N] -- command [args]
+ *        lab-record -p     probe only: exit 0 if the kernel has the sample
+ *                          type, 3 (with a message) if it does not
+ *   -N  stock mode: leave PERF_SAMPLE_GUEST_CTX out (for unpatched kernels)
+ *
+ * Output lines:
+ *   S cpu pid tid time ip misc cr3 asid exit_reason vcpu_id flags
+ *   L lost_count
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <perf/core.h>
+#include <perf/cpumap.h>
+#include <perf/event.h>
+#include <perf/evlist.h>
+#include <perf/evsel.h>
+#include <perf/mmap.h>
+#include <perf/threadmap.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define EXIT_NO_SUPPORT	3
+
+static const uint64_t base_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				  PERF_SAMPLE_CPU;
+static unsigned long nr_samples, nr_lost;
+
+static int libperf_print(enum libperf_print_level level, const char *fmt, va_list ap)
+{
+	if (level > LIBPERF_WARN)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static void init_attr(struct perf_event_attr *attr, uint64_t sample_type, uint64_t period)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_CPU_CLOCK;
+	attr->sample_period = period;
+	attr->sample_type = sample_type;
+	attr->disabled = 1;
+}
+
+static int try_open(uint64_t sample_type)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	init_attr(&attr, sample_type, 1000000);
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/*
+ * An unpatched kernel rejects the unknown sample_type bit with EINVAL.  Tell
+ * that apart from a kernel that refuses cpu-clock for another reason.
+ */
+static int probe(void)
+{
+	int err = try_open(base_type | PERF_SAMPLE_GUEST_CTX);
+
+	if (!err)
+		return 0;
+	if (err == -EINVAL && !try_open(base_type)) {
+		fprintf(stderr, "lab-record: this kernel does not support PERF_SAMPLE_GUEST_CTX: perf_event_open() fails with EINVAL for sample_type bit 25 and succeeds without it; boot a kernel with vmctx's kernel-patches\n");
+		return EXIT_NO_SUPPORT;
+	}
+	fprintf(stderr, "lab-record: perf_event_open(cpu-clock) failed: %s\n", strerror(-err));
+	return 1;
+}
+
+static void parse_sample(FILE *out, union perf_event *event, uint64_t sample_type)
+{
+	const __u64 *p = event->sample.array;
+	uint64_t ip, time, ctx[4] = { 0 };
+	uint32_t pid, tid, cpu;
+
+	ip = *p++;
+	pid = (uint32_t)*p;
+	tid = (uint32_t)(*p++ >> 32);
+	time = *p++;
+	cpu = (uint32_t)*p++;
+	if (sample_type & PERF_SAMPLE_GUEST_CTX)
+		memcpy(ctx, p, sizeof(ctx));
+	/* struct perf_guest_ctx: cr3; asid, exit_reason; vcpu_id, flags; reserved */
+	fprintf(out, "S %u %u %u %llu 0x%llx %u 0x%llx %u 0x%x %u 0x%x\n", cpu, pid, tid,
+		(unsigned long long)time, (unsigned long long)ip,
+		event->header.misc & PERF_RECORD_MISC_CPUMODE_MASK,
+		(unsigned long long)ctx[0], (uint32_t)ctx[1], (uint32_t)(ctx[1] >> 32),
+		(uint32_t)ctx[2], (uint32_t)(ctx[2] >> 32));
+	nr_samples++;
+}
+
+static void drain(struct perf_evlist *evlist, FILE *out, uint64_t sample_type)
+{
+	union perf_event *event;
+	struct perf_mmap *map;
+
+	perf_evlist__for_each_mmap(evlist, map, false) {
+		if (perf_mmap__read_init(map) < 0)
+			continue;
+		while ((event = perf_mmap__read_event(map)) != NULL) {
+			if (event->header.type == PERF_RECORD_SAMPLE) {
+				parse_sample(out, event, sample_type);
+			} else if (event->header.type == PERF_RECORD_LOST) {
+				nr_lost += event->lost.lost;
+				fprintf(out, "L %llu\n", (unsigned long long)event->lost.lost);
+			}
+			perf_mmap__consume(map);
+		}
+		perf_mmap__read_done(map);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t period = 100000, sample_type = base_type | PERF_SAMPLE_GUEST_CTX;
+	const char *path = "samples.txt";
+	struct perf_thread_map *threads;
+	struct perf_evlist *evlist;
+	struct perf_cpu_map *cpus;
+	struct perf_event_attr attr;
+	struct perf_evsel *evsel;
+	int c, err, status = 0;
+	pid_t child;
+	FILE *out;
+
+	while ((c = getopt(argc, argv, "+o:c:Np")) != -1) {
+		switch (c) {
+		case 'o': path = optarg; break;
+		case 'c': period = strtoull(optarg, NULL, 0); break;
+		case 'N': sample_type = base_type; break;
+		case 'p': return probe();
+		default:
+			fprintf(stderr, "usage: %s [-o file] [-c period_ns] [-N] -- command...\n", argv[0]);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "lab-record: no command given\n");
+		return 2;
+	}
+	if (sample_type & PERF_SAMPLE_GUEST_CTX) {
+		err = probe();
+		if (err)
+			return err;
+	}
+
+	out = fopen(path, "w");
+	if (!out) {
+		perror(path);
+		return 1;
+	}
+	fprintf(out, "# lab-record cpu-clock period %llu ns sample_type 0x%llx\n",
+		(unsigned long long)period, (unsigned long long)sample_type);
+
+	/* sets libperf's page size, which perf_evlist__mmap() needs */
+	libperf_init(libperf_print);
+	init_attr(&attr, sample_type, period);
+	cpus = perf_cpu_map__new(NULL);
+	threads = perf_thread_map__new_dummy();
+	evlist = perf_evlist__new();
+	evsel = perf_evsel__new(&attr);
+	if (!cpus || !threads || !evlist || !evsel) {
+		fprintf(stderr, "lab-record: out of memory\n");
+		return 1;
+	}
+	perf_evlist__add(evlist, evsel);
+	perf_evlist__set_maps(evlist, cpus, threads);
+	err = perf_evlist__open(evlist);
+	if (err) {
+		fprintf(stderr, "lab-record: opening cpu-clock on all CPUs failed: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	err = perf_evlist__mmap(evlist, 256);
+	if (err) {
+		fprintf(stderr, "lab-record: mmap of the ring buffers failed: %s\n", strerror(errno));
+		return 1;
+	}
+
+	perf_evlist__enable(evlist);
+	child = fork();
+	if (child < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (!child) {
+		execvp(argv[optind], argv + optind);
+		perror(argv[optind]);
+		_exit(127);
+	}
+	for (;;) {
+		pid_t done = waitpid(child, &status, WNOHANG);
+
+		drain(evlist, out, sample_type);
+		if (done == child)
+			break;
+		perf_evlist__poll(evlist, 100);
+	}
+	perf_evlist__disable(evlist);
+	drain(evlist, out, sample_type);
+
+	perf_evlist__delete(evlist);
+	perf_thread_map__put(threads);
+	perf_cpu_map__put(cpus);
+	if (fclose(out)) {
+		perror(path);
+		return 1;
+	}
+	fprintf(stderr, "lab-record: %lu samples, %lu lost, command exit status %d\n",
+		nr_samples, nr_lost, WIFEXITED(status) ? WEXITSTATUS(status) : 128);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return 1;
+	return 0;
+}

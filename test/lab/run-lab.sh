@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# run-lab.sh: the whole vmctx lab, from an empty Debian 12 machine (as root).
+#
+#   install packages -> unpack linux-source-6.1 and apply kernel-patches/ ->
+#   tinyconfig + l1.config -> build (ccache) -> lab programs -> initramfs ->
+#   boot the patched L1 on AMD SVM (QEMU TCG) and Intel VMX (bochs), run the
+#   test VMM under the recorder, check the samples against ground truth ->
+#   boot a stock L1 (SVM): the new bit must fail with EINVAL, and measure
+#   stock perf's guest user/kernel mislabel.
+#
+# Exits 0 only if every check passed.  Environment:
+#   VMCTX_LAB_DIR      build and cache directory (default ~/.cache/vmctx-lab)
+#   VMCTX_LAB_BOCHS=0  skip the VMX (bochs) boot
+#   VMCTX_LAB_STOCK=0  skip the stock kernel (EINVAL probe, CPL figure)
+#   VMCTX_LAB_STOCK_BOCHS=1  also measure the stock CPL figure on VMX
+#   VMCTX_LAB_SECS     seconds the VMM runs in each L1 (default 3 SVM, 2 VMX)
+set -euo pipefail
+. "$(dirname "$0")/lab-env.sh"
+
+want_bochs=${VMCTX_LAB_BOCHS:-1}
+want_stock=${VMCTX_LAB_STOCK:-1}
+want_stock_bochs=${VMCTX_LAB_STOCK_BOCHS:-0}
+failures=0
+start=$SECONDS
+
+mkdir -p "$LAB_DIR" "$RESULTS_DIR"
+
+# report NAME LOG: show the L1's lab lines, return 0 if it passed
+report() {
+	local name=$1 logf=$2 want=$3
+
+	echo "---- $name ($logf)"
+	grep -aE '^(VMCTX-LAB|lab-check|lab-record|lab-vmm)' "$logf" | sed 's/\r$//' || true
+	if grep -aq "^VMCTX-LAB: RESULT $want" "$logf"; then
+		echo "---- $name: ok"
+		return 0
+	fi
+	echo "---- $name: FAILED (no 'RESULT $want' line; console tail follows)"
+	tail -n 20 "$logf" | sed 's/\r$//'
+	return 1
+}
+
+log "lab directory $LAB_DIR"
+"$LAB_SRC/install-deps.sh"
+"$LAB_SRC/build-kernel.sh" patched
+"$LAB_SRC/build-tools.sh"
+"$LAB_SRC/build-initramfs.sh"
+patched=$LAB_DIR/out/patched/arch/x86/boot/bzImage
+
+log "SVM: patched L1 on qemu-system-x86_64 -accel tcg -cpu max"
+t=$SECONDS
+"$LAB_SRC/boot-qemu.sh" "$patched" "$RESULTS_DIR/svm-patched.log" \
+	vmctx.mode=patched vmctx.secs="${VMCTX_LAB_SECS:-3}"
+log "SVM boot took $((SECONDS - t)) s"
+report "SVM patched" "$RESULTS_DIR/svm-patched.log" PASS || failures=$((failures + 1))
+
+if [ "$want_bochs" = 1 ]; then
+	log "VMX: patched L1 on bochs corei7_haswell_4770"
+	t=$SECONDS
+	"$LAB_SRC/boot-bochs.sh" "$patched" "$RESULTS_DIR/vmx-patched.log" \
+		vmctx.mode=patched vmctx.secs="${VMCTX_LAB_SECS:-2}"
+	log "VMX boot took $((SECONDS - t)) s"
+	report "VMX patched" "$RESULTS_DIR/vmx-patched.log" PASS || failures=$((failures + 1))
+fi
+
+if [ "$want_stock" = 1 ]; then
+	"$LAB_SRC/build-kernel.sh" stock
+	stock=$LAB_DIR/out/stock/arch/x86/boot/bzImage
+	log "SVM: stock L1 (EINVAL probe, CPL label figure)"
+	"$LAB_SRC/boot-qemu.sh" "$stock" "$RESULTS_DIR/svm-stock.log" \
+		vmctx.mode=stock vmctx.secs="${VMCTX_LAB_SECS:-3}"
+	report "SVM stock" "$RESULTS_DIR/svm-stock.log" STOCK-DONE || failures=$((failures + 1))
+	if [ "$want_stock_bochs" = 1 ]; then
+		"$LAB_SRC/boot-bochs.sh" "$stock" "$RESULTS_DIR/vmx-stock.log" \
+			vmctx.mode=stock vmctx.secs="${VMCTX_LAB_SECS:-2}"
+		report "VMX stock" "$RESULTS_DIR/vmx-stock.log" STOCK-DONE ||
+			failures=$((failures + 1))
+	fi
+fi
+
+log "lab finished in $((SECONDS - start)) s with $failures failure(s)"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The lab's L2 guest: a tiny 64-bit "kernel" that runs two "processes", each
+ * under its own page-table root, in ring 3, and does ring 0 work for each of
+ * them under that root.  Every instruction lies in a function with a size, so
+ * the test VMM can list exact code ranges (name, ring, root) from the ELF.
+ *
+ * Memory (identity mapped, 2 MiB pages; see lab-guest.h):
+ *   0x000000-0x1fffff  kernel: tables, GDT/IDT/TSS, .ktext, kernel stacks
+ *   0x200000-0x3fffff  process A: .utext_a and its user stacks (root A only)
+ *   0x400000-0x5fffff  process B: .utext_b and its user stacks (root B only)
+ *
+ * Entry: rdi = vCPU index, rsp = that vCPU's kernel stack top (also TSS.RSP0).
+ * r12-r15 belong to the kernel loop; user code leaves them alone.
+ */
+#include "lab-guest.h"
+
+	.macro BUSY n
+	mov	$\n, %ecx
+1:	dec	%ecx
+	jnz	1b
+	.endm
+
+	.section .ktext, "ax"
+	.code64
+
+	.globl	kernel_entry
+	.type	kernel_entry, @function
+kernel_entry:
+	mov	%rdi, %r15			/* vCPU index */
+	mov	%rsp, %r13			/* kernel stack top */
+	mov	%r15, %rax
+	shl	$USTACK_SHIFT, %rax
+	mov	%rax, %r12			/* per-vCPU user stack offset */
+kernel_loop:
+	/* process A: switch root, kernel work for A, then A's user code */
+	mov	$ROOT_A, %rax
+	mov	%rax, %cr3
+	call	kwork_a
+	lea	after_a(%rip), %r14
+	mov	$UTEXT_A_ENTRY, %rdx
+	lea	USTACK_A_TOP(%r12), %rsi
+	jmp	enter_user
+after_a:
+	mov	$ROOT_B, %rax
+	mov	%rax, %cr3
+	call	kwork_b
+	lea	after_b(%rip), %r14
+	mov	$UTEXT_B_ENTRY, %rdx
+	lea	USTACK_B_TOP(%r12), %rsi
+	jmp	enter_user
+after_b:
+	/* idle: a few HLTs, each one an exit the VMM answers after a pause */
+	hlt
+	hlt
+	jmp	kernel_loop
+
+	/* rdx = user rip, rsi = user rsp; comes back through int $0x80 */
+enter_user:
+	mov	%r13, %rsp
+	push	$(SEL_UDATA | 3)
+	push	%rsi
+	/*
+	 * IF set: nothing is ever injected, but bochs only notices a pending
+	 * host interrupt (the exit that takes the sample) in a guest with
+	 * IF clear at a few instructions such as INT, which skews sampling.
+	 */
+	push	$0x202
+	push	$(SEL_UCODE | 3)
+	push	%rdx
+	iretq
+	.size	kernel_entry, . - kernel_entry
+
+	/*
+	 * int $0x80 from ring 3: drop the frame, continue the kernel loop with
+	 * IF set again (the gate cleared it), as in enter_user.
+	 */
+	.globl	syscall_entry
+	.type	syscall_entry, @function
+syscall_entry:
+	mov	%r13, %rsp
+	sti
+	jmp	*%r14
+	.size	syscall_entry, . - syscall_entry
+
+	/* any other exception: stop the vCPU with a recognisable port write */
+	.globl	fault_entry
+	.type	fault_entry, @function
+fault_entry:
+	mov	$PORT_FAULT, %dx
+	out	%al, %dx
+	hlt
+	jmp	fault_entry
+	.size	fault_entry, . - fault_entry
+
+	.globl	kwork_a
+	.type	kwork_a, @function
+kwork_a:
+	BUSY	KWORK_LOOPS
+	ret
+	.size	kwork_a, . - kwork_a
+
+	.globl	kwork_b
+	.type	kwork_b, @function
+kwork_b:
+	BUSY	KWORK_LOOPS
+	ret
+	.size	kwork_b, . - kwork_b
+
+/* process A, ring 3: two functions of different weight */
+	.section .utext_a, "ax"
+	.globl	a_main
+	.type	a_main, @function
+a_main:
+	call	a_compute
+	call	a_hash
+	int	$0x80
+	.size	a_main, . - a_main
+
+	.globl	a_compute
+	.type	a_compute, @function
+a_compute:
+	BUSY	(2 * ULOOPS)
+	ret
+	.size	a_compute, . - a_compute
+
+	.globl	a_hash
+	.type	a_hash, @function
+a_hash:
+	BUSY	ULOOPS
+	ret
+	.size	a_hash, . - a_hash
+
+/* process B, ring 3 */
+	.section .utext_b, "ax"
+	.globl	b_main
+	.type	b_main, @function
+b_main:
+	call	b_scan
+	call	b_sort
+	int	$0x80
+	.size	b_main, . - b_main
+
+	.globl	b_scan
+	.type	b_scan, @function
+b_scan:
+	BUSY	ULOOPS
+	ret
+	.size	b_scan, . - b_scan
+
+	.globl	b_sort
+	.type	b_sort, @function
+b_sort:
+	BUSY	ULOOPS
+	ret
+	.size	b_sort, . - b_sort

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Memory map of the lab's L2 guest, shared by guest.S and vmm.c.
+ * Guest physical == guest virtual (identity map with 2 MiB pages).
+ */
+#ifndef LAB_GUEST_H
+#define LAB_GUEST_H
+
+#define GUEST_MEM_SIZE	0x600000
+
+/* each root: PML4 at +0, PDPT at +0x1000, PD at +0x2000 */
+#define ROOT_A		0x10000
+#define ROOT_B		0x14000
+
+#define GDT_ADDR	0x8000
+#define IDT_ADDR	0x9000
+#define TSS_ADDR	0xa000		/* one 0x100-byte TSS per vCPU */
+#define TSS_STRIDE	0x100
+
+#define KSTACK_BASE	0x40000		/* vCPU n: top at BASE + (n + 1) * SIZE */
+#define KSTACK_SIZE	0x4000
+#define MAX_VCPUS	8
+
+#define KTEXT_ADDR	0x100000
+#define UTEXT_A_ADDR	0x200000
+#define UTEXT_B_ADDR	0x400000
+#define REGION_SIZE	0x200000
+
+/* user stacks: vCPU n at TOP + (n << USTACK_SHIFT) */
+#define USTACK_SHIFT	16
+#define USTACK_A_TOP	0x310000
+#define USTACK_B_TOP	0x510000
+
+#define UTEXT_A_ENTRY	UTEXT_A_ADDR	/* a_main is first in .utext_a */
+#define UTEXT_B_ENTRY	UTEXT_B_ADDR	/* b_main is first in .utext_b */
+
+#define SEL_KCODE	0x08
+#define SEL_KDATA	0x10
+#define SEL_UDATA	0x18
+#define SEL_UCODE	0x20
+#define SEL_TSS		0x28
+
+#define PORT_FAULT	0xf4
+
+/* busy-loop lengths (dec/jnz iterations) */
+#define KWORK_LOOPS	200000
+#define ULOOPS		200000
+
+#endif
