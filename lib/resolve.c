@@ -285,18 +285,32 @@ const char *vmctx_bundle_task_label(struct vmctx_bundle *b, int task)
 	return b->tasks[task].label;
 }
 
-static const struct vmctx_sym *find_sym(const struct vmctx_sym *syms, size_t n, uint64_t addr)
+/*
+ * Number of elements of the sorted array @base (@n elements of @size bytes)
+ * whose uint64_t key at offset @off is <= @key: the index after the last
+ * candidate covering @key.
+ */
+static size_t upper_bound(const void *base, size_t n, size_t size, size_t off, uint64_t key)
 {
 	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
 
-		if (syms[mid].start <= addr)
+		memcpy(&k, (const char *)base + mid * size + off, sizeof(k));
+		if (k <= key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static const struct vmctx_sym *find_sym(const struct vmctx_sym *syms, size_t n, uint64_t addr)
+{
+	size_t lo = upper_bound(syms, n, sizeof(*syms), offsetof(struct vmctx_sym, start), addr);
+
 	if (!lo || addr >= syms[lo - 1].end)
 		return NULL;
 	return &syms[lo - 1];
@@ -307,7 +321,7 @@ int vmctx_bundle_resolve_user(struct vmctx_bundle *b, int task, uint64_t ip, con
 {
 	const struct vmctx_task *t;
 	const struct vmctx_map *m;
-	size_t lo, hi;
+	size_t lo;
 	int err;
 
 	err = vmctx_bundle_index(b);
@@ -316,16 +330,7 @@ int vmctx_bundle_resolve_user(struct vmctx_bundle *b, int task, uint64_t ip, con
 	if (task < 0 || (size_t)task >= b->ntasks)
 		return -ENOENT;
 	t = &b->tasks[b->tasks[task].maps_from];
-	lo = 0;
-	hi = t->nmaps;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->maps[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = upper_bound(t->maps, t->nmaps, sizeof(*t->maps), offsetof(struct vmctx_map, start), ip);
 	if (!lo || ip >= t->maps[lo - 1].end)
 		return -ENOENT;
 	m = &t->maps[lo - 1];
@@ -349,7 +354,7 @@ int vmctx_bundle_resolve_kernel(struct vmctx_bundle *b, uint64_t ip, const char 
 {
 	const struct vmctx_kmod *km = NULL;
 	const struct vmctx_ksym *ks = NULL;
-	size_t lo, hi;
+	size_t lo;
 	int err;
 
 	err = vmctx_bundle_index(b);
@@ -363,16 +368,8 @@ int vmctx_bundle_resolve_kernel(struct vmctx_bundle *b, uint64_t ip, const char 
 		}
 	}
 
-	lo = 0;
-	hi = b->nksyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->ksyms[mid].addr <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = upper_bound(b->ksyms, b->nksyms, sizeof(*b->ksyms), offsetof(struct vmctx_ksym, addr),
+			 ip);
 	if (lo)
 		ks = &b->ksyms[lo - 1];
 	/* A symbol of another module, or of vmlinux below a module, does not cover ip. */

@@ -110,10 +110,10 @@ static void feed(struct scen *sc, const struct vmctx_sample *smp)
 		sc->err = err;
 }
 
-/* One guest tick of process @proc of VM @vm, next in that process's mix. */
-static void guest(struct scen *sc, int i, int cpu, int vm, int vcpu, int proc, uint64_t exit)
+/* A sample of VM @vm's vCPU @vcpu thread at tick @i. */
+static struct vmctx_sample vcpu_sample(int i, int cpu, int vm, int vcpu, uint32_t flags,
+				       uint64_t exit)
 {
-	int j = mixpos[vm][proc]++ % MIX_LEN;
 	struct vmctx_sample smp = {
 		.sz = sizeof(smp),
 		.time = tick_time(i, cpu),
@@ -122,14 +122,23 @@ static void guest(struct scen *sc, int i, int cpu, int vm, int vcpu, int proc, u
 		.tid = VM_PID(vm) + 1 + vcpu,
 		.vm = VM_PID(vm),
 		.vcpu = vcpu,
-		.flags = VMCTX_SAMPLE_GUEST,
-		.cpl = 3,
+		.flags = flags,
 		.isa = VMCTX_ISA_VMX,
-		/* PTI user half and a PCID, as a real guest's user-mode CR3 looks. */
-		.cr3 = ROOT(proc) | 0x1000 | (proc + 1),
 		.exit_reason = exit,
 	};
 
+	return smp;
+}
+
+/* One guest tick of process @proc of VM @vm, next in that process's mix. */
+static void guest(struct scen *sc, int i, int cpu, int vm, int vcpu, int proc, uint64_t exit)
+{
+	struct vmctx_sample smp = vcpu_sample(i, cpu, vm, vcpu, VMCTX_SAMPLE_GUEST, exit);
+	int j = mixpos[vm][proc]++ % MIX_LEN;
+
+	/* PTI user half and a PCID, as a real guest's user-mode CR3 looks. */
+	smp.cpl = 3;
+	smp.cr3 = ROOT(proc) | 0x1000 | (proc + 1);
 	if (j < MIX_TOFFOLI)
 		smp.ip = SYM_TOFFOLI + 0x10;
 	else if (j < MIX_TOFFOLI + MIX_SIGMA_X)
@@ -148,44 +157,21 @@ static void guest(struct scen *sc, int i, int cpu, int vm, int vcpu, int proc, u
 
 static void guest_kernel(struct scen *sc, int i, int cpu, int vm, int vcpu, uint64_t exit)
 {
-	struct vmctx_sample smp = {
-		.sz = sizeof(smp),
-		.time = tick_time(i, cpu),
-		.cpu = cpu,
-		.pid = VM_PID(vm),
-		.tid = VM_PID(vm) + 1 + vcpu,
-		.vm = VM_PID(vm),
-		.vcpu = vcpu,
-		.flags = VMCTX_SAMPLE_GUEST,
-		.cpl = 0,
-		.isa = VMCTX_ISA_VMX,
-		.cr3 = ROOT(0),
-		.ip = KSYM_APIC + 0x40,
-		.exit_reason = exit,
-	};
+	struct vmctx_sample smp = vcpu_sample(i, cpu, vm, vcpu, VMCTX_SAMPLE_GUEST, exit);
 
+	smp.cr3 = ROOT(0);
+	smp.ip = KSYM_APIC + 0x40;
 	feed(sc, &smp);
 }
 
 /* KVM handling an exit of the vCPU: host code in the vCPU's thread. */
 static void host_vcpu(struct scen *sc, int i, int cpu, int vm, int vcpu, uint64_t exit)
 {
-	struct vmctx_sample smp = {
-		.sz = sizeof(smp),
-		.time = tick_time(i, cpu),
-		.cpu = cpu,
-		.pid = VM_PID(vm),
-		.tid = VM_PID(vm) + 1 + vcpu,
-		.vm = VM_PID(vm),
-		.vcpu = vcpu,
-		.flags = VMCTX_SAMPLE_HOST_VCPU,
-		.isa = VMCTX_ISA_VMX,
-		.ip = 0xffffffffc0001000ULL,
-		.exit_reason = exit,
-		.host_sym = "vmx_vcpu_run",
-		.host_dso = "kvm_intel",
-	};
+	struct vmctx_sample smp = vcpu_sample(i, cpu, vm, vcpu, VMCTX_SAMPLE_HOST_VCPU, exit);
 
+	smp.ip = 0xffffffffc0001000ULL;
+	smp.host_sym = "vmx_vcpu_run";
+	smp.host_dso = "kvm_intel";
 	feed(sc, &smp);
 }
 
