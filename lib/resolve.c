@@ -259,7 +259,17 @@ int vmctx_bundle_find_task(struct vmctx_bundle *b, uint64_t cr3, uint64_t guest_
 	for (; lo < b->ntasks; lo++) {
 		const struct vmctx_task *t = &b->tasks[b->by_root[lo]];
 
-		if (vmctx_cr3_normalize(t->root, b->cr3_mask) != root || t->start > guest_ns)
+		if (vmctx_cr3_normalize(t->root, b->cr3_mask) != root)
+			break;
+		if (guest_ns == VMCTX_TIME_NONE) {
+			/* Time unknown: only a root that one process ever owned resolves. */
+			if (best >= 0 && b->tasks[best].tgid != t->tgid)
+				return -ENOENT;
+			if (best < 0 || t->pid == t->tgid)
+				best = b->by_root[lo];
+			continue;
+		}
+		if (t->start > guest_ns)
 			break;
 		if (t->exit != VMCTX_TIME_NONE && t->exit <= guest_ns)
 			continue;

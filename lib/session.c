@@ -304,14 +304,15 @@ static int sample_task(struct vmctx_session *s, struct vmctx_vcpu *v,
 {
 	struct vmctx_vm *vm = &s->vms[v->vm];
 	struct vmctx_bundle *b = vm->bundle;
-	uint64_t t = smp->time + vm->guest_ns_offset;
+	uint64_t t = vm->guest_ns_offset == VMCTX_OFFSET_UNKNOWN ? VMCTX_TIME_NONE :
+		     smp->time + vm->guest_ns_offset;
 	const struct vmctx_task *task;
 	int i;
 
 	if (!b)
 		return -ENOENT;
 	if (v->cache_task >= 0 && v->cache_cr3 == smp->cr3 && t >= v->cache_from &&
-	    t < v->cache_to)
+	    (t < v->cache_to || v->cache_to == VMCTX_TIME_NONE))
 		return v->cache_task;
 	i = vmctx_bundle_find_task(b, smp->cr3, t);
 	if (i < 0)
@@ -319,8 +320,8 @@ static int sample_task(struct vmctx_session *s, struct vmctx_vcpu *v,
 	task = &b->tasks[i];
 	v->cache_task = i;
 	v->cache_cr3 = smp->cr3;
-	v->cache_from = task->start;
-	v->cache_to = task->exit;
+	v->cache_from = t == VMCTX_TIME_NONE ? 0 : task->start;
+	v->cache_to = t == VMCTX_TIME_NONE ? VMCTX_TIME_NONE : task->exit;
 	return i;
 }
 

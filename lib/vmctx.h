@@ -165,7 +165,9 @@ uint64_t vmctx_cr3_normalize(uint64_t cr3, uint64_t ignore_mask);
 /*
  * Index of the task that owned @cr3 at guest time @guest_ns, or -ENOENT.
  * A root freed and reused by a later process resolves by lifetime, so an
- * old sample never resolves to the new owner.
+ * old sample never resolves to the new owner.  With @guest_ns
+ * VMCTX_TIME_NONE (guest time unknown) a root resolves only if a single
+ * process ever owned it.
  */
 int vmctx_bundle_find_task(struct vmctx_bundle *b, uint64_t cr3, uint64_t guest_ns);
 
@@ -220,8 +222,11 @@ int vmctx_session_add_vm(struct vmctx_session *s, int pid, const char *name);
 /*
  * Resolve VM @pid's guest samples through @b, which the caller keeps and
  * frees after the session.  @guest_ns_offset is added to host time to get
- * the guest time used for task lifetimes.
+ * the guest time used for task lifetimes; VMCTX_OFFSET_UNKNOWN when the two
+ * clocks cannot be related, and then roots resolve only when a single
+ * process ever owned them (see vmctx_bundle_find_task()).
  */
+#define VMCTX_OFFSET_UNKNOWN INT64_MIN
 int vmctx_session_attach_bundle(struct vmctx_session *s, int pid, struct vmctx_bundle *b,
 				int64_t guest_ns_offset);
 

@@ -50,6 +50,11 @@ static void reused_root_resolves_by_lifetime(void)
 	CHECK(t == -ENOENT, "freed root between owners resolves to nobody (got %d)", t);
 	t = vmctx_bundle_find_task(b, R, 999);
 	CHECK(t == -ENOENT, "before the first owner resolves to nobody (got %d)", t);
+	t = vmctx_bundle_find_task(b, R, VMCTX_TIME_NONE);
+	CHECK(t == -ENOENT, "time unknown: a reused root is ambiguous (got %d)", t);
+	t = vmctx_bundle_add_task(b, R + 0x4000, 400, 400, "solo", 5000, 6000);
+	CHECK_EQ(vmctx_bundle_find_task(b, R + 0x4000, VMCTX_TIME_NONE), t,
+		 "time unknown: a root one process owned resolves");
 	t = vmctx_bundle_find_task(b, R + 0x2000, 1500);
 	CHECK(t == -ENOENT, "unknown root resolves to nobody (got %d)", t);
 	vmctx_bundle_free(b);
