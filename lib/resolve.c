@@ -393,3 +393,20 @@ int vmctx_bundle_resolve_kernel(struct vmctx_bundle *b, uint64_t ip, const char 
 		*module = km ? km->name : "vmlinux";
 	return 0;
 }
+
+int vmctx_bundle_guest_ns(const struct vmctx_bundle *b, uint64_t guest_tsc, uint64_t *ns)
+{
+	__int128 d;
+
+	if (!b || !ns)
+		return -EINVAL;
+	if (!b->tsc_khz)
+		return -ENODATA;
+	/* 1 kHz of TSC is 1e6 ns per 1000 ticks: ns = ticks * 1e6 / kHz */
+	d = ((__int128)guest_tsc - (__int128)b->clock_tsc) * 1000000 / b->tsc_khz;
+	d += b->clock_ns;
+	if (d < 0 || d >= (__int128)VMCTX_TIME_NONE)
+		return -ERANGE;
+	*ns = (uint64_t)d;
+	return 0;
+}

@@ -152,6 +152,14 @@ size_t vmctx_bundle_nobjects(const struct vmctx_bundle *b);
 size_t vmctx_bundle_nmaps(const struct vmctx_bundle *b);
 size_t vmctx_bundle_nksyms(const struct vmctx_bundle *b);
 
+/*
+ * Guest CLOCK_MONOTONIC ns at guest TSC value @guest_tsc, from the bundle's
+ * clock pair and TSC frequency: how a host that knows the guest's TSC (host
+ * TSC plus KVM's TSC offset) relates guest times to its own.  -ENODATA when
+ * the bundle has no clock data, -ERANGE when the result does not fit.
+ */
+int vmctx_bundle_guest_ns(const struct vmctx_bundle *b, uint64_t guest_tsc, uint64_t *ns);
+
 /* ---- Resolution: CR3 to guest process, IP to symbol ---------------------- */
 
 /*

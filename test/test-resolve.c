@@ -141,8 +141,27 @@ static void user_and_kernel_ips_resolve(void)
 	vmctx_bundle_free(b);
 }
 
+static void guest_tsc_maps_to_guest_time(void)
+{
+	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	uint64_t ns = 0;
+
+	CHECK(vmctx_bundle_guest_ns(b, 1000, &ns) == -ENODATA, "no clock data");
+	/* 2 GHz TSC: 2e9 ticks per second; pair (tsc 4e9, 10 s) */
+	vmctx_bundle_set_clock(b, 2000000, 4000000000ULL, 10000000000ULL);
+	CHECK(!vmctx_bundle_guest_ns(b, 6000000000ULL, &ns) && ns == 11000000000ULL,
+	      "one second of ticks later is 11 s (got %" PRIu64 ")", ns);
+	CHECK(!vmctx_bundle_guest_ns(b, 2000000000ULL, &ns) && ns == 9000000000ULL,
+	      "before the pair works too (got %" PRIu64 ")", ns);
+	CHECK(vmctx_bundle_guest_ns(b, 0, &ns) == 0 && ns == 8000000000ULL, "tsc 0 is 8 s");
+	vmctx_bundle_set_clock(b, 1, UINT64_MAX, 0);
+	CHECK(vmctx_bundle_guest_ns(b, 0, &ns) == -ERANGE, "negative time is refused");
+	vmctx_bundle_free(b);
+}
+
 int main(void)
 {
+	guest_tsc_maps_to_guest_time();
 	pti_pcid_variants_normalise_to_the_root();
 	reused_root_resolves_by_lifetime();
 	labels_tell_same_comm_processes_apart();
