@@ -92,7 +92,7 @@ static void normalise_syms(struct vmctx_object *o)
 		uint64_t next = i + 1 < n ? o->syms[i + 1].start : UINT64_MAX;
 
 		if (s->end <= s->start)
-			s->end = i + 1 < n ? next : s->start + 1;
+			s->end = i + 1 < n ? next : s->start < UINT64_MAX ? s->start + 1 : UINT64_MAX;
 		if (s->end > next)
 			s->end = next;
 	}
@@ -113,22 +113,50 @@ static int check_maps(struct vmctx_task *t)
 	return 0;
 }
 
-/* The task that stands for @t's process: its leader, or itself. */
-static size_t leader_of(const struct vmctx_bundle *b, size_t t)
+static int cmp_process(const void *a, const void *b, void *arg)
 {
-	uint64_t root = vmctx_cr3_normalize(b->tasks[t].root, b->cr3_mask);
-	size_t i;
+	const struct vmctx_bundle *bundle = arg;
+	const struct vmctx_task *x = &bundle->tasks[*(const uint32_t *)a];
+	const struct vmctx_task *y = &bundle->tasks[*(const uint32_t *)b];
+	uint64_t rx = vmctx_cr3_normalize(x->root, bundle->cr3_mask);
+	uint64_t ry = vmctx_cr3_normalize(y->root, bundle->cr3_mask);
 
-	if (b->tasks[t].pid == b->tasks[t].tgid)
-		return t;
-	for (i = 0; i < b->ntasks; i++) {
-		const struct vmctx_task *c = &b->tasks[i];
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	/* the leader (pid == tgid) first */
+	if ((x->pid == x->tgid) != (y->pid == y->tgid))
+		return x->pid == x->tgid ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
 
-		if (c->pid == c->tgid && c->tgid == b->tasks[t].tgid &&
-		    vmctx_cr3_normalize(c->root, b->cr3_mask) == root)
-			return i;
+/*
+ * leader[i]: the task that stands for task i's process, the one with
+ * pid == tgid sharing its root and tgid, or i itself.  O(n log n): a hostile
+ * bundle may hold millions of tasks.
+ */
+static void find_leaders(const struct vmctx_bundle *b, uint32_t *order, uint32_t *leader)
+{
+	size_t i, j;
+
+	for (i = 0; i < b->ntasks; i++)
+		order[i] = i;
+	if (b->ntasks > 1)
+		qsort_r(order, b->ntasks, sizeof(*order), cmp_process, (void *)b);
+	for (i = 0; i < b->ntasks; i = j) {
+		const struct vmctx_task *first = &b->tasks[order[i]];
+		uint64_t root = vmctx_cr3_normalize(first->root, b->cr3_mask);
+
+		for (j = i; j < b->ntasks; j++) {
+			const struct vmctx_task *t = &b->tasks[order[j]];
+
+			if (t->tgid != first->tgid ||
+			    vmctx_cr3_normalize(t->root, b->cr3_mask) != root)
+				break;
+			leader[order[j]] = first->pid == first->tgid ? order[i] : order[j];
+		}
 	}
-	return t;
 }
 
 static int cmp_leader(const void *a, const void *b, void *arg)
@@ -148,12 +176,13 @@ static int cmp_leader(const void *a, const void *b, void *arg)
 }
 
 /* "comm" for a unique comm, else "comm(N)" numbered in start order. */
-static int make_labels(struct vmctx_bundle *b, uint32_t *order)
+static int make_labels(struct vmctx_bundle *b, uint32_t *order, uint32_t *leader)
 {
 	size_t i, j, n = 0;
 
+	find_leaders(b, order, leader);
 	for (i = 0; i < b->ntasks; i++)
-		if (leader_of(b, i) == i)
+		if (leader[i] == i)
 			order[n++] = i;
 	if (n > 1)
 		qsort_r(order, n, sizeof(*order), cmp_leader, b);
@@ -176,7 +205,7 @@ static int make_labels(struct vmctx_bundle *b, uint32_t *order)
 		}
 	}
 	for (i = 0; i < b->ntasks; i++) {
-		size_t l = leader_of(b, i);
+		size_t l = leader[i];
 		struct vmctx_task *t = &b->tasks[i];
 
 		if (l != i) {
@@ -192,7 +221,7 @@ static int make_labels(struct vmctx_bundle *b, uint32_t *order)
 
 int vmctx_bundle_index(struct vmctx_bundle *b)
 {
-	uint32_t *by_root, *order;
+	uint32_t *by_root, *order, *leader;
 	size_t i;
 	int err;
 
@@ -215,17 +244,20 @@ int vmctx_bundle_index(struct vmctx_bundle *b)
 
 	by_root = calloc(b->ntasks + 1, sizeof(*by_root));
 	order = calloc(b->ntasks + 1, sizeof(*order));
-	if (!by_root || !order) {
+	leader = calloc(b->ntasks + 1, sizeof(*leader));
+	if (!by_root || !order || !leader) {
 		free(by_root);
 		free(order);
+		free(leader);
 		return -ENOMEM;
 	}
 	for (i = 0; i < b->ntasks; i++)
 		by_root[i] = i;
 	if (b->ntasks > 1)
 		qsort_r(by_root, b->ntasks, sizeof(*by_root), cmp_root, b);
-	err = make_labels(b, order);
+	err = make_labels(b, order, leader);
 	free(order);
+	free(leader);
 	if (err) {
 		free(by_root);
 		return err;

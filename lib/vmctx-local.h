@@ -115,7 +115,7 @@ struct vmctx_bundle {
 #define BUNDLE_MAX_SYMNAME	8192
 #define BUNDLE_MAX_BUILD_ID	128		/* hex digits */
 #define BUNDLE_MAX_LINE		65536		/* bytes, newline included */
-#define BUNDLE_DEFAULT_MAX_SIZE	(512ull << 20)
+#define BUNDLE_DEFAULT_MAX_SIZE	(64ull << 20)
 
 /* bundle.c: true for 2..BUNDLE_MAX_BUILD_ID lowercase hex digits, even. */
 __hidden bool bundle_build_id_valid(const char *id);

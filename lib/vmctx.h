@@ -93,7 +93,7 @@ struct vmctx_bundle;
 
 struct vmctx_read_opts {
 	size_t sz;			/* sizeof(struct vmctx_read_opts) */
-	uint64_t max_size;		/* decompressed bytes; 0: 512 MiB */
+	uint64_t max_size;		/* decompressed bytes; 0: 64 MiB */
 };
 
 struct vmctx_bundle *vmctx_bundle_alloc(void);
