@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ELF objects behind the mappings: build-id, function symbols (.symtab,
+ * else .dynsym) and the PT_LOAD segments that give each mapping's load
+ * bias.  Each path is read once per run; the bundle deduplicates objects
+ * by build-id, so symbols are added only to an object that has none yet.
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#define VDSO_PATH	"[vdso]"
+
+struct elf_entry {
+	char *path;
+	int object;		/* -1: not an ELF object we can use */
+	size_t nloads;
+	uint64_t (*loads)[4];	/* PT_LOAD: p_offset, p_vaddr, p_filesz, p_flags */
+};
+
+struct elf_cache {
+	size_t n;
+	size_t cap;
+	struct elf_entry *v;
+};
+
+struct elf_cache *elf_cache_new(void)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	return calloc(1, sizeof(struct elf_cache));
+}
+
+void elf_cache_free(struct elf_cache *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->n; i++) {
+		free(c->v[i].path);
+		free(c->v[i].loads);
+	}
+	free(c->v);
+	free(c);
+}
+
+/* How well a segment's flags fit a mapping's protection: X counts most, then W. */
+static int fit(uint64_t flags, unsigned int prot)
+{
+	return 2 * !((flags ^ prot) & PF_X) + !((flags ^ prot) & PF_W);
+}
+
+int elf_bias_for(const uint64_t (*loads)[4], size_t nloads, uint64_t start, uint64_t pgoff,
+		 unsigned int prot, uint64_t *bias)
+{
+	const uint64_t *in = NULL, *below = NULL;
+	size_t i;
+
+	/*
+	 * The kernel maps file page (p_offset & ~0xfff) at the page of
+	 * (bias + p_vaddr), so the mapping's first byte, file offset pgoff,
+	 * is ELF address p_vaddr + pgoff - p_offset.  Two segments may share
+	 * a file page (text and data of old layouts, rodata and data of new
+	 * ones); the mapping's protection tells them apart.
+	 */
+	for (i = 0; i < nloads; i++) {
+		const uint64_t *l = loads[i];
+
+		if ((l[0] & ~0xfffULL) <= pgoff && pgoff < l[0] + (l[2] ? l[2] : 1)) {
+			if (!in || fit(l[3], prot) > fit(in[3], prot))
+				in = l;
+		} else if (l[0] <= pgoff && (!below || l[0] > below[0])) {
+			below = l;
+		}
+	}
+	if (!in)
+		in = below;
+	if (!in) {
+		*bias = start - pgoff;
+		return -ENOENT;
+	}
+	*bias = start - pgoff + in[0] - in[1];
+	return 0;
+}
+
+static int read_loads(Elf *elf, struct elf_entry *e)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EINVAL;
+	e->loads = calloc(n ? n : 1, sizeof(*e->loads));
+	if (!e->loads)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		e->loads[e->nloads][0] = ph.p_offset;
+		e->loads[e->nloads][1] = ph.p_vaddr;
+		e->loads[e->nloads][2] = ph.p_filesz;
+		e->loads[e->nloads][3] = ph.p_flags;
+		e->nloads++;
+	}
+	return 0;
+}
+
+static void hex(char *out, const unsigned char *p, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static bool note_build_id(Elf_Data *d, char *out)
+{
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp((char *)d->d_buf + name_off, "GNU", 4) &&
+		    nh.n_descsz >= 1 && nh.n_descsz <= 64) {
+			hex(out, (unsigned char *)d->d_buf + desc_off, nh.n_descsz);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* From a SHT_NOTE section, else from PT_NOTE segments (stripped sections). */
+static bool read_build_id(Elf *elf, char *out)
+{
+	Elf_Scn *scn = NULL;
+	size_t n, i;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (d && note_build_id(d, out))
+			return true;
+	}
+	if (elf_getphdrnum(elf, &n))
+		return false;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		d = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		if (d && note_build_id(d, out))
+			return true;
+	}
+	return false;
+}
+
+static Elf_Scn *symbol_table(Elf *elf, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL, *dyn = NULL;
+	GElf_Shdr dsh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		if (sh->sh_type == SHT_SYMTAB)
+			return scn;
+		if (sh->sh_type == SHT_DYNSYM && !dyn) {
+			dyn = scn;
+			dsh = *sh;
+		}
+	}
+	if (dyn)
+		*sh = dsh;
+	return dyn;
+}
+
+/* Functions with a definition; the bundle reduces aliases and sizes. */
+static int add_symbols(struct agent *a, Elf *elf, int object)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = symbol_table(elf, &sh);
+	Elf_Data *d;
+	size_t i, n;
+	int err;
+
+	if (!scn || !sh.sh_entsize)
+		return 0;
+	d = elf_getdata(scn, NULL);
+	if (!d)
+		return 0;
+	n = sh.sh_size / sh.sh_entsize;
+	for (i = 0; i < n; i++) {
+		GElf_Sym s;
+		const char *name;
+		int type;
+
+		if (!gelf_getsym(d, i, &s))
+			break;
+		type = GELF_ST_TYPE(s.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+		    !s.st_value)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		err = vmctx_bundle_add_symbol(a->bundle, object, s.st_value, s.st_size, name);
+		if (err == -VMCTX_E_LIMIT || err == -EINVAL)
+			continue;
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Fill @e from an opened ELF; e->object stays -1 for what is no ELF object. */
+static int read_elf(struct agent *a, Elf *elf, struct elf_entry *e, const char *bundle_path)
+{
+	char build_id[129];
+	GElf_Ehdr eh;
+	int obj, err;
+
+	e->object = -1;
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+		return 0;
+	err = read_loads(elf, e);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	obj = vmctx_bundle_add_object(a->bundle, bundle_path,
+				      read_build_id(elf, build_id) ? build_id : NULL);
+	if (obj < 0)
+		return obj;
+	e->object = obj;
+	if (vmctx_bundle_object_nsyms(a->bundle, obj) > 0)
+		return 0;
+	return add_symbols(a, elf, obj);
+}
+
+/* The guest's vDSO is the agent's own: the same kernel maps it everywhere. */
+static int read_vdso(struct agent *a, struct elf_entry *e)
+{
+	const unsigned char *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh64 = (const void *)base;
+	size_t size, i;
+	Elf *elf;
+	int err;
+
+	e->object = -1;
+	if (!base || memcmp(base, ELFMAG, SELFMAG) || base[EI_CLASS] != ELFCLASS64)
+		return 0;
+	/* The image ends with its section headers, or its last segment. */
+	size = eh64->e_shoff + (size_t)eh64->e_shnum * eh64->e_shentsize;
+	for (i = 0; i < eh64->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const void *)(base + eh64->e_phoff + i * eh64->e_phentsize);
+
+		if (ph->p_offset + ph->p_filesz > size)
+			size = ph->p_offset + ph->p_filesz;
+	}
+	elf = elf_memory((char *)base, size);
+	if (!elf)
+		return 0;
+	err = read_elf(a, elf, e, VDSO_PATH);
+	elf_end(elf);
+	return err;
+}
+
+static int read_file(struct agent *a, const char *path, struct elf_entry *e)
+{
+	char *full;
+	Elf *elf;
+	int fd, err;
+
+	e->object = -1;
+	full = agent_path(a, path);
+	if (!full)
+		return -ENOMEM;
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		agent_note(a, "%s: %s (mapped, but no symbols)", full, strerror(errno));
+		free(full);
+		return 0;
+	}
+	free(full);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		close(fd);
+		return 0;
+	}
+	err = read_elf(a, elf, e, path);
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+static struct elf_entry *cache_get(struct agent *a, const char *path, int *err)
+{
+	struct elf_cache *c = a->elves;
+	struct elf_entry *e;
+	size_t i;
+
+	*err = 0;
+	for (i = 0; i < c->n; i++)
+		if (!strcmp(c->v[i].path, path))
+			return &c->v[i];
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		struct elf_entry *nv = realloc(c->v, cap * sizeof(*nv));
+
+		if (!nv) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		c->v = nv;
+		c->cap = cap;
+	}
+	e = &c->v[c->n];
+	memset(e, 0, sizeof(*e));
+	e->path = strdup(path);
+	if (!e->path) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*err = strcmp(path, VDSO_PATH) ? read_file(a, path, e) : read_vdso(a, e);
+	if (*err) {
+		free(e->path);
+		free(e->loads);
+		return NULL;
+	}
+	c->n++;
+	return e;
+}
+
+int elf_object_for_map(struct agent *a, const char *path, uint64_t start, uint64_t pgoff,
+		       unsigned int prot, uint64_t *bias, int *object)
+{
+	struct elf_entry *e;
+	int err;
+
+	*bias = start - pgoff;
+	*object = -1;
+	/* Anonymous and pseudo mappings, and files deleted since they were mapped. */
+	if (strcmp(path, VDSO_PATH) && (path[0] != '/' || strstr(path, " (deleted)")))
+		return 0;
+	e = cache_get(a, path, &err);
+	if (!e)
+		return err;
+	if (e->object < 0)
+		return 0;
+	elf_bias_for((const uint64_t (*)[4])e->loads, e->nloads, start, pgoff, prot, bias);
+	*object = e->object;
+	return 0;
+}

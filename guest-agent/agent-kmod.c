@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The vmctx_guest module's files (vmctx_guest(4)): the task table, with a
+ * header holding the guest clock pair, and the fork/exec/exit event ring.
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define KMOD_VERSION	1
+
+static const char *const event_names[] = {
+	[KMOD_FORK] = "fork",
+	[KMOD_EXEC] = "exec",
+	[KMOD_EXIT] = "exit",
+};
+
+/* Explain why a module file cannot be opened; the module is the usual reason. */
+static void open_error(const struct agent *a, const char *path, int err)
+{
+	if (err == -ENOENT)
+		agent_err(a, "%s: %s: the vmctx_guest module is not loaded; load vmctx_guest.ko: insmod vmctx_guest.ko (see vmctx_guest(4))",
+			  path, strerror(-err));
+	else if (err == -EACCES || err == -EPERM)
+		agent_err(a, "%s: %s: the vmctx_guest module shows page-table roots to root (CAP_SYS_ADMIN) only; run vmctx-agent as root",
+			  path, strerror(-err));
+	else
+		agent_err(a, "%s: %s", path, strerror(-err));
+}
+
+static int open_kmod_file(const struct agent *a, const char *name)
+{
+	char *path;
+	int fd;
+
+	if (asprintf(&path, "%s/%s", a->kmod_dir, name) < 0)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fd = -errno;
+		open_error(a, path, fd);
+	}
+	free(path);
+	return fd;
+}
+
+static int parse_u64(const char *s, int base, uint64_t *v)
+{
+	unsigned long long x;
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(s, &end, base);
+	if (errno || *end)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+static int parse_int(const char *s, int *v)
+{
+	uint64_t x;
+
+	if (parse_u64(s, 10, &x) || x > INT32_MAX)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+/* "0x..." or "-" (no root). */
+static int parse_root(const char *s, uint64_t *v)
+{
+	if (!strcmp(s, "-")) {
+		*v = AGENT_NO_ROOT;
+		return 0;
+	}
+	if (strncmp(s, "0x", 2))
+		return -EINVAL;
+	return parse_u64(s + 2, 16, v);
+}
+
+/* Split @line at single spaces into at most @max fields. */
+static size_t split(char *line, char **f, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max) {
+		f[n++] = line;
+		line = strchr(line, ' ');
+		if (!line)
+			break;
+		*line++ = '\0';
+	}
+	return line ? max + 1 : n;
+}
+
+/* "pid tgid start_ns root user_root comm", already split. */
+static int parse_task_fields(char **f, struct kmod_task *t)
+{
+	if (parse_int(f[0], &t->pid) || parse_int(f[1], &t->tgid) ||
+	    parse_u64(f[2], 10, &t->start_ns) || parse_root(f[3], &t->root) ||
+	    parse_root(f[4], &t->user_root))
+		return -EINVAL;
+	if (strlen(f[5]) >= sizeof(t->comm))
+		return -EINVAL;
+	strcpy(t->comm, f[5]);
+	return agent_unescape(t->comm);
+}
+
+int kmod_parse_task_line(char *line, struct kmod_task *t)
+{
+	char *f[6];
+
+	if (split(line, f, 6) != 6)
+		return -EINVAL;
+	return parse_task_fields(f, t);
+}
+
+/*
+ * "seq type tsc ns pid tgid other start_ns root user_root comm", or
+ * "lost N" (returned as -ENODATA: the sequence numbers show the gap too).
+ */
+int kmod_parse_event_line(char *line, struct kmod_event *e)
+{
+	char *f[11];
+	size_t i;
+
+	if (!strncmp(line, "lost ", 5))
+		return -ENODATA;
+	if (split(line, f, 11) != 11)
+		return -EINVAL;
+	for (i = 0; i < 3; i++)
+		if (!strcmp(f[1], event_names[i]))
+			break;
+	if (i == 3)
+		return -EINVAL;
+	e->type = i;
+	if (parse_u64(f[0], 10, &e->seq) || parse_u64(f[2], 10, &e->tsc) ||
+	    parse_u64(f[3], 10, &e->ns) || parse_int(f[6], &e->other))
+		return -EINVAL;
+	/* The task's fields, as in the table: pid, tgid, then start_ns past "other". */
+	f[6] = f[5];
+	f[5] = f[4];
+	return parse_task_fields(f + 5, &e->task);
+}
+
+/* "vmctx_guest 1 key=value ..."; unknown keys are for later versions. */
+static int parse_header(const struct agent *a, char *line, struct kmod_table *t)
+{
+	char *tok, *save = NULL;
+	uint64_t v;
+
+	tok = strtok_r(line, " ", &save);
+	if (!tok || strcmp(tok, "vmctx_guest"))
+		return -EINVAL;
+	tok = strtok_r(NULL, " ", &save);
+	if (!tok || parse_u64(tok, 10, &v))
+		return -EINVAL;
+	if (v != KMOD_VERSION) {
+		agent_err(a, "the vmctx_guest module speaks format %" PRIu64 ", this agent format %d; use an agent and module from the same release",
+			  v, KMOD_VERSION);
+		return -EPROTO;
+	}
+	while ((tok = strtok_r(NULL, " ", &save))) {
+		char *val = strchr(tok, '=');
+		int err = 0;
+
+		if (!val)
+			return -EINVAL;
+		*val++ = '\0';
+		if (!strcmp(tok, "tsc_khz"))
+			err = parse_u64(val, 10, &t->tsc_khz);
+		else if (!strcmp(tok, "tsc"))
+			err = parse_u64(val, 10, &t->tsc);
+		else if (!strcmp(tok, "ns"))
+			err = parse_u64(val, 10, &t->ns);
+		else if (!strcmp(tok, "pti"))
+			t->pti = !strcmp(val, "1");
+		else if (!strcmp(tok, "cr3_mask"))
+			err = strncmp(val, "0x", 2) ? -EINVAL :
+			      parse_u64(val + 2, 16, &t->cr3_mask);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void kmod_free_table(struct kmod_table *t)
+{
+	free(t->tasks);
+	memset(t, 0, sizeof(*t));
+}
+
+int kmod_read_table(struct agent *a, struct kmod_table *t)
+{
+	char *buf, *line, *next;
+	size_t cap = 0, lineno = 1;
+	struct kmod_table nt = { 0 };
+	int fd, err;
+
+	fd = open_kmod_file(a, "tasks");
+	if (fd < 0)
+		return fd;
+	err = agent_read_fd(fd, &buf, NULL);
+	close(fd);
+	if (err) {
+		agent_err(a, "%s/tasks: %s", a->kmod_dir, strerror(-err));
+		return err;
+	}
+	next = strchrnul(buf, '\n');
+	if (*next)
+		*next++ = '\0';
+	err = parse_header(a, buf, &nt);
+	if (err) {
+		if (err != -EPROTO)
+			agent_err(a, "%s/tasks: not a vmctx_guest task table", a->kmod_dir);
+		goto fail;
+	}
+	for (line = next; *line; line = next) {
+		struct kmod_task *nv;
+
+		lineno++;
+		next = strchrnul(line, '\n');
+		if (*next)
+			*next++ = '\0';
+		if (nt.ntasks == cap) {
+			cap = cap ? 2 * cap : 512;
+			nv = realloc(nt.tasks, cap * sizeof(*nv));
+			if (!nv) {
+				err = -ENOMEM;
+				goto fail;
+			}
+			nt.tasks = nv;
+		}
+		err = kmod_parse_task_line(line, &nt.tasks[nt.ntasks]);
+		if (err) {
+			agent_err(a, "%s/tasks:%zu: malformed task line", a->kmod_dir, lineno);
+			goto fail;
+		}
+		nt.ntasks++;
+	}
+	free(buf);
+	kmod_free_table(t);
+	*t = nt;
+	return 0;
+fail:
+	free(buf);
+	kmod_free_table(&nt);
+	return err;
+}
+
+int kmod_open_events(struct agent *a)
+{
+	int fd = open_kmod_file(a, "events");
+
+	if (fd < 0)
+		return fd;
+	a->events_fd = fd;
+	return 0;
+}
+
+void kmod_close_events(struct agent *a)
+{
+	if (a->events_fd >= 0)
+		close(a->events_fd);
+	a->events_fd = -1;
+}
+
+static int push_event(struct agent *a, char *line, struct kmod_event **ev, size_t *nev,
+		      size_t *cap)
+{
+	struct kmod_event e, *nv;
+	int err;
+
+	err = kmod_parse_event_line(line, &e);
+	if (err == -ENODATA)
+		return 0;
+	if (err) {
+		agent_warn(a, "%s/events: malformed line skipped", a->kmod_dir);
+		return 0;
+	}
+	if (a->events_started && e.seq > a->events_next)
+		a->events_lost += e.seq - a->events_next;
+	a->events_started = true;
+	a->events_next = e.seq + 1;
+	if (*nev == *cap) {
+		*cap = *cap ? 2 * *cap : 256;
+		nv = realloc(*ev, *cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		*ev = nv;
+	}
+	(*ev)[(*nev)++] = e;
+	return 0;
+}
+
+/*
+ * The module hands out whole lines; a regular file standing in for it in
+ * tests may end in a partial line, which waits in a->carry for more.
+ */
+int kmod_read_events(struct agent *a, struct kmod_event **ev, size_t *nev, size_t *cap)
+{
+	char buf[1 << 16];
+	ssize_t r;
+	int err;
+
+	if (a->events_fd < 0)
+		return 0;
+	for (;;) {
+		char *line, *nl, *end;
+		size_t have = a->ncarry;
+
+		if (have)
+			memcpy(buf, a->carry, have);
+		r = read(a->events_fd, buf + have, sizeof(buf) - have - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			agent_err(a, "%s/events: %s", a->kmod_dir, strerror(errno));
+			return err;
+		}
+		if (!r)
+			return 0;
+		end = buf + have + r;
+		*end = '\0';
+		for (line = buf; (nl = memchr(line, '\n', end - line)); line = nl + 1) {
+			*nl = '\0';
+			err = push_event(a, line, ev, nev, cap);
+			if (err)
+				return err;
+		}
+		a->ncarry = end - line;
+		if (a->ncarry >= sizeof(a->carry)) {
+			agent_warn(a, "%s/events: overlong line skipped", a->kmod_dir);
+			a->ncarry = 0;
+		}
+		memcpy(a->carry, line, a->ncarry);
+	}
+}

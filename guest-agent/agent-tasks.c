@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Task records.  A bundle's task is one page-table root over one lifetime:
+ * fork opens a record with the child's root, exec closes it and opens one
+ * with the new root and comm, exit closes it.  Tables read from the module
+ * fill in what the events did not show (tasks older than the ring, lost
+ * events).  Events and tables are applied in guest time order.
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Open records by pid: open addressing, key 0 is empty, -1 a tombstone. */
+#define SLOT_EMPTY	0
+#define SLOT_GONE	(-1)
+
+static size_t slot_of(const struct agent_tasks *ts, int pid)
+{
+	return ((unsigned int)pid * 2654435761u) & (ts->pcap - 1);
+}
+
+static size_t *lookup(const struct agent_tasks *ts, int pid)
+{
+	size_t i;
+
+	if (!ts->pcap)
+		return NULL;
+	for (i = slot_of(ts, pid);; i = (i + 1) & (ts->pcap - 1)) {
+		if (ts->pkeys[i] == SLOT_EMPTY)
+			return NULL;
+		if (ts->pkeys[i] == pid + 1)
+			return &ts->pvals[i];
+	}
+}
+
+static int rehash(struct agent_tasks *ts, size_t cap)
+{
+	struct agent_tasks old = *ts;
+	size_t i;
+
+	ts->pkeys = calloc(cap, sizeof(*ts->pkeys));
+	ts->pvals = calloc(cap, sizeof(*ts->pvals));
+	if (!ts->pkeys || !ts->pvals) {
+		free(ts->pkeys);
+		free(ts->pvals);
+		ts->pkeys = old.pkeys;
+		ts->pvals = old.pvals;
+		return -ENOMEM;
+	}
+	ts->pcap = cap;
+	ts->pused = 0;
+	for (i = 0; i < old.pcap; i++) {
+		size_t j;
+
+		if (old.pkeys[i] <= 0)
+			continue;
+		for (j = slot_of(ts, old.pkeys[i] - 1); ts->pkeys[j];
+		     j = (j + 1) & (cap - 1))
+			;
+		ts->pkeys[j] = old.pkeys[i];
+		ts->pvals[j] = old.pvals[i];
+		ts->pused++;
+	}
+	free(old.pkeys);
+	free(old.pvals);
+	return 0;
+}
+
+static int set_open(struct agent_tasks *ts, int pid, size_t idx)
+{
+	size_t *v = lookup(ts, pid), i;
+	int err;
+
+	if (v) {
+		*v = idx;
+		return 0;
+	}
+	if ((ts->pused + 1) * 2 > ts->pcap) {
+		err = rehash(ts, ts->pcap ? ts->pcap * 2 : 1024);
+		if (err)
+			return err;
+	}
+	for (i = slot_of(ts, pid); ts->pkeys[i] > 0; i = (i + 1) & (ts->pcap - 1))
+		;
+	if (ts->pkeys[i] == SLOT_EMPTY)
+		ts->pused++;
+	ts->pkeys[i] = pid + 1;
+	ts->pvals[i] = idx;
+	return 0;
+}
+
+static void clear_open(struct agent_tasks *ts, int pid)
+{
+	size_t *v = lookup(ts, pid);
+
+	if (v)
+		ts->pkeys[v - ts->pvals] = SLOT_GONE;
+}
+
+struct agent_task *tasks_open_of(struct agent_tasks *ts, int pid)
+{
+	size_t *v = lookup(ts, pid);
+
+	return v ? &ts->v[*v] : NULL;
+}
+
+void tasks_free(struct agent_tasks *ts)
+{
+	size_t i;
+
+	for (i = 0; i < ts->n; i++)
+		agent_free_maps(ts->v[i].maps, ts->v[i].nmaps);
+	free(ts->v);
+	free(ts->pkeys);
+	free(ts->pvals);
+	memset(ts, 0, sizeof(*ts));
+}
+
+static int add(struct agent_tasks *ts, const struct kmod_task *k, uint64_t start,
+	       uint64_t exit)
+{
+	struct agent_task *t;
+	int err;
+
+	if (ts->n == ts->cap) {
+		size_t cap = ts->cap ? 2 * ts->cap : 512;
+		struct agent_task *nv = realloc(ts->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		ts->v = nv;
+		ts->cap = cap;
+	}
+	t = &ts->v[ts->n];
+	memset(t, 0, sizeof(*t));
+	t->pid = k->pid;
+	t->tgid = k->tgid;
+	t->root = k->root;
+	t->start = start;
+	t->exit = exit;
+	memcpy(t->comm, k->comm, sizeof(t->comm));
+	if (exit == AGENT_TIME_NONE) {
+		err = set_open(ts, k->pid, ts->n);
+		if (err)
+			return err;
+	}
+	ts->n++;
+	return 0;
+}
+
+static void close_rec(struct agent_tasks *ts, int pid, uint64_t ns)
+{
+	struct agent_task *t = tasks_open_of(ts, pid);
+
+	if (!t)
+		return;
+	t->exit = ns < t->start ? t->start : ns;
+	clear_open(ts, pid);
+}
+
+int tasks_apply_event(struct agent_tasks *ts, const struct kmod_event *e)
+{
+	const struct kmod_task *k = &e->task;
+	struct agent_task *t;
+
+	switch (e->type) {
+	case KMOD_FORK:
+		/* A record still open under this pid missed its exit event. */
+		close_rec(ts, k->pid, e->ns);
+		return add(ts, k, e->ns, AGENT_TIME_NONE);
+	case KMOD_EXEC:
+		if (e->other != k->pid)
+			close_rec(ts, e->other, e->ns);
+		close_rec(ts, k->pid, e->ns);
+		return add(ts, k, e->ns, AGENT_TIME_NONE);
+	case KMOD_EXIT:
+		t = tasks_open_of(ts, k->pid);
+		if (!t)
+			/* Older than what we saw: it lived from its start. */
+			return add(ts, k, k->start_ns < e->ns ? k->start_ns : e->ns, e->ns);
+		if (t->root == AGENT_NO_ROOT)
+			t->root = k->root;
+		close_rec(ts, k->pid, e->ns);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int tasks_apply_table(struct agent_tasks *ts, const struct kmod_table *tab)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < tab->ntasks; i++) {
+		const struct kmod_task *k = &tab->tasks[i];
+		struct agent_task *t = tasks_open_of(ts, k->pid);
+
+		if (t && (t->root == k->root || k->root == AGENT_NO_ROOT)) {
+			/* The same root (or an exiting task): comm may have changed. */
+			memcpy(t->comm, k->comm, sizeof(t->comm));
+			continue;
+		}
+		if (t)
+			/* An exec whose event was lost. */
+			close_rec(ts, k->pid, tab->ns);
+		err = add(ts, k, t ? tab->ns : k->start_ns, AGENT_TIME_NONE);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void tasks_close_missing(struct agent_tasks *ts, const struct kmod_table *tab)
+{
+	bool *alive;
+	size_t i;
+
+	alive = calloc(ts->n ? ts->n : 1, sizeof(*alive));
+	if (!alive)
+		return;
+	for (i = 0; i < tab->ntasks; i++) {
+		size_t *v = lookup(ts, tab->tasks[i].pid);
+
+		if (v)
+			alive[*v] = true;
+	}
+	for (i = 0; i < ts->n; i++)
+		if (ts->v[i].exit == AGENT_TIME_NONE && !alive[i])
+			close_rec(ts, ts->v[i].pid, tab->ns);
+	free(alive);
+}
+
+void tasks_drop_before(struct agent_tasks *ts, uint64_t ns)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < ts->n; i++) {
+		struct agent_task *t = &ts->v[i];
+
+		if (t->exit != AGENT_TIME_NONE && t->exit < ns) {
+			agent_free_maps(t->maps, t->nmaps);
+			continue;
+		}
+		if (t->exit == AGENT_TIME_NONE) {
+			size_t *v = lookup(ts, t->pid);
+
+			if (v)
+				*v = n;
+		}
+		ts->v[n++] = *t;
+	}
+	ts->n = n;
+}

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vmctx-agent internals.  The data flow follows the files:
+ *   agent-kmod.c   the vmctx_guest module's task table and event ring
+ *   agent-tasks.c  task records: one page-table root over one lifetime
+ *   agent-proc.c   /proc: maps, kallsyms, modules, identity
+ *   agent-elf.c    ELF objects: build-id, symbols, load bias (libelf)
+ *   agent-msg.c    messages
+ *   vmctx-agent.c  the commands, and the bundle they write
+ * Every path the agent opens is under agent->root (the module's directory
+ * may be given apart), so that tests can point it at a fake tree.
+ */
+#ifndef VMCTX_AGENT_H
+#define VMCTX_AGENT_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <vmctx.h>
+
+#define AGENT_NO_ROOT		UINT64_MAX
+#define AGENT_TIME_NONE		UINT64_MAX
+/* An escaped comm decodes to at most 16 bytes; leave room for odd input. */
+#define AGENT_COMM_MAX		64
+
+struct agent;
+
+/* One line of the module's task table, or one event from its ring. */
+struct kmod_task {
+	int pid;
+	int tgid;
+	uint64_t start_ns;
+	uint64_t root;		/* AGENT_NO_ROOT: kernel thread or exiting */
+	uint64_t user_root;
+	char comm[AGENT_COMM_MAX];
+};
+
+enum kmod_event_type {
+	KMOD_FORK,
+	KMOD_EXEC,
+	KMOD_EXIT,
+};
+
+struct kmod_event {
+	uint64_t seq;
+	enum kmod_event_type type;
+	uint64_t tsc;
+	uint64_t ns;
+	int other;		/* fork: parent pid; exec: pid before exec */
+	struct kmod_task task;
+};
+
+/* The table with its header: the module's clock pair and CR3 facts. */
+struct kmod_table {
+	uint64_t tsc_khz;
+	uint64_t tsc;
+	uint64_t ns;
+	bool pti;
+	uint64_t cr3_mask;
+	size_t ntasks;
+	struct kmod_task *tasks;
+};
+
+/* A mapping read from /proc/PID/maps. */
+struct agent_map {
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;
+	unsigned int prot;	/* PF_R, PF_W, PF_X */
+	char *path;		/* "" for anonymous */
+};
+
+/* One page-table root of one task over [start, exit). */
+struct agent_task {
+	int pid;
+	int tgid;
+	uint64_t root;
+	uint64_t start;
+	uint64_t exit;		/* AGENT_TIME_NONE while alive */
+	char comm[AGENT_COMM_MAX];
+	int maps_due;		/* reads still wanted while recording */
+	size_t nmaps;
+	struct agent_map *maps;
+};
+
+struct agent_tasks {
+	size_t n;
+	size_t cap;
+	struct agent_task *v;
+	/* Open records by pid (a hash: key pid + 1, value index). */
+	size_t pcap;
+	size_t pused;
+	int *pkeys;
+	size_t *pvals;
+};
+
+struct agent {
+	const char *prog;
+	const char *root;		/* "/" or a fake tree */
+	char *kmod_dir;			/* the module's /proc directory */
+	bool verbose;
+	bool no_kallsyms;
+	bool real_root;			/* root is "/" */
+	int events_fd;
+	bool events_started;
+	uint64_t events_next;		/* next event sequence number expected */
+	uint64_t events_lost;
+	size_t ncarry;
+	char carry[1024];		/* a partial events line */
+	struct agent_tasks tasks;
+	struct kmod_table table;	/* the latest table read */
+	struct vmctx_bundle *bundle;
+	struct elf_cache *elves;
+};
+
+/* Messages: errors always, notes with -v. */
+void agent_err(const struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void agent_warn(const struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void agent_note(const struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* agent-proc.c */
+/* "<root>/<rel>", malloc'ed; NULL on ENOMEM. */
+char *agent_path(const struct agent *a, const char *rel);
+/* Read a whole small file under the root; *len excludes the added NUL. */
+int agent_read_file(const struct agent *a, const char *rel, char **buf, size_t *len);
+/* Read @fd to its end into a NUL-terminated malloc'ed buffer. */
+int agent_read_fd(int fd, char **buf, size_t *len);
+int agent_read_maps(const struct agent *a, int tgid, int tid, struct agent_map **maps,
+		    size_t *nmaps);
+void agent_free_maps(struct agent_map *maps, size_t nmaps);
+int agent_add_identity(struct agent *a);
+int agent_add_kernel(struct agent *a);
+/* Decode "%XX" escapes in place; -EINVAL on a bad escape or a NUL. */
+int agent_unescape(char *s);
+
+/* agent-kmod.c */
+int kmod_read_table(struct agent *a, struct kmod_table *t);
+void kmod_free_table(struct kmod_table *t);
+int kmod_parse_task_line(char *line, struct kmod_task *t);
+int kmod_parse_event_line(char *line, struct kmod_event *e);
+int kmod_open_events(struct agent *a);
+/* Read every event the ring holds for us; append to *ev (grown as needed). */
+int kmod_read_events(struct agent *a, struct kmod_event **ev, size_t *nev, size_t *cap);
+void kmod_close_events(struct agent *a);
+
+/* agent-tasks.c */
+void tasks_free(struct agent_tasks *ts);
+int tasks_apply_event(struct agent_tasks *ts, const struct kmod_event *e);
+/* Bring the records in line with a table read at t->ns. */
+int tasks_apply_table(struct agent_tasks *ts, const struct kmod_table *t);
+/* Close records still open that the final table does not hold. */
+void tasks_close_missing(struct agent_tasks *ts, const struct kmod_table *t);
+/* The open record of @pid, or NULL. */
+struct agent_task *tasks_open_of(struct agent_tasks *ts, int pid);
+/* Drop records that ended before @ns. */
+void tasks_drop_before(struct agent_tasks *ts, uint64_t ns);
+
+/* agent-elf.c */
+struct elf_cache;
+struct elf_cache *elf_cache_new(void);
+void elf_cache_free(struct elf_cache *c);
+/*
+ * *object is the bundle object for @path (read under the agent's root),
+ * added with its symbols on first sight, or -1 when it is no ELF file.
+ * *bias is the load bias of a mapping of it at @start, file offset @pgoff.
+ */
+int elf_object_for_map(struct agent *a, const char *path, uint64_t start, uint64_t pgoff,
+		       unsigned int prot, uint64_t *bias, int *object);
+/*
+ * Load bias of a mapping at @start of file offset @pgoff, from the PT_LOAD
+ * segments (p_offset, p_vaddr, p_filesz, p_flags) of its file: the one
+ * holding @pgoff whose flags best fit the mapping's @prot (PF_X, PF_W,
+ * PF_R bits).  -ENOENT, and *bias = start - pgoff, without any segment at
+ * or below @pgoff.
+ */
+int elf_bias_for(const uint64_t (*loads)[4], size_t nloads, uint64_t start, uint64_t pgoff,
+		 unsigned int prot, uint64_t *bias);
+
+#endif

@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmctx_guest: tell a guest agent which page-table root each task uses.
+ *
+ * A host profiler sees only the guest CR3 of each sample.  This module lets
+ * vmctx-agent(8) name those values: /proc/vmctx_guest/tasks lists every task
+ * with the physical address of its page-table root, and
+ * /proc/vmctx_guest/events replays fork, exec and exit events from a bounded
+ * ring, so that processes that live only briefly are named too.
+ *
+ * Both files are read-only and need CAP_SYS_ADMIN: physical addresses of
+ * page tables are as sensitive as the PFNs of /proc/PID/pagemap.
+ *
+ * The file formats are described in vmctx_guest(4).
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/init.h>
+#include <linux/kernel.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/proc_fs.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <linux/tracepoint.h>
+#include <linux/uaccess.h>
+#include <asm/mem_encrypt.h>
+#include <asm/msr.h>
+#include <asm/pgtable.h>
+#include <asm/tsc.h>
+
+#if !defined(CONFIG_X86_64)
+#error "vmctx_guest reads x86-64 page-table roots and the TSC"
+#endif
+#if !defined(CONFIG_TRACEPOINTS)
+#error "vmctx_guest needs CONFIG_TRACEPOINTS for the sched_process_* tracepoints"
+#endif
+
+#define VG_FORMAT_VERSION	1
+#define VG_NO_ROOT		U64_MAX
+/* Escaped comm: every byte may become "%XX". */
+#define VG_COMM_ESC		(TASK_COMM_LEN * 3)
+/* Longest events line: numbers at their widest, escaped comm, separators. */
+#define VG_LINE_MAX		256
+#define VG_READ_BATCH		64
+
+static unsigned int ring_size = 16384;
+module_param(ring_size, uint, 0444);
+MODULE_PARM_DESC(ring_size, "events kept for readers (rounded up to a power of two, 64..1048576)");
+
+enum vg_event_type {
+	VG_FORK,
+	VG_EXEC,
+	VG_EXIT,
+};
+
+static const char * const vg_event_names[] = {
+	[VG_FORK] = "fork",
+	[VG_EXEC] = "exec",
+	[VG_EXIT] = "exit",
+};
+
+struct vg_event {
+	u64 tsc;
+	u64 ns;
+	u64 start_ns;
+	u64 root;
+	u64 user_root;
+	pid_t pid;
+	pid_t tgid;
+	pid_t other;		/* fork: parent pid; exec: pid before exec */
+	u32 type;
+	char comm[TASK_COMM_LEN];
+};
+
+/*
+ * The ring overwrites its oldest event when full.  @head counts every event
+ * ever logged, so event number s lives in slot s & (size - 1) while
+ * head - size <= s < head.  Probes run with preemption disabled and readers
+ * in process context; no user is in interrupt context, so a plain spinlock
+ * suffices.
+ */
+struct vg_ring {
+	spinlock_t lock;	/* protects head and events */
+	u64 head;
+	u32 size;
+	struct vg_event *events;
+};
+
+static struct vg_ring vg_ring = {
+	.lock = __SPIN_LOCK_UNLOCKED(vg_ring.lock),
+};
+
+/* One open file of /proc/vmctx_guest/events: where its reader stands. */
+struct vg_reader {
+	struct mutex lock;	/* serialises read() on one file */
+	u64 next;
+	struct vg_event batch[VG_READ_BATCH];
+	char text[(VG_READ_BATCH + 1) * VG_LINE_MAX];
+};
+
+struct vg_task {
+	u64 start_ns;
+	u64 root;
+	u64 user_root;
+	pid_t pid;
+	pid_t tgid;
+	char comm[TASK_COMM_LEN];
+};
+
+/* A snapshot of the task list, taken when /proc/vmctx_guest/tasks is opened. */
+struct vg_snapshot {
+	u64 tsc;
+	u64 ns;
+	size_t count;
+	struct vg_task tasks[];
+};
+
+static struct proc_dir_entry *vg_dir;
+
+static const char * const vg_tp_names[] = {
+	"sched_process_fork",
+	"sched_process_exec",
+	"sched_process_exit",
+};
+
+static struct tracepoint *vg_tps[ARRAY_SIZE(vg_tp_names)];
+
+/*
+ * Physical address of @mm's page-table root as the kernel writes it to CR3
+ * (before the PCID and SME bits), and the PTI user half when PTI is on.
+ */
+static void vg_mm_roots(struct mm_struct *mm, u64 *root, u64 *user_root)
+{
+	*root = VG_NO_ROOT;
+	*user_root = VG_NO_ROOT;
+	if (!mm)
+		return;
+	*root = __pa(mm->pgd);
+#ifdef CONFIG_PAGE_TABLE_ISOLATION
+	if (static_cpu_has(X86_FEATURE_PTI))
+		*user_root = __pa(kernel_to_user_pgdp(mm->pgd));
+#endif
+}
+
+/* Log one event; called from the probes, never sleeps. */
+static void vg_log(u32 type, struct task_struct *t, pid_t other, struct mm_struct *mm)
+{
+	struct vg_ring *r = &vg_ring;
+	struct vg_event *e;
+
+	spin_lock(&r->lock);
+	e = &r->events[r->head & (r->size - 1)];
+	r->head++;
+	e->type = type;
+	e->pid = t->pid;
+	e->tgid = t->tgid;
+	e->other = other;
+	e->start_ns = t->start_time;
+	memcpy(e->comm, t->comm, TASK_COMM_LEN);
+	e->comm[TASK_COMM_LEN - 1] = '\0';
+	vg_mm_roots((t->flags & PF_KTHREAD) ? NULL : mm, &e->root, &e->user_root);
+	/* Taken under the lock, so that event order is time order. */
+	e->tsc = rdtsc_ordered();
+	e->ns = ktime_get_ns();
+	spin_unlock(&r->lock);
+}
+
+/*
+ * The child is not running yet and its mm is set (shared for CLONE_VM), so
+ * nothing changes it under us.
+ */
+static void vg_probe_fork(void *data, struct task_struct *parent, struct task_struct *child)
+{
+	vg_log(VG_FORK, child, parent->pid, child->mm);
+}
+
+/* Runs in the exec'ing task after the new mm and comm are installed. */
+static void vg_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
+			  struct linux_binprm *bprm)
+{
+	vg_log(VG_EXEC, p, old_pid, p->mm);
+}
+
+/*
+ * In 6.1 do_exit() calls exit_mm() before this tracepoint, so p->mm is
+ * already NULL.  exit_mm() keeps the old mm as active_mm, pinned by mmgrab()
+ * until the task's last switch away, so its pgd is still valid here.
+ */
+static void vg_probe_exit(void *data, struct task_struct *p)
+{
+	vg_log(VG_EXIT, p, 0, p->active_mm);
+}
+
+static void *const vg_tp_probes[ARRAY_SIZE(vg_tp_names)] = {
+	(void *)vg_probe_fork,
+	(void *)vg_probe_exec,
+	(void *)vg_probe_exit,
+};
+
+/* "%XX" for bytes outside '!'..'~' and for '%', as vmctx-bundle(5) does. */
+static void vg_escape(char *dst, const char *comm)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i;
+
+	for (i = 0; i < TASK_COMM_LEN && comm[i]; i++) {
+		unsigned char c = comm[i];
+
+		if (c <= ' ' || c > '~' || c == '%') {
+			*dst++ = '%';
+			*dst++ = hex[c >> 4];
+			*dst++ = hex[c & 15];
+		} else {
+			*dst++ = c;
+		}
+	}
+	*dst = '\0';
+}
+
+/* Roots print as hex, or "-" for none. */
+static int vg_fmt_root(char *buf, size_t len, u64 root)
+{
+	if (root == VG_NO_ROOT)
+		return scnprintf(buf, len, "-");
+	return scnprintf(buf, len, "0x%llx", root);
+}
+
+static void vg_clock_pair(u64 *tsc, u64 *ns)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	*tsc = rdtsc_ordered();
+	*ns = ktime_get_ns();
+	local_irq_restore(flags);
+}
+
+static void vg_fill_task(struct vg_task *vt, struct task_struct *t)
+{
+	vt->pid = t->pid;
+	vt->tgid = t->tgid;
+	vt->start_ns = t->start_time;
+	/* task_lock() keeps ->mm and ->comm stable, and the mm alive. */
+	task_lock(t);
+	vg_mm_roots((t->flags & PF_KTHREAD) ? NULL : t->mm, &vt->root, &vt->user_root);
+	memcpy(vt->comm, t->comm, TASK_COMM_LEN);
+	task_unlock(t);
+	vt->comm[TASK_COMM_LEN - 1] = '\0';
+}
+
+/*
+ * Copy the task list.  Count first, allocate outside RCU (it may sleep),
+ * then fill; retry if tasks appeared in between.
+ */
+static struct vg_snapshot *vg_snapshot_take(void)
+{
+	struct task_struct *g, *t;
+	struct vg_snapshot *s;
+	size_t n, cap, tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		n = 0;
+		rcu_read_lock();
+		for_each_process_thread(g, t)
+			n++;
+		rcu_read_unlock();
+
+		cap = n + n / 8 + 64;
+		s = kvzalloc(struct_size(s, tasks, cap), GFP_KERNEL);
+		if (!s)
+			return ERR_PTR(-ENOMEM);
+
+		n = 0;
+		rcu_read_lock();
+		for_each_process_thread(g, t) {
+			if (n == cap) {
+				n++;
+				break;
+			}
+			vg_fill_task(&s->tasks[n++], t);
+		}
+		rcu_read_unlock();
+		if (n <= cap) {
+			s->count = n;
+			vg_clock_pair(&s->tsc, &s->ns);
+			return s;
+		}
+		kvfree(s);
+	}
+	return ERR_PTR(-EAGAIN);
+}
+
+/* Position 0 is the header line, position i + 1 is task i. */
+static void *vg_tasks_start(struct seq_file *m, loff_t *pos)
+{
+	struct vg_snapshot *s = m->private;
+
+	if (*pos == 0)
+		return SEQ_START_TOKEN;
+	if (*pos > s->count)
+		return NULL;
+	return &s->tasks[*pos - 1];
+}
+
+static void *vg_tasks_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	++*pos;
+	return vg_tasks_start(m, pos);
+}
+
+static void vg_tasks_stop(struct seq_file *m, void *v)
+{
+}
+
+static int vg_tasks_show(struct seq_file *m, void *v)
+{
+	struct vg_snapshot *s = m->private;
+	char root[24], user_root[24], comm[VG_COMM_ESC + 1];
+	struct vg_task *t = v;
+	int pti = 0;
+
+	if (v == SEQ_START_TOKEN) {
+#ifdef CONFIG_PAGE_TABLE_ISOLATION
+		pti = static_cpu_has(X86_FEATURE_PTI);
+#endif
+		seq_printf(m, "vmctx_guest %d tsc_khz=%u tsc=%llu ns=%llu pti=%d cr3_mask=0x%llx tasks=%zu\n",
+			   VG_FORMAT_VERSION, tsc_khz, s->tsc, s->ns, pti, sme_get_me_mask(),
+			   s->count);
+		return 0;
+	}
+	vg_fmt_root(root, sizeof(root), t->root);
+	vg_fmt_root(user_root, sizeof(user_root), t->user_root);
+	vg_escape(comm, t->comm);
+	seq_printf(m, "%d %d %llu %s %s %s\n", t->pid, t->tgid, t->start_ns, root, user_root,
+		   comm);
+	return 0;
+}
+
+static const struct seq_operations vg_tasks_seq_ops = {
+	.start = vg_tasks_start,
+	.next = vg_tasks_next,
+	.stop = vg_tasks_stop,
+	.show = vg_tasks_show,
+};
+
+static int vg_tasks_open(struct inode *inode, struct file *file)
+{
+	struct vg_snapshot *s;
+	int err;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	s = vg_snapshot_take();
+	if (IS_ERR(s))
+		return PTR_ERR(s);
+	err = seq_open(file, &vg_tasks_seq_ops);
+	if (err) {
+		kvfree(s);
+		return err;
+	}
+	((struct seq_file *)file->private_data)->private = s;
+	return 0;
+}
+
+static int vg_tasks_release(struct inode *inode, struct file *file)
+{
+	struct seq_file *m = file->private_data;
+
+	kvfree(m->private);
+	return seq_release(inode, file);
+}
+
+static const struct proc_ops vg_tasks_ops = {
+	.proc_open = vg_tasks_open,
+	.proc_read = seq_read,
+	.proc_lseek = seq_lseek,
+	.proc_release = vg_tasks_release,
+};
+
+/*
+ * A new reader starts at the oldest event still held, so that it also sees
+ * what happened shortly before it opened the file.
+ */
+static int vg_events_open(struct inode *inode, struct file *file)
+{
+	struct vg_reader *r;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	r = kvzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	mutex_init(&r->lock);
+	spin_lock(&vg_ring.lock);
+	r->next = vg_ring.head > vg_ring.size ? vg_ring.head - vg_ring.size : 0;
+	spin_unlock(&vg_ring.lock);
+	file->private_data = r;
+	return stream_open(inode, file);
+}
+
+static int vg_events_release(struct inode *inode, struct file *file)
+{
+	struct vg_reader *r = file->private_data;
+
+	mutex_destroy(&r->lock);
+	kvfree(r);
+	return 0;
+}
+
+static size_t vg_format_event(char *buf, u64 seq, const struct vg_event *e)
+{
+	char root[24], user_root[24], comm[VG_COMM_ESC + 1];
+
+	vg_fmt_root(root, sizeof(root), e->root);
+	vg_fmt_root(user_root, sizeof(user_root), e->user_root);
+	vg_escape(comm, e->comm);
+	return scnprintf(buf, VG_LINE_MAX, "%llu %s %llu %llu %d %d %d %llu %s %s %s\n", seq,
+			 vg_event_names[e->type], e->tsc, e->ns, e->pid, e->tgid, e->other,
+			 e->start_ns, root, user_root, comm);
+}
+
+/*
+ * Copy out whole lines only: as many events as the buffer surely holds,
+ * preceded by "lost N" when the ring overwrote events this reader had not
+ * read.  Returns 0 when the reader has caught up; it never blocks.
+ */
+static ssize_t vg_events_read(struct file *file, char __user *buf, size_t count, loff_t *ppos)
+{
+	struct vg_reader *r = file->private_data;
+	struct vg_ring *ring = &vg_ring;
+	size_t want, n, i, len = 0;
+	u64 oldest, first, lost = 0;
+	ssize_t ret;
+
+	if (count < 2 * VG_LINE_MAX)
+		return -EINVAL;
+	want = min_t(size_t, count / VG_LINE_MAX - 1, VG_READ_BATCH);
+
+	mutex_lock(&r->lock);
+	spin_lock(&ring->lock);
+	oldest = ring->head > ring->size ? ring->head - ring->size : 0;
+	if (r->next < oldest) {
+		lost = oldest - r->next;
+		r->next = oldest;
+	}
+	n = min_t(u64, ring->head - r->next, want);
+	for (i = 0; i < n; i++)
+		r->batch[i] = ring->events[(r->next + i) & (ring->size - 1)];
+	first = r->next;
+	r->next += n;
+	spin_unlock(&ring->lock);
+
+	if (lost)
+		len += scnprintf(r->text, VG_LINE_MAX, "lost %llu\n", lost);
+	for (i = 0; i < n; i++)
+		len += vg_format_event(r->text + len, first + i, &r->batch[i]);
+	ret = len;
+	if (len && copy_to_user(buf, r->text, len))
+		ret = -EFAULT;
+	mutex_unlock(&r->lock);
+	return ret;
+}
+
+static const struct proc_ops vg_events_ops = {
+	.proc_open = vg_events_open,
+	.proc_read = vg_events_read,
+	.proc_lseek = no_llseek,
+	.proc_release = vg_events_release,
+};
+
+static void vg_find_tp(struct tracepoint *tp, void *priv)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(vg_tp_names); i++)
+		if (!strcmp(tp->name, vg_tp_names[i]))
+			vg_tps[i] = tp;
+}
+
+static void vg_unregister_probes(size_t n)
+{
+	while (n--)
+		tracepoint_probe_unregister(vg_tps[n], vg_tp_probes[n], NULL);
+	tracepoint_synchronize_unregister();
+}
+
+/* The sched_process_* tracepoints are not exported; find them by name. */
+static int vg_register_probes(void)
+{
+	size_t i;
+	int err;
+
+	for_each_kernel_tracepoint(vg_find_tp, NULL);
+	for (i = 0; i < ARRAY_SIZE(vg_tp_names); i++) {
+		if (!vg_tps[i]) {
+			pr_err("tracepoint %s not found\n", vg_tp_names[i]);
+			return -ENOENT;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(vg_tp_names); i++) {
+		err = tracepoint_probe_register(vg_tps[i], vg_tp_probes[i], NULL);
+		if (err) {
+			pr_err("cannot attach to %s: %d\n", vg_tp_names[i], err);
+			vg_unregister_probes(i);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int __init vg_init(void)
+{
+	int err;
+
+	if (ring_size < 64 || ring_size > (1U << 20)) {
+		pr_err("ring_size must be 64..1048576\n");
+		return -EINVAL;
+	}
+	vg_ring.size = roundup_pow_of_two(ring_size);
+	vg_ring.events = kvcalloc(vg_ring.size, sizeof(*vg_ring.events), GFP_KERNEL);
+	if (!vg_ring.events)
+		return -ENOMEM;
+
+	err = vg_register_probes();
+	if (err)
+		goto err_free;
+
+	err = -ENOMEM;
+	vg_dir = proc_mkdir("vmctx_guest", NULL);
+	if (!vg_dir)
+		goto err_probes;
+	if (!proc_create("tasks", 0400, vg_dir, &vg_tasks_ops) ||
+	    !proc_create("events", 0400, vg_dir, &vg_events_ops))
+		goto err_proc;
+	pr_info("logging fork/exec/exit into %u events\n", vg_ring.size);
+	return 0;
+
+err_proc:
+	proc_remove(vg_dir);
+err_probes:
+	vg_unregister_probes(ARRAY_SIZE(vg_tp_names));
+err_free:
+	kvfree(vg_ring.events);
+	return err;
+}
+
+/* The reverse of vg_init(); proc_remove() waits for readers to leave. */
+static void __exit vg_exit(void)
+{
+	proc_remove(vg_dir);
+	vg_unregister_probes(ARRAY_SIZE(vg_tp_names));
+	kvfree(vg_ring.events);
+}
+
+module_init(vg_init);
+module_exit(vg_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("vmctx developers");
+MODULE_DESCRIPTION("Page-table roots and process events for the vmctx guest agent");

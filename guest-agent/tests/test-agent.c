@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmctx-agent end to end, without a VM and without root: a fake tree
+ * (module files, /proc/PID/maps, kallsyms, modules, identity) around real
+ * processes running fixture programs this test compiles, with known
+ * function names.  The processes print their functions' run-time
+ * addresses, and the bundle the agent writes must resolve exactly those.
+ *
+ * Environment: VMCTX_AGENT (the binary; default
+ * $top_builddir/guest-agent/vmctx-agent), CC (default cc).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <vmctx.h>
+
+#include "tap.h"
+
+#define T0_NS	1000000000ULL	/* the fake module's clock at the first table */
+
+static char top[PATH_MAX];	/* the temporary directory */
+static char fake[PATH_MAX + 8];	/* the fake root inside it */
+static const char *agent;
+
+struct proc {
+	pid_t pid;
+	FILE *in;		/* closing it ends the process */
+	uint64_t hot, stat, lib;
+};
+
+static void die(const char *f, ...) __attribute__((format(printf, 1, 2), noreturn));
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+
+static void die(const char *f, ...)
+{
+	va_list ap;
+
+	va_start(ap, f);
+	fprintf(stderr, "test-agent: setup failed: ");
+	vfprintf(stderr, f, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(99);	/* automake: a hard error, not a test failure */
+}
+
+static char *fmt(const char *f, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, f);
+	if (vasprintf(&s, f, ap) < 0)
+		die("out of memory");
+	va_end(ap);
+	return s;
+}
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		die("%s: %s", path, strerror(errno));
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *s = NULL;
+	size_t n = 0;
+
+	if (!f)
+		return strdup("");
+	if (getdelim(&s, &n, '\0', f) < 0) {
+		free(s);
+		s = strdup("");
+	}
+	fclose(f);
+	return s;
+}
+
+static void sh(const char *cmd)
+{
+	int st = system(cmd);
+
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st))
+		die("command failed: %s", cmd);
+}
+
+/* Run the agent; returns its exit status, its stderr in *err. */
+static int run_agent(const char *args, char **err)
+{
+	char *errfile = fmt("%s/agent.err", top);
+	char *cmd = fmt("%s %s 2>%s", agent, args, errfile);
+	int st = system(cmd);
+
+	*err = slurp(errfile);
+	free(cmd);
+	free(errfile);
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static const char lib_src[] =
+	"int vmctx_fix_lib(int x)\n"
+	"{\n"
+	"	int i, s = 0;\n"
+	"\n"
+	"	for (i = 0; i < x; i++)\n"
+	"		s += i * x;\n"
+	"	return s;\n"
+	"}\n"
+	"\n"
+	"void *vmctx_fix_lib_addr(void)\n"
+	"{\n"
+	"	return (void *)vmctx_fix_lib;\n"
+	"}\n";
+
+static const char prog_src[] =
+	"#include <stdio.h>\n"
+	"#include <unistd.h>\n"
+	"int vmctx_fix_lib(int x);\n"
+	"void *vmctx_fix_lib_addr(void);\n"
+	"static __attribute__((noinline)) int vmctx_fix_static(int x)\n"
+	"{\n"
+	"	return x * 3 + 1;\n"
+	"}\n"
+	"__attribute__((noinline)) int vmctx_fix_hot(int x)\n"
+	"{\n"
+	"	return vmctx_fix_static(x) + vmctx_fix_lib(x);\n"
+	"}\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"	char c;\n"
+	"\n"
+	"	printf(\"%p %p %p\\n\", (void *)vmctx_fix_hot, (void *)vmctx_fix_static,\n"
+	"	       vmctx_fix_lib_addr());\n"
+	"	fflush(stdout);\n"
+	"	while (read(0, &c, 1) > 0)\n"
+	"		;\n"
+	"	return vmctx_fix_hot(argc) == 12345;\n"
+	"}\n";
+
+/*
+ * /opt/vt/prog keeps .symtab (its static function is only there); the
+ * library is stripped (.dynsym only) and installed twice, in a/ and b/,
+ * byte for byte: one object by build-id.
+ */
+static void build_fixtures(void)
+{
+	const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+	char *cmd;
+
+	sh(fmt("mkdir -p %s/opt/vt/a %s/opt/vt/b %s/proc/vmctx_guest %s/proc/sys/kernel/random",
+	       fake, fake, fake, fake));
+	put(fmt("%s/lib.c", top), lib_src);
+	put(fmt("%s/prog.c", top), prog_src);
+	cmd = fmt("%s -O1 -shared -fPIC -s -Wl,--build-id=sha1 -o %s/opt/vt/a/libvmctxfix.so %s/lib.c",
+		  cc, fake, top);
+	sh(cmd);
+	sh(fmt("cp %s/opt/vt/a/libvmctxfix.so %s/opt/vt/b/", fake, fake));
+	cmd = fmt("%s -O1 -fPIE -pie -Wl,--build-id=sha1 -o %s/opt/vt/prog %s/prog.c -L%s/opt/vt/a -lvmctxfix",
+		  cc, fake, top, fake);
+	sh(cmd);
+	/* Non-PIE: text at vaddr 0x401000 from file offset 0x1000, so bias is 0, not start - pgoff. */
+	cmd = fmt("%s -O1 -fno-pie -no-pie -Wl,--build-id=sha1 -o %s/opt/vt/prog-nopie %s/prog.c -L%s/opt/vt/a -lvmctxfix",
+		  cc, fake, top, fake);
+	sh(cmd);
+	/* The system's libraries (libc, ld.so) appear at their own paths. */
+	sh(fmt("ln -s /usr %s/usr && ln -s /lib %s/lib && ln -s /lib64 %s/lib64 || true", fake,
+	       fake, fake));
+}
+
+/* Start /opt/vt/@prog with the library from @libdir, and learn its addresses. */
+static void start_prog(struct proc *p, const char *name, const char *libdir)
+{
+	int in[2], out[2];
+	char line[256];
+	FILE *f;
+
+	/* Close-on-exec: another child holding our stdin's end would keep us alive. */
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
+		die("pipe: %s", strerror(errno));
+	p->pid = fork();
+	if (p->pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!p->pid) {
+		char *prog = fmt("%s/opt/vt/%s", fake, name);
+
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		setenv("LD_LIBRARY_PATH", fmt("%s/opt/vt/%s", fake, libdir), 1);
+		execl(prog, prog, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	p->in = fdopen(in[1], "w");
+	f = fdopen(out[0], "r");
+	if (!p->in || !f || !fgets(line, sizeof(line), f) ||
+	    sscanf(line, "%" SCNx64 " %" SCNx64 " %" SCNx64, &p->hot, &p->stat, &p->lib) != 3)
+		die("fixture program did not start");
+	fclose(f);
+}
+
+static void start_proc(struct proc *p, const char *libdir)
+{
+	start_prog(p, "prog", libdir);
+}
+
+static void stop_proc(struct proc *p)
+{
+	fclose(p->in);
+	waitpid(p->pid, NULL, 0);
+}
+
+/* The process's real maps, with the fake root's prefix taken off its paths. */
+static void fake_maps(const struct proc *p)
+{
+	char *src = fmt("/proc/%d/maps", p->pid);
+	char *dir = fmt("%s/proc/%d", fake, p->pid);
+	char *text = slurp(src), *q;
+	size_t n = strlen(fake);
+
+	if (!*text)
+		die("%s: empty", src);
+	while ((q = strstr(text, fake)))
+		memmove(q, q + n, strlen(q + n) + 1);
+	mkdir(dir, 0755);
+	put(fmt("%s/maps", dir), text);
+	free(text);
+}
+
+static void write_tasks(const struct proc *p1, const struct proc *p2, uint64_t ns)
+{
+	char *text = fmt("vmctx_guest 1 tsc_khz=2994375 tsc=777 ns=%" PRIu64 " pti=1 cr3_mask=0x0 tasks=5\n"
+			 "1 1 100 0x1000 0x2000 init\n"
+			 "2 2 0 - - kthreadd\n"
+			 "%d %d 5000 0x10000 0x11000 prog\n"
+			 "90001 %d 6000 0x10000 0x11000 prog%%20worker\n"
+			 "%d %d 7000 0x20000 0x21000 prog\n",
+			 ns, p1->pid, p1->pid, p1->pid, p2->pid, p2->pid);
+	char *tmp = fmt("%s/proc/vmctx_guest/tasks.new", fake);
+
+	put(tmp, text);
+	if (rename(tmp, fmt("%s/proc/vmctx_guest/tasks", fake)))
+		die("rename: %s", strerror(errno));
+	free(text);
+}
+
+static void write_tree(const struct proc *p1, const struct proc *p2)
+{
+	write_tasks(p1, p2, T0_NS);
+	/* 4242: forked, exec'd and exited before the table; p2's exec seen. */
+	put(fmt("%s/proc/vmctx_guest/events", fake),
+	    fmt("0 fork 11 500000000 4242 4242 1 499000000 0x9000 0xa000 bash\n"
+		"1 exec 12 600000000 4242 4242 4242 499000000 0xb000 0xc000 short%%20one\n"
+		"2 exit 13 700000000 4242 4242 0 499000000 0xb000 0xc000 short%%20one\n"
+		"3 exec 14 900000000 %d %d %d 7000 0x20000 0x21000 prog\n",
+		p2->pid, p2->pid, p2->pid));
+	put(fmt("%s/proc/kallsyms", fake),
+	    "ffffffff81000000 T _stext\n"
+	    "ffffffff81001000 t vmctx_fix_kfunc\n"
+	    "ffffffff81002000 D some_data\n"
+	    "ffffffffc0001000 t vmctx_fix_modfunc\t[fixmod]\n"
+	    "ffffffffc0002000 t bpf_prog_x\t[bpf]\n");
+	put(fmt("%s/proc/modules", fake), "fixmod 16384 0 - Live 0xffffffffc0001000\n");
+	put(fmt("%s/proc/sys/kernel/hostname", fake), "guest-one\n");
+	put(fmt("%s/proc/sys/kernel/osrelease", fake), "6.1.0-56-amd64\n");
+	put(fmt("%s/proc/sys/kernel/random/boot_id", fake), "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n");
+	put(fmt("%s/proc/sys/kernel/kptr_restrict", fake), "0\n");
+	fake_maps(p1);
+	fake_maps(p2);
+}
+
+static int task_of(const struct vmctx_bundle *b, int pid, uint64_t root)
+{
+	size_t i;
+
+	for (i = 0; i < vmctx_bundle_ntasks(b); i++) {
+		uint64_t r;
+		int p;
+
+		vmctx_bundle_task(b, i, &r, &p, NULL, NULL, NULL, NULL);
+		if (p == pid && r == root)
+			return i;
+	}
+	return -1;
+}
+
+static bool resolves(struct vmctx_bundle *b, int task, uint64_t ip, const char *want_sym,
+		     const char *want_dso)
+{
+	const char *sym = NULL, *dso = NULL;
+
+	if (task < 0 || vmctx_bundle_resolve_user(b, task, ip, &sym, &dso))
+		return false;
+	return sym && !strcmp(sym, want_sym) && dso && !strcmp(dso, want_dso);
+}
+
+/* Lines of the bundle's text that start with @prefix and contain @needle. */
+static int count_lines(const char *path, const char *prefix, const char *needle)
+{
+	gzFile z = gzopen(path, "rb");
+	char line[70000];
+	int n = 0;
+
+	if (!z)
+		return -1;
+	while (gzgets(z, line, sizeof(line)))
+		if (!strncmp(line, prefix, strlen(prefix)) && strstr(line, needle))
+			n++;
+	gzclose(z);
+	return n;
+}
+
+static struct vmctx_bundle *read_bundle(const char *path)
+{
+	struct vmctx_bundle *b = NULL;
+	int err = vmctx_bundle_read_file(path, NULL, &b);
+
+	CHECK(!err, "the agent's bundle reads back (%s)", vmctx_strerror(err));
+	return b;
+}
+
+static void test_snapshot(const struct proc *p1, const struct proc *p2)
+{
+	char *out = fmt("%s/snap.vmctx", top), *err;
+	struct vmctx_bundle *b;
+	uint64_t root, start, exit_ns, khz, tsc, ns;
+	const char *comm, *sym, *mod;
+	int rc, t1, t2, th, t, tgid, pid;
+
+	rc = run_agent(fmt("snapshot -r %s -o %s", fake, out), &err);
+	CHECK(rc == 0, "snapshot of the fake tree succeeds (status %d: %s)", rc, err);
+	CHECK(!*err, "snapshot prints nothing without -v (got: %s)", err);
+	b = read_bundle(out);
+	if (!b)
+		return;
+
+	CHECK_EQ(vmctx_bundle_ntasks(b), 7, "tasks: 5 from the table and 4242's two roots");
+	t = task_of(b, 1, 0x1000);
+	CHECK(t >= 0 && !vmctx_bundle_task(b, t, NULL, NULL, &tgid, &comm, &start, &exit_ns) &&
+	      tgid == 1 && !strcmp(comm, "init") && start == 100 && exit_ns == VMCTX_TIME_NONE,
+	      "init is a live task with its root and start");
+	t = task_of(b, 2, 0);
+	CHECK(t >= 0 && !vmctx_bundle_task(b, t, NULL, NULL, NULL, &comm, NULL, NULL) &&
+	      !strcmp(comm, "kthreadd"), "a kernel thread is present with no root");
+	th = task_of(b, 90001, 0x10000);
+	CHECK(th >= 0 && !vmctx_bundle_task(b, th, NULL, NULL, &tgid, &comm, NULL, NULL) &&
+	      tgid == p1->pid && !strcmp(comm, "prog worker"),
+	      "a thread is its own task, with its tgid and unescaped comm");
+	t2 = task_of(b, p2->pid, 0x20000);
+	CHECK(t2 >= 0 && !vmctx_bundle_task(b, t2, NULL, NULL, NULL, NULL, &start, NULL) &&
+	      start == 900000000, "a start seen in an exec event beats the table's task start");
+
+	t = task_of(b, 4242, 0x9000);
+	CHECK(t >= 0 && !vmctx_bundle_task(b, t, NULL, NULL, NULL, &comm, &start, &exit_ns) &&
+	      !strcmp(comm, "bash") && start == 500000000 && exit_ns == 600000000,
+	      "an exited process keeps its pre-exec root from fork to exec");
+	t = task_of(b, 4242, 0xb000);
+	CHECK(t >= 0 && !vmctx_bundle_task(b, t, NULL, NULL, NULL, &comm, &start, &exit_ns) &&
+	      !strcmp(comm, "short one") && start == 600000000 && exit_ns == 700000000,
+	      "an exited process is present with its root, comm and lifetime from the event log");
+
+	/* CR3 as a host sees it: PCID in 11:0, the PTI user bit 12. */
+	t1 = vmctx_bundle_find_task(b, 0x10000 | 0x1000 | 0x5, 2000000000);
+	CHECK(t1 >= 0 && !vmctx_bundle_task(b, t1, &root, &pid, NULL, NULL, NULL, NULL) &&
+	      pid == p1->pid, "a raw CR3 with PCID and PTI bits finds the process leader");
+	CHECK(vmctx_bundle_find_task(b, 0xb000, 650000000) == task_of(b, 4242, 0xb000),
+	      "the exited root resolves within its lifetime");
+	CHECK(vmctx_bundle_find_task(b, 0xb000, 800000000) == -ENOENT,
+	      "... and to nobody after its exit");
+
+	CHECK(resolves(b, t1, p1->hot, "vmctx_fix_hot", "prog"),
+	      "the executable's function resolves at its run-time address (bias right)");
+	CHECK(resolves(b, t1, p1->hot + 1, "vmctx_fix_hot", "prog"),
+	      "an address inside the function resolves to it");
+	CHECK(resolves(b, t1, p1->stat, "vmctx_fix_static", "prog"),
+	      "a static function resolves (.symtab read)");
+	CHECK(resolves(b, t1, p1->lib, "vmctx_fix_lib", "libvmctxfix.so"),
+	      "a stripped library's function resolves (.dynsym read, shared-object bias right)");
+	CHECK(resolves(b, t2, p2->hot, "vmctx_fix_hot", "prog") &&
+	      resolves(b, t2, p2->lib, "vmctx_fix_lib", "libvmctxfix.so"),
+	      "the second process resolves at its own addresses");
+	CHECK(resolves(b, th, p1->hot, "vmctx_fix_hot", "prog"),
+	      "a thread resolves through its leader's maps");
+
+	CHECK_EQ(count_lines(out, "object ", "path=/opt/vt/prog"), 1,
+		 "one object for the executable both processes map");
+	CHECK_EQ(count_lines(out, "object ", "libvmctxfix.so"), 1,
+		 "one object for the library installed at two paths (same build-id)");
+	CHECK_EQ(count_lines(out, "sym ", " vmctx_fix_lib\n"), 1,
+		 "the deduplicated object's symbols are added once");
+	CHECK_EQ(count_lines(out, "map ", "/opt/vt/b/libvmctxfix.so"), 1,
+		 "the second path's mapping is kept, pointing at the shared object");
+
+	CHECK(!vmctx_bundle_resolve_kernel(b, 0xffffffff81001010, &sym, &mod) && sym &&
+	      !strcmp(sym, "vmctx_fix_kfunc") && !strcmp(mod, "vmlinux"),
+	      "a kernel address resolves to its kallsyms function");
+	CHECK(!vmctx_bundle_resolve_kernel(b, 0xffffffffc0001010, &sym, &mod) && sym &&
+	      !strcmp(sym, "vmctx_fix_modfunc") && !strcmp(mod, "fixmod"),
+	      "a module address resolves to its function and module");
+	CHECK_EQ(vmctx_bundle_nksyms(b), 3, "text symbols only, pseudo-modules left out");
+	CHECK(!strcmp(vmctx_bundle_hostname(b), "guest-one") &&
+	      !strcmp(vmctx_bundle_release(b), "6.1.0-56-amd64") &&
+	      !strcmp(vmctx_bundle_boot_id(b), "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"),
+	      "identity comes from hostname, osrelease and boot_id");
+	CHECK(!vmctx_bundle_clock(b, &khz, &tsc, &ns) && khz == 2994375 && tsc == 777 &&
+	      ns == T0_NS, "the clock pair and TSC rate come from the module's header");
+	vmctx_bundle_free(b);
+	free(err);
+}
+
+static void test_record(const struct proc *p1, const struct proc *p2)
+{
+	char *out = fmt("%s/rec.vmctx", top), *err, *script = fmt("%s/step.sh", top);
+	char *events = fmt("%s/proc/vmctx_guest/events", fake);
+	struct vmctx_bundle *b;
+	uint64_t start, exit_ns;
+	const char *comm;
+	struct proc p3;
+	int rc, t;
+
+	/* p3, non-PIE, is born and dies inside the window; only the events tell of it. */
+	start_prog(&p3, "prog-nopie", "a");
+	fake_maps(&p3);
+	put(script, fmt("sleep 0.4\n"
+			"printf '4 exec 15 1500000000 %d %d %d 1400000000 0x30000 - prog\\n' >> %s\n"
+			"sleep 0.6\n"
+			"rm -r %s/proc/%d\n"
+			"printf '7 exit 16 2000000000 %d %d 0 1400000000 0x30000 - prog\\n' >> %s\n"
+			"printf 'vmctx_guest 1 tsc_khz=2994375 tsc=999 ns=3000000000 pti=1 cr3_mask=0x0 tasks=1\\n1 1 100 0x1000 0x2000 init\\n' > %s/proc/vmctx_guest/tasks\n",
+			p3.pid, p3.pid, p3.pid, events, fake, p3.pid, p3.pid, p3.pid, events,
+			fake));
+
+	rc = run_agent(fmt("record -i 10 -r %s -o %s -- sh %s", fake, out, script), &err);
+	CHECK(rc == 0, "record around a command succeeds (status %d: %s)", rc, err);
+	CHECK(strstr(err, "2 process events were lost"),
+	      "a gap in the event numbers is reported as lost events (got: %s)", err);
+	b = read_bundle(out);
+	if (b) {
+		t = task_of(b, p3.pid, 0x30000);
+		CHECK(t >= 0 &&
+		      !vmctx_bundle_task(b, t, NULL, NULL, NULL, &comm, &start, &exit_ns) &&
+		      !strcmp(comm, "prog") && start == 1500000000 && exit_ns == 2000000000,
+		      "a process that lived only inside the window is present with its lifetime");
+		CHECK(resolves(b, t, p3.hot, "vmctx_fix_hot", "prog-nopie") &&
+		      resolves(b, t, p3.stat, "vmctx_fix_static", "prog-nopie") &&
+		      resolves(b, t, p3.lib, "vmctx_fix_lib", "libvmctxfix.so"),
+		      "its maps, read while it lived, resolve its functions (non-PIE bias 0)");
+		CHECK(task_of(b, 4242, 0xb000) < 0,
+		      "a process that exited before the window is left out");
+		t = task_of(b, p1->pid, 0x10000);
+		CHECK(t >= 0 && !vmctx_bundle_task(b, t, NULL, NULL, NULL, NULL, NULL, &exit_ns) &&
+		      exit_ns == 3000000000ULL,
+		      "a process gone from the final table ends at the table's time");
+		CHECK(resolves(b, t, p1->hot, "vmctx_fix_hot", "prog"),
+		      "... and keeps the maps read at the window's start");
+		t = task_of(b, 1, 0x1000);
+		CHECK(t >= 0 && !vmctx_bundle_task(b, t, NULL, NULL, NULL, NULL, NULL, &exit_ns) &&
+		      exit_ns == VMCTX_TIME_NONE, "a process alive at the end has no exit");
+		vmctx_bundle_free(b);
+	}
+	free(err);
+	stop_proc(&p3);
+
+	/* Restore the tree for the tests that follow. */
+	write_tree(p1, p2);
+	rc = run_agent(fmt("record -d 0.05 -r %s -o %s", fake, out), &err);
+	CHECK(rc == 0, "record for a duration succeeds (status %d: %s)", rc, err);
+	b = read_bundle(out);
+	CHECK(b && vmctx_bundle_ntasks(b) == 5,
+	      "a record holds the live tasks and drops those that ended before it");
+	vmctx_bundle_free(b);
+	free(err);
+}
+
+static void test_errors(const struct proc *p1, const struct proc *p2)
+{
+	char *out = fmt("%s/err.vmctx", top), *err, *kptr;
+	struct vmctx_bundle *b;
+	int rc;
+
+	rc = run_agent(fmt("snapshot -r %s -k %s/nowhere -o %s", fake, fake, out), &err);
+	CHECK(rc == 1 && strstr(err, "not loaded") && strstr(err, "load vmctx_guest.ko"),
+	      "a missing module is an error that says to load vmctx_guest.ko (got: %s)", err);
+	CHECK(access(out, F_OK), "no bundle is written when the module is missing");
+	free(err);
+
+	put(fmt("%s/proc/kallsyms", fake),
+	    "0000000000000000 T _stext\n0000000000000000 t vmctx_fix_kfunc\n");
+	put(fmt("%s/proc/sys/kernel/kptr_restrict", fake), "2\n");
+	rc = run_agent(fmt("snapshot -r %s -o %s", fake, out), &err);
+	CHECK(rc == 1 && strstr(err, "zero addresses") && strstr(err, "kptr_restrict"),
+	      "zeroed kallsyms is an error naming kptr_restrict (got: %s)", err);
+	kptr = slurp(fmt("%s/proc/sys/kernel/kptr_restrict", fake));
+	kptr[strcspn(kptr, "\n")] = '\0';
+	CHECK(!strcmp(kptr, "2"), "kptr_restrict is restored after the attempt (got '%s')", kptr);
+	CHECK(access(out, F_OK), "no bundle is written with zeroed kallsyms");
+	free(kptr);
+	free(err);
+
+	rc = run_agent(fmt("snapshot --no-kallsyms -r %s -o %s", fake, out), &err);
+	b = rc == 0 ? read_bundle(out) : NULL;
+	CHECK(b && vmctx_bundle_nksyms(b) == 0 && vmctx_bundle_ntasks(b) == 7,
+	      "--no-kallsyms writes a bundle without kernel symbols (status %d: %s)", rc, err);
+	vmctx_bundle_free(b);
+	free(err);
+	write_tree(p1, p2);
+
+	put(fmt("%s/proc/vmctx_guest/tasks", fake), "vmctx_guest 2 tsc_khz=1 tsc=1 ns=1\n");
+	rc = run_agent(fmt("snapshot -r %s -o %s.2", fake, out), &err);
+	CHECK(rc == 1 && strstr(err, "format 2"),
+	      "a module speaking another format is refused clearly (got: %s)", err);
+	free(err);
+	write_tree(p1, p2);
+
+	if (geteuid() != 0) {
+		chmod(fmt("%s/proc/vmctx_guest/tasks", fake), 0);
+		rc = run_agent(fmt("snapshot -r %s -o %s.3", fake, out), &err);
+		CHECK(rc == 1 && strstr(err, "run vmctx-agent as root"),
+		      "an unreadable task table says to run as root (got: %s)", err);
+		free(err);
+		chmod(fmt("%s/proc/vmctx_guest/tasks", fake), 0644);
+
+		rc = run_agent(fmt("snapshot -o %s.4", out), &err);
+		CHECK(rc == 1 && strstr(err, "must run as root"),
+		      "on the real root, a non-root agent stops and says why (got: %s)", err);
+		free(err);
+	}
+
+	rc = run_agent("snapshot -d 3", &err);
+	CHECK(rc == 2 && strstr(err, "neither a duration"), "snapshot refuses a duration");
+	free(err);
+	rc = run_agent("frobnicate", &err);
+	CHECK(rc == 2 && strstr(err, "unknown command"), "an unknown command is refused");
+	free(err);
+}
+
+int main(void)
+{
+	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	const char *tb = getenv("top_builddir");
+	char *dir = fmt("%s/vmctx-agent-test.XXXXXX", tmp);
+	struct proc p1, p2;
+
+	agent = getenv("VMCTX_AGENT");
+	if (!agent)
+		agent = fmt("%s/guest-agent/vmctx-agent", tb ? tb : ".");
+	if (access(agent, X_OK))
+		die("%s: %s (set VMCTX_AGENT)", agent, strerror(errno));
+	if (!mkdtemp(dir) || !realpath(dir, top))
+		die("mkdtemp: %s", strerror(errno));
+	snprintf(fake, sizeof(fake), "%s/root", top);
+	signal(SIGPIPE, SIG_IGN);
+
+	build_fixtures();
+	start_proc(&p1, "a");
+	start_proc(&p2, "b");
+	write_tree(&p1, &p2);
+
+	test_snapshot(&p1, &p2);
+	test_record(&p1, &p2);
+	test_errors(&p1, &p2);
+
+	stop_proc(&p1);
+	stop_proc(&p2);
+	if (!tap_failures && !getenv("VMCTX_KEEP"))
+		sh(fmt("rm -rf %s", top));
+	else
+		fprintf(stderr, "test-agent: files kept in %s\n", top);
+	return tap_result("test-agent");
+}

@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmctx-agent: write a guest's bundle (vmctx-bundle(5)) for host-side
+ * profiling: which page-table root belongs to which process and when, the
+ * processes' mappings and symbols, and the kernel's symbols.
+ *
+ *   vmctx-agent snapshot -o FILE                the processes alive now
+ *   vmctx-agent record -o FILE -d SECONDS       every process of a window
+ *   vmctx-agent record -o FILE -- CMD [ARG...]  ... for as long as CMD runs
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_OUTPUT		"guest.vmctx"
+#define DEFAULT_INTERVAL_MS	50
+/* Maps of a new process are read twice: ld.so may still be loading at the first read. */
+#define NEW_TASK_MAP_READS	2
+
+static volatile sig_atomic_t stop_requested;
+
+static void usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"Usage: %s snapshot [OPTIONS]\n"
+		"       %s record [OPTIONS] [-d SECONDS | -- COMMAND [ARG...]]\n"
+		"\n"
+		"Write this guest's map bundle for vmctx on the host: page-table roots of\n"
+		"all processes, their mappings and symbols, and the kernel's symbols.\n"
+		"Needs the vmctx_guest module (vmctx_guest(4)) and root.\n"
+		"\n"
+		"  -o, --output FILE      bundle to write (default: " DEFAULT_OUTPUT ")\n"
+		"  -d, --duration SECS    record: stop after SECS seconds (fractions allowed)\n"
+		"  -i, --interval MS      record: read the event ring every MS ms (default: %d)\n"
+		"  -r, --root DIR         read /proc, /sys and ELF files under DIR (default: /)\n"
+		"  -k, --kmod-dir DIR     the module's files (default: ROOT/proc/vmctx_guest,\n"
+		"                         or $VMCTX_GUEST_DIR)\n"
+		"      --no-kallsyms      leave the kernel's symbols and modules out\n"
+		"  -v, --verbose          say what is read, and print a summary\n"
+		"  -h, --help             show this help\n"
+		"  -V, --version          show the version\n",
+		prog, prog, DEFAULT_INTERVAL_MS);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void on_signal(int sig)
+{
+	stop_requested = 1;
+}
+
+/* ---- Collecting --------------------------------------------------------- */
+
+struct events {
+	struct kmod_event *v;
+	size_t n;
+	size_t cap;
+};
+
+static int apply_events(struct agent *a, struct events *ev, size_t *i, uint64_t until)
+{
+	int err;
+
+	for (; *i < ev->n && ev->v[*i].ns <= until; (*i)++) {
+		err = tasks_apply_event(&a->tasks, &ev->v[*i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Read the task table and the events not yet seen, and apply both in time
+ * order: the events up to the table's time, then the table.  At the end of
+ * a recording (@final), later events are outside the window and records
+ * the table no longer holds are closed; otherwise later events follow.
+ */
+static int sync_tasks(struct agent *a, bool final)
+{
+	struct events ev = { 0 };
+	size_t i = 0;
+	int err;
+
+	err = kmod_read_table(a, &a->table);
+	if (!err)
+		err = kmod_read_events(a, &ev.v, &ev.n, &ev.cap);
+	if (!err)
+		err = apply_events(a, &ev, &i, a->table.ns);
+	if (!err)
+		err = tasks_apply_table(&a->tasks, &a->table);
+	if (!err && final)
+		tasks_close_missing(&a->tasks, &a->table);
+	else if (!err)
+		err = apply_events(a, &ev, &i, UINT64_MAX);
+	free(ev.v);
+	return err;
+}
+
+/* Threads use their process leader's maps; kernel threads have none. */
+static bool wants_maps(const struct agent_task *t)
+{
+	return t->pid == t->tgid && t->root != AGENT_NO_ROOT && t->exit == AGENT_TIME_NONE;
+}
+
+/* A process gone since is no error: its earlier maps, if any, stay. */
+static int read_task_maps(struct agent *a, struct agent_task *t)
+{
+	struct agent_map *maps;
+	size_t n;
+	int err;
+
+	err = agent_read_maps(a, t->tgid, t->pid, &maps, &n);
+	if (err == -ENOENT || err == -ESRCH || (!err && !n && t->nmaps)) {
+		if (!err)
+			agent_free_maps(maps, n);
+		return 0;
+	}
+	if (err == -EACCES || err == -EPERM) {
+		agent_warn(a, "maps of pid %d: %s", t->pid, strerror(-err));
+		return 0;
+	}
+	if (err)
+		return err;
+	agent_free_maps(t->maps, t->nmaps);
+	t->maps = maps;
+	t->nmaps = n;
+	return 0;
+}
+
+static int read_all_maps(struct agent *a)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < a->tasks.n; i++) {
+		if (!wants_maps(&a->tasks.v[i]))
+			continue;
+		err = read_task_maps(a, &a->tasks.v[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* One period of a recording: new events, and the maps of new processes. */
+static int poll_once(struct agent *a)
+{
+	struct events ev = { 0 };
+	size_t i = 0, first = a->tasks.n;
+	int err;
+
+	err = kmod_read_events(a, &ev.v, &ev.n, &ev.cap);
+	if (!err)
+		err = apply_events(a, &ev, &i, UINT64_MAX);
+	free(ev.v);
+	if (err)
+		return err;
+	for (i = first; i < a->tasks.n; i++)
+		a->tasks.v[i].maps_due = NEW_TASK_MAP_READS;
+	for (i = 0; i < a->tasks.n; i++) {
+		struct agent_task *t = &a->tasks.v[i];
+
+		if (!t->maps_due)
+			continue;
+		t->maps_due--;
+		if (!wants_maps(t))
+			continue;
+		err = read_task_maps(a, t);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int run_command(struct agent *a, char **argv, pid_t *child)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		agent_err(a, "fork: %s", strerror(errno));
+		return -errno;
+	}
+	if (!pid) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execvp(argv[0], argv);
+		fprintf(stderr, "%s: %s: %s\n", a->prog, argv[0], strerror(errno));
+		_exit(127);
+	}
+	*child = pid;
+	return 0;
+}
+
+/* Watch until the duration ends, the command exits, or a signal asks to stop. */
+static int watch(struct agent *a, double duration, unsigned int interval_ms, char **cmd)
+{
+	uint64_t deadline = duration > 0 ? now_ns() + (uint64_t)(duration * 1e9) : 0;
+	struct timespec nap = {
+		.tv_sec = interval_ms / 1000,
+		.tv_nsec = (long)(interval_ms % 1000) * 1000000,
+	};
+	pid_t child = -1;
+	int err, status;
+
+	if (cmd && cmd[0]) {
+		err = run_command(a, cmd, &child);
+		if (err)
+			return err;
+	}
+	for (;;) {
+		if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
+			if (!WIFEXITED(status) || WEXITSTATUS(status))
+				agent_warn(a,
+					   "%s exited with status %d; the bundle covers its run anyway",
+					   cmd[0], WIFEXITED(status) ? WEXITSTATUS(status) :
+					   128 + WTERMSIG(status));
+			child = -1;
+			break;
+		}
+		if (stop_requested || (deadline && now_ns() >= deadline) || duration == 0)
+			break;
+		nanosleep(&nap, NULL);
+		err = poll_once(a);
+		if (err)
+			return err;
+	}
+	if (child > 0)
+		waitpid(child, &status, 0);
+	return 0;
+}
+
+/* ---- The bundle ---------------------------------------------------------- */
+
+static int add_task_maps(struct agent *a, int idx, const struct agent_task *t)
+{
+	size_t j;
+	int err;
+
+	for (j = 0; j < t->nmaps; j++) {
+		const struct agent_map *m = &t->maps[j];
+		uint64_t bias;
+		int obj;
+
+		err = elf_object_for_map(a, m->path, m->start, m->pgoff, m->prot, &bias, &obj);
+		if (!err)
+			err = vmctx_bundle_add_map(a->bundle, idx, m->start, m->end, m->pgoff, bias,
+						   obj, m->path);
+		if (err == -VMCTX_E_LIMIT) {
+			agent_warn(a, "pid %d: mapping of %s left out: %s", t->pid, m->path,
+				   vmctx_strerror(err));
+			continue;
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int build_bundle(struct agent *a)
+{
+	const struct kmod_table *tab = &a->table;
+	size_t i;
+	int err;
+
+	err = agent_add_identity(a);
+	if (!err)
+		err = vmctx_bundle_set_clock(a->bundle, tab->tsc_khz, tab->tsc, tab->ns);
+	if (!err)
+		err = vmctx_bundle_set_cr3_mask(a->bundle, tab->cr3_mask);
+	for (i = 0; !err && i < a->tasks.n; i++) {
+		const struct agent_task *t = &a->tasks.v[i];
+		int idx;
+
+		idx = vmctx_bundle_add_task(a->bundle, t->root == AGENT_NO_ROOT ? 0 : t->root,
+					    t->pid, t->tgid, t->comm, t->start,
+					    t->exit == AGENT_TIME_NONE ? VMCTX_TIME_NONE : t->exit);
+		err = idx < 0 ? idx : add_task_maps(a, idx, t);
+	}
+	if (!err && !a->no_kallsyms)
+		err = agent_add_kernel(a);
+	return err;
+}
+
+static void summary(const struct agent *a, const char *cmd, const char *out, uint64_t t0)
+{
+	size_t i, nsyms = 0, exited = 0;
+	struct stat st;
+
+	for (i = 0; i < vmctx_bundle_nobjects(a->bundle); i++)
+		nsyms += vmctx_bundle_object_nsyms(a->bundle, i);
+	for (i = 0; i < a->tasks.n; i++)
+		exited += a->tasks.v[i].exit != AGENT_TIME_NONE;
+	if (stat(out, &st))
+		st.st_size = 0;
+	agent_note(a, "%s: %zu tasks (%zu ended), %zu objects, %zu symbols, %zu maps, %zu kernel symbols; wrote %s (%lld bytes) in %.3f s",
+		   cmd, vmctx_bundle_ntasks(a->bundle), exited, vmctx_bundle_nobjects(a->bundle),
+		   nsyms, vmctx_bundle_nmaps(a->bundle), vmctx_bundle_nksyms(a->bundle), out,
+		   (long long)st.st_size, (now_ns() - t0) / 1e9);
+}
+
+/* ---- Commands -------------------------------------------------------------- */
+
+struct options {
+	const char *output;
+	double duration;	/* < 0: not given */
+	unsigned int interval_ms;
+	char **cmd;
+};
+
+static int collect(struct agent *a, bool record, const struct options *o)
+{
+	uint64_t window_start;
+	int err;
+
+	/* Events first: the table then comes after every event we may miss. */
+	err = kmod_open_events(a);
+	if (err)
+		return err;
+	err = sync_tasks(a, !record);
+	if (err)
+		return err;
+	if (record) {
+		window_start = a->table.ns;
+		/* Processes alive now may end during the window: keep their maps. */
+		err = read_all_maps(a);
+		if (!err)
+			err = watch(a, o->duration, o->interval_ms, o->cmd);
+		if (!err)
+			err = sync_tasks(a, true);
+		if (err)
+			return err;
+		tasks_drop_before(&a->tasks, window_start);
+	}
+	if (a->events_lost)
+		agent_warn(a, "%" PRIu64 " process events were lost: the module's ring overflowed (load it with a larger ring_size=, or pass a shorter --interval)",
+			   a->events_lost);
+	return read_all_maps(a);
+}
+
+static int run(struct agent *a, bool record, const struct options *o)
+{
+	uint64_t t0 = now_ns();
+	int err;
+
+	if (a->real_root && geteuid() != 0) {
+		agent_err(a, "must run as root: the vmctx_guest module shows page-table roots to root only, and other users' /proc/PID/maps need it too");
+		return -EPERM;
+	}
+	err = collect(a, record, o);
+	kmod_close_events(a);
+	if (err)
+		return err;
+	err = build_bundle(a);
+	if (err) {
+		if (err != -EACCES)
+			agent_err(a, "cannot build the bundle: %s", vmctx_strerror(err));
+		return err;
+	}
+	err = vmctx_bundle_write_file(a->bundle, o->output);
+	if (err) {
+		agent_err(a, "%s: %s", o->output, vmctx_strerror(err));
+		return err;
+	}
+	summary(a, record ? "record" : "snapshot", o->output, t0);
+	return 0;
+}
+
+static bool parse_duration(const char *s, double *d)
+{
+	char *end;
+
+	errno = 0;
+	*d = strtod(s, &end);
+	return !errno && end != s && !*end && *d >= 0 && *d < 1e7;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "kmod-dir", required_argument, NULL, 'k' },
+		{ "no-kallsyms", no_argument, NULL, 'K' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct options o = {
+		.output = DEFAULT_OUTPUT,
+		.duration = -1,
+		.interval_ms = DEFAULT_INTERVAL_MS,
+	};
+	struct agent a = {
+		.prog = "vmctx-agent",
+		.root = "/",
+		.events_fd = -1,
+	};
+	const char *kmod_dir = getenv("VMCTX_GUEST_DIR");
+	char real[PATH_MAX];
+	struct sigaction sa;
+	bool record;
+	int c, err;
+
+	if (argc < 2) {
+		usage(stderr, a.prog);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout, a.prog);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("vmctx-agent %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "snapshot") && strcmp(argv[1], "record")) {
+		agent_err(&a, "unknown command '%s' (snapshot or record)", argv[1]);
+		usage(stderr, a.prog);
+		return 2;
+	}
+	record = !strcmp(argv[1], "record");
+	argv++;
+	argc--;
+
+	while ((c = getopt_long(argc, argv, "o:d:i:r:k:vhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'd':
+			if (!parse_duration(optarg, &o.duration)) {
+				agent_err(&a, "bad duration '%s' (seconds)", optarg);
+				return 2;
+			}
+			break;
+		case 'i':
+			o.interval_ms = strtoul(optarg, NULL, 10);
+			if (!o.interval_ms || o.interval_ms > 60000) {
+				agent_err(&a, "bad interval '%s' (1 to 60000 ms)", optarg);
+				return 2;
+			}
+			break;
+		case 'r':
+			a.root = optarg;
+			break;
+		case 'k':
+			kmod_dir = optarg;
+			break;
+		case 'K':
+			a.no_kallsyms = true;
+			break;
+		case 'v':
+			a.verbose = true;
+			break;
+		case 'h':
+			usage(stdout, a.prog);
+			return 0;
+		case 'V':
+			printf("vmctx-agent %s\n", PACKAGE_VERSION);
+			return 0;
+		default:
+			usage(stderr, a.prog);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		o.cmd = argv + optind;
+	if (!record && (o.cmd || o.duration >= 0)) {
+		agent_err(&a, "snapshot takes neither a duration nor a command");
+		return 2;
+	}
+	if (record && o.cmd && o.duration >= 0) {
+		agent_err(&a, "record takes a duration or a command, not both");
+		return 2;
+	}
+
+	if (!realpath(a.root, real)) {
+		agent_err(&a, "%s: %s", a.root, strerror(errno));
+		return 1;
+	}
+	a.real_root = !strcmp(real, "/");
+	a.kmod_dir = kmod_dir ? strdup(kmod_dir) : agent_path(&a, "proc/vmctx_guest");
+	a.bundle = vmctx_bundle_alloc();
+	a.elves = elf_cache_new();
+	if (!a.kmod_dir || !a.bundle || !a.elves) {
+		agent_err(&a, "%s", a.elves ? strerror(ENOMEM) : "libelf does not work");
+		err = -ENOMEM;
+		goto out;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	err = run(&a, record, &o);
+out:
+	elf_cache_free(a.elves);
+	vmctx_bundle_free(a.bundle);
+	tasks_free(&a.tasks);
+	kmod_free_table(&a.table);
+	free(a.kmod_dir);
+	return err ? 1 : 0;
+}
