@@ -57,6 +57,17 @@ static void die(const char *f, ...)
 	exit(99);	/* automake: a hard error, not a test failure */
 }
 
+/* fmt()'s strings live until exit: callers pass them inline. */
+static char **fmt_pool;
+static size_t fmt_n, fmt_cap;
+
+static void fmt_free(void)
+{
+	while (fmt_n)
+		free(fmt_pool[--fmt_n]);
+	free(fmt_pool);
+}
+
 static char *fmt(const char *f, ...)
 {
 	va_list ap;
@@ -66,6 +77,17 @@ static char *fmt(const char *f, ...)
 	if (vasprintf(&s, f, ap) < 0)
 		die("out of memory");
 	va_end(ap);
+	if (fmt_n == fmt_cap) {
+		char **p = realloc(fmt_pool, (fmt_cap ? fmt_cap * 2 : 64) * sizeof(*p));
+
+		if (!p)
+			die("out of memory");
+		if (!fmt_pool)
+			atexit(fmt_free);
+		fmt_pool = p;
+		fmt_cap = fmt_cap ? fmt_cap * 2 : 64;
+	}
+	fmt_pool[fmt_n++] = s;
 	return s;
 }
 
@@ -109,8 +131,6 @@ static int run_agent(const char *args, char **err)
 	int st = system(cmd);
 
 	*err = slurp(errfile);
-	free(cmd);
-	free(errfile);
 	if (st == -1 || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
@@ -262,7 +282,6 @@ static void write_tasks(const struct proc *p1, const struct proc *p2, uint64_t n
 	put(tmp, text);
 	if (rename(tmp, fmt("%s/proc/vmctx_guest/tasks", fake)))
 		die("rename: %s", strerror(errno));
-	free(text);
 }
 
 static void write_tree(const struct proc *p1, const struct proc *p2)
