@@ -196,6 +196,28 @@ int vmctx_bundle_resolve_user(struct vmctx_bundle *b, int task, uint64_t ip, con
 int vmctx_bundle_resolve_kernel(struct vmctx_bundle *b, uint64_t ip, const char **sym,
 				const char **module);
 
+/* ---- Clock fit: host time to guest time, from the samples ----------------- */
+
+/*
+ * When nothing relates the host's clock to a guest's, the samples can: a
+ * sample whose page-table root only one process ever owned must fall inside
+ * that process's lifetime.  Offer every guest sample (host time and raw
+ * CR3) of one VM, then ask for the offset (guest ns = host ns + offset) that
+ * the most samples agree with, to pass to vmctx_session_attach_bundle().
+ * Needs processes that start or exit while sampled; memory is O(tasks).
+ */
+struct vmctx_clock_fit;
+
+struct vmctx_clock_fit *vmctx_clock_fit_new(struct vmctx_bundle *b);
+void vmctx_clock_fit_free(struct vmctx_clock_fit *f);
+int vmctx_clock_fit_add(struct vmctx_clock_fit *f, uint64_t host_ns, uint64_t cr3);
+/*
+ * -ENODATA when no offered sample had an unambiguous root.  *agree: samples
+ * consistent with *offset; *used: samples of unambiguous roots.
+ */
+int vmctx_clock_fit_offset(const struct vmctx_clock_fit *f, int64_t *offset, uint64_t *agree,
+			   uint64_t *used);
+
 /* ---- Session: timeline engine and aggregation ---------------------------- */
 
 /*

@@ -159,8 +159,51 @@ static void guest_tsc_maps_to_guest_time(void)
 	vmctx_bundle_free(b);
 }
 
+/*
+ * Clock fit: guest = host + 5 s.  Roots 1-3 have one owner each (two exit
+ * while sampled); root 4 is reused, so its samples must not count; one
+ * sample has a root nobody owned.
+ */
+static void clock_fit_finds_the_offset(void)
+{
+	const int64_t off = 5000000000LL;
+	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	struct vmctx_clock_fit *f;
+	uint64_t agree = 0, used = 0, t;
+	int64_t got = 0;
+
+	vmctx_bundle_add_task(b, R, 10, 10, "a", 5100000000ULL, 5900000000ULL);
+	vmctx_bundle_add_task(b, R + 0x2000, 11, 11, "b", 5500000000ULL, 7000000000ULL);
+	vmctx_bundle_add_task(b, R + 0x4000, 12, 12, "c", 1000, VMCTX_TIME_NONE);
+	vmctx_bundle_add_task(b, R + 0x6000, 13, 13, "d", 5000000000ULL, 5200000000ULL);
+	vmctx_bundle_add_task(b, R + 0x6000, 14, 14, "e", 6000000000ULL, VMCTX_TIME_NONE);
+	f = vmctx_clock_fit_new(b);
+	CHECK(vmctx_clock_fit_offset(f, &got, NULL, NULL) == -ENODATA, "no samples, no offset");
+	/* samples every 1 ms of host time, each from the task alive then */
+	for (t = 0; t < 2500000000ULL; t += 1000000) {
+		uint64_t g = t + off;
+
+		if (g >= 5100000000ULL && g < 5900000000ULL)
+			vmctx_clock_fit_add(f, t, R | 0x1000);
+		if (g >= 5500000000ULL && g < 7000000000ULL)
+			vmctx_clock_fit_add(f, t, R + 0x2000);
+		vmctx_clock_fit_add(f, t, R + 0x4000);
+		vmctx_clock_fit_add(f, t, (g < 5200000000ULL ? R : R + 0x4000) + 0x6000);
+	}
+	vmctx_clock_fit_add(f, 42, R + 0x8000);
+	CHECK(!vmctx_clock_fit_offset(f, &got, &agree, &used), "an offset");
+	CHECK(got > off - 2000000 && got < off + 2000000,
+	      "offset within 2 ms of 5 s: got %" PRId64, got);
+	CHECK(agree == used, "every usable sample agrees (%" PRIu64 " of %" PRIu64 ")", agree, used);
+	CHECK(used == 800 + 1500 + 2500, "reused and unknown roots are not used (%" PRIu64 ")", used);
+	vmctx_clock_fit_free(f);
+	vmctx_clock_fit_free(NULL);
+	vmctx_bundle_free(b);
+}
+
 int main(void)
 {
+	clock_fit_finds_the_offset();
 	guest_tsc_maps_to_guest_time();
 	pti_pcid_variants_normalise_to_the_root();
 	reused_root_resolves_by_lifetime();

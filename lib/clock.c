@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: LGPL-2.1-only
+/*
+ * Clock fit: find the offset between host time and a guest's clock from
+ * the samples themselves.  A sample whose root only one process ever owned
+ * must fall inside that process's lifetime, so each such process bounds the
+ * offset: guest = host + offset puts its first sample after its start and
+ * its last before its exit.  The offset that satisfies the most samples
+ * wins; processes whose roots were reused say nothing and are skipped.
+ * Memory is O(tasks).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "vmctx-local.h"
+
+struct span {
+	uint64_t first, last;	/* host times of the task's first and last sample */
+	uint64_t n;
+};
+
+struct vmctx_clock_fit {
+	struct vmctx_bundle *b;
+	struct span *spans;	/* by task index */
+	uint64_t total;		/* samples offered */
+	uint64_t used;		/* samples of unambiguous roots */
+};
+
+struct vmctx_clock_fit *vmctx_clock_fit_new(struct vmctx_bundle *b)
+{
+	struct vmctx_clock_fit *f;
+	int err;
+
+	if (!b) {
+		errno = EINVAL;
+		return NULL;
+	}
+	err = vmctx_bundle_index(b);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->spans = calloc(b->ntasks + 1, sizeof(*f->spans));
+	if (!f->spans) {
+		free(f);
+		return NULL;
+	}
+	f->b = b;
+	return f;
+}
+
+void vmctx_clock_fit_free(struct vmctx_clock_fit *f)
+{
+	if (!f)
+		return;
+	free(f->spans);
+	free(f);
+}
+
+int vmctx_clock_fit_add(struct vmctx_clock_fit *f, uint64_t host_ns, uint64_t cr3)
+{
+	struct span *sp;
+	int t;
+
+	if (!f)
+		return -EINVAL;
+	f->total++;
+	if (f->b->indexed == false)
+		return -ESTALE;		/* the bundle changed under us */
+	t = vmctx_bundle_find_task(f->b, cr3, VMCTX_TIME_NONE);
+	if (t < 0)
+		return 0;
+	sp = &f->spans[t];
+	if (!sp->n || host_ns < sp->first)
+		sp->first = host_ns;
+	if (!sp->n || host_ns > sp->last)
+		sp->last = host_ns;
+	sp->n++;
+	f->used++;
+	return 0;
+}
+
+/* An endpoint of the sweep: at @at, @w samples start (w > 0) or stop agreeing. */
+struct edge {
+	__int128 at;
+	int64_t w;
+};
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	/* closing before opening at the same point: intervals are half-open */
+	return (x->w > 0) - (y->w > 0);
+}
+
+int vmctx_clock_fit_offset(const struct vmctx_clock_fit *f, int64_t *offset, uint64_t *agree,
+			   uint64_t *used)
+{
+	const __int128 inf = (__int128)1 << 100;
+	__int128 best_lo = 0, best_hi = 0;
+	struct edge *e;
+	size_t i, n = 0;
+	int64_t w = 0, best = 0;
+
+	if (!f || !offset)
+		return -EINVAL;
+	e = calloc(2 * f->b->ntasks + 1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	for (i = 0; i < f->b->ntasks; i++) {
+		const struct vmctx_task *t = &f->b->tasks[i];
+		const struct span *sp = &f->spans[i];
+
+		if (!sp->n)
+			continue;
+		/* start <= first + offset  and  last + offset < exit */
+		e[n].at = (__int128)t->start - sp->first;
+		e[n++].w = sp->n;
+		e[n].at = t->exit == VMCTX_TIME_NONE ? inf : (__int128)t->exit - sp->last;
+		e[n++].w = -(int64_t)sp->n;
+	}
+	if (!n) {
+		free(e);
+		return -ENODATA;
+	}
+	qsort(e, n, sizeof(*e), cmp_edge);
+	for (i = 0; i < n; i++) {
+		w += e[i].w;
+		if (w > best) {
+			best = w;
+			best_lo = e[i].at;
+			best_hi = i + 1 < n ? e[i + 1].at : inf;
+		}
+	}
+	free(e);
+	/* the middle of the best span; an open span takes its closed end */
+	if (best_hi < inf)
+		best_lo += (best_hi - best_lo) / 2;
+	if (best_lo > INT64_MAX || best_lo <= INT64_MIN)
+		return -ERANGE;
+	*offset = (int64_t)best_lo;
+	if (agree)
+		*agree = best;
+	if (used)
+		*used = f->used;
+	return 0;
+}
