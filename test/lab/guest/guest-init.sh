@@ -1,0 +1,70 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+# /init of the lab's L2 Linux guest.  Loads vmctx_guest.ko, records with
+# vmctx-agent while two "hot" processes and one short-lived "blip" run, and
+# prints the bundle base64-encoded between markers on the console.  Then it
+# loads and unloads the module while processes churn, and powers off.
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+
+secs=4
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	vmctx.secs=*) secs=${arg#*=} ;;
+	esac
+done
+
+say() { echo "VMCTX-L2: $*"; }
+bye() {
+	say "DONE $1"
+	sleep 1
+	reboot -f
+}
+
+pti=off
+grep -qw pti /proc/cpuinfo && pti=on
+say "up: kernel $(uname -r) cpus $(grep -c ^processor /proc/cpuinfo) pti=$pti pcid=$(grep -qw pcid /proc/cpuinfo && echo yes || echo no)"
+insmod /lib/vmctx_guest.ko || bye "FAIL insmod"
+
+# The window: the agent first, so every exec and exit is in its log.
+vmctx-agent record -o /tmp/guest1.vmctx -d $((secs + 2)) &
+agent=$!
+sleep 1
+hot -t "$secs" > /dev/null &
+hot -t "$secs" > /dev/null &
+blip -t 1 > /dev/null &
+wait $agent || bye "FAIL vmctx-agent record"
+wait
+# The host stops sampling when it reads this; give it a moment, so that
+# the processes below (outside the agent's window) are not sampled.
+say "window closed"
+sleep 1
+# The bundle goes out on the virtio disk the host gave us (/dev/vda).
+dd if=/tmp/guest1.vmctx of=/dev/vda bs=65536 conv=fsync 2>/dev/null || bye "FAIL writing the bundle to /dev/vda"
+say "bundle $(wc -c < /tmp/guest1.vmctx) bytes on vda"
+say "timers: $(grep -E 'LOC|TIMER' /proc/interrupts | tr -s ' ' | tr '\n' ' ') clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+
+# Unload and reload while processes come and go: no oops, no leak.
+rmmod vmctx_guest || bye "FAIL rmmod"
+free_before=$(awk '/MemFree/ {print $2}' /proc/meminfo)
+( i=0; while [ $i -lt 200 ]; do true; i=$((i + 1)); done ) &
+churn=$!
+i=0
+while [ $i -lt 20 ]; do
+	insmod /lib/vmctx_guest.ko || bye "FAIL insmod $i"
+	cat /proc/vmctx_guest/tasks > /dev/null 2>&1
+	rmmod vmctx_guest || bye "FAIL rmmod $i"
+	i=$((i + 1))
+done
+wait $churn
+if dmesg | grep -qE 'BUG|Oops|WARNING|general protection'; then
+	dmesg | tail -20
+	bye "FAIL kernel complained during load/unload churn"
+fi
+say "churn: 20 load/unload cycles, MemFree $free_before -> $(awk '/MemFree/ {print $2}' /proc/meminfo) kB"
+bye PASS

@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# run-linux-lab.sh: the guest-agent lab.  A patched L1 host (QEMU TCG, AMD
+# SVM) runs a real Linux L2 guest with QEMU/KVM; vmctx-agent records inside
+# the guest while lab-record samples on the host; lab-linux-check resolves
+# the host samples through the guest's bundle.  Runs with the guest's PTI
+# on and off.  Exits 0 only if every check passed.
+#
+# Needs the L1 kernel and lab-record from the main lab (build-kernel.sh
+# patched, build-tools.sh); builds them if missing.  Environment as in
+# lab-env.sh, plus VMCTX_LINUX_PTI="on off" (the runs to do).
+set -euo pipefail
+. "$(dirname "$0")/../lab-env.sh"
+
+G=$LAB_SRC/guest
+W=$LAB_DIR/linux
+mkdir -p "$W" "$RESULTS_DIR"
+"$LAB_SRC/install-deps.sh"
+[ -f /usr/share/seabios/bios-256k.bin ] || die "no /usr/share/seabios/bios-256k.bin (package seabios)"
+
+# ---- the L1 host: patched kernel and the recorder
+l1=$LAB_DIR/out/patched/arch/x86/boot/bzImage
+[ -f "$l1" ] || "$LAB_SRC/build-kernel.sh" patched
+[ -x "$TOOLS_DIR/lab-record" ] || "$LAB_SRC/build-tools.sh"
+
+# ---- the L2 guest: kernel, module, agent, workloads
+"$G/build-guest-kernel.sh"
+gsrc=$LAB_DIR/src/guest
+gout=$LAB_DIR/out/guest
+rm -rf "$W/kmod"
+cp -r "$REPO_TOP/guest-agent/kmod" "$W/kmod"
+log "building vmctx_guest.ko against the guest kernel"
+make -s -C "$gsrc" O="$gout" ARCH=x86_64 CC="ccache gcc" M="$W/kmod" modules
+log "building vmctx-agent and lab-linux-check (static, with libvmctx compiled in)"
+LIBSRC=$(ls "$REPO_TOP"/lib/*.c)
+AGENT_CFLAGS=(-static -O2 -D_GNU_SOURCE -DPACKAGE_VERSION="\"$(sed -n "s/^AC_INIT(\[vmctx\], \[\([^]]*\)\].*/\1/p" "$REPO_TOP/configure.ac")\"" -I"$REPO_TOP/lib")
+gcc "${AGENT_CFLAGS[@]}" -o "$W/vmctx-agent" "$REPO_TOP"/guest-agent/*.c $LIBSRC -lelf -lz
+gcc -static -O2 -D_GNU_SOURCE -I"$REPO_TOP/lib" -o "$W/lab-linux-check" \
+	"$G/linux-check.c" $LIBSRC -lz
+# hot's text far from busybox's, so an IP tells whose code it is
+gcc -static -O1 -g -Wl,-Ttext-segment=0x20000000 -o "$W/hot" "$G/hot.c"
+nm -S "$W/hot" > "$W/hot.syms"
+
+log "packing the L2 initramfs"
+st=$W/l2-stage
+rm -rf "$st"
+mkdir -p "$st"/{bin,lib,proc,sys,dev,tmp}
+cp /bin/busybox "$W/vmctx-agent" "$W/hot" "$st/bin/"
+cp "$W/hot" "$st/bin/blip"
+cp "$W/kmod/vmctx_guest.ko" "$st/lib/"
+install -m 755 "$G/guest-init.sh" "$st/init"
+(cd "$st" && find . | cpio -o -H newc --quiet | gzip -6) > "$W/l2-initramfs.cpio.gz"
+
+log "packing the L1 initramfs (QEMU, its libraries and firmware)"
+st=$W/l1-stage
+rm -rf "$st"
+mkdir -p "$st"/{bin,lab/l2,share/qemu,proc,sys,dev,tmp}
+cp /bin/busybox "$TOOLS_DIR/lab-record" "$W/lab-linux-check" "$st/bin/"
+cp /usr/bin/qemu-system-x86_64 "$st/bin/"
+ldd /usr/bin/qemu-system-x86_64 | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' |
+	while read -r lib; do
+		mkdir -p "$st$(dirname "$lib")"
+		cp -L "$lib" "$st$lib"
+	done
+mkdir -p "$st/lib64"
+cp -L /lib64/ld-linux-x86-64.so.2 "$st/lib64/"
+cp -L /usr/share/seabios/bios-256k.bin /usr/share/qemu/kvmvapic.bin \
+	/usr/share/qemu/linuxboot_dma.bin "$st/share/qemu/"
+cp "$gout/arch/x86/boot/bzImage" "$st/lab/l2/bzImage"
+cp "$W/l2-initramfs.cpio.gz" "$st/lab/l2/initramfs.cpio.gz"
+cp "$W/hot.syms" "$st/lab/"
+install -m 755 "$G/l1-init.sh" "$st/init"
+(cd "$st" && find . | cpio -o -H newc --quiet | gzip -1) > "$W/l1-initramfs.cpio.gz"
+log "L1 initramfs: $(du -k "$W/l1-initramfs.cpio.gz" | cut -f1) KiB"
+
+failures=0
+for pti in ${VMCTX_LINUX_PTI:-on off}; do
+	logf=$RESULTS_DIR/linux-pti-$pti.log
+	log "SVM: patched L1, Linux L2 with pti=$pti"
+	t=$SECONDS
+	timeout "${VMCTX_QEMU_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1536M \
+		-nographic -no-reboot -kernel "$l1" -initrd "$W/l1-initramfs.cpio.gz" \
+		-append "console=ttyS0,115200 tsc=reliable panic=-1 quiet loglevel=4 vmctx.pti=$pti vmctx.dump=${VMCTX_LINUX_DUMP:-0}" \
+		</dev/null >"$logf" 2>&1 || true
+	log "pti=$pti run took $((SECONDS - t)) s"
+	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record)|^ +[0-9]+ +[0-9.]+ |^Total' "$logf" |
+		sed 's/\r$//' || true
+	if grep -aq "^VMCTX-LAB: RESULT PASS" "$logf"; then
+		log "pti=$pti: ok"
+	else
+		log "pti=$pti: FAILED; console tail:"
+		tail -n 30 "$logf" | sed 's/\r$//'
+		failures=$((failures + 1))
+	fi
+done
+[ "$failures" = 0 ] || die "$failures Linux-guest run(s) failed"
+log "Linux-guest lab passed"
