@@ -1,46 +1,47 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# build-kernel.sh patched|stock: unpack linux-source-6.1 (and apply the
-# kernel-patches series with quilt for "patched"), configure tinyconfig plus
-# l1.config, and build bzImage with ccache.  Trees live under $VMCTX_LAB_DIR
-# and are reused while the series and the fragment do not change.
+# build-kernel.sh patched|stock: build the L1 kernel from linux-source-6.1
+# with (patched) or without (stock) the kernel-patches series.
+#
+# One unpacked tree serves both flavours: quilt pushes or pops the series, and
+# each flavour builds into its own O= directory.  The compiler sees the same
+# paths for both, so ccache shares every object the series does not touch,
+# and the stock build costs little once the patched one is in the cache.  The
+# tree is unpacked again only when the tarball or the series changes.
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
 flavour=${1:?usage: build-kernel.sh patched|stock}
 case $flavour in patched|stock) ;; *) die "unknown flavour $flavour" ;; esac
-src=$LAB_DIR/src/$flavour
+lab_lock
 out=$LAB_DIR/out/$flavour
 
-if [ "$flavour" = patched ]; then
-	[ -f "$PATCH_DIR/series" ] || die "no series in $PATCH_DIR"
-	stamp=$(cd "$PATCH_DIR" && cat series $(grep -v '^#' series) | sha256sum | cut -c1-16)
-else
-	stamp=stock
+[ -f "$PATCH_DIR/series" ] || die "no series in $PATCH_DIR"
+stamp=$( (sha256sum "$LINUX_TARBALL" | cut -c1-16;
+	  cd "$PATCH_DIR" && cat series $(grep -v '^#' series)) | sha256sum | cut -c1-16)
+if [ "$(cat "$LINUX_TREE/.vmctx-stamp" 2>/dev/null)" != "$stamp" ]; then
+	log "unpacking $(basename "$LINUX_TARBALL") into $LINUX_TREE"
+	rm -rf "$LINUX_TREE"
+	mkdir -p "$LINUX_TREE"
+	tar -xf "$LINUX_TARBALL" -C "$LINUX_TREE" --strip-components=1
+	echo "$stamp" > "$LINUX_TREE/.vmctx-stamp"
+	# tar keeps the archive's old mtimes: objects built from an earlier
+	# series could look newer than a file that changed, so start over
+	rm -rf "$LAB_DIR/out/patched" "$LAB_DIR/out/stock"
 fi
-stamp="$stamp $(sha256sum "$LINUX_TARBALL" | cut -c1-16)"
-
-if [ "$(cat "$src/.vmctx-stamp" 2>/dev/null)" != "$stamp" ]; then
-	log "unpacking $(basename "$LINUX_TARBALL") into $src"
-	rm -rf "$src"
-	mkdir -p "$src"
-	tar -xf "$LINUX_TARBALL" -C "$src" --strip-components=1
-	if [ "$flavour" = patched ]; then
-		log "applying $PATCH_DIR/series with quilt"
-		(cd "$src" && QUILT_PATCHES="$PATCH_DIR" QUILT_PC=.pc \
-			quilt --quiltrc=- push -a -q) || die "the series does not apply"
-	fi
-	echo "$stamp" > "$src/.vmctx-stamp"
-fi
+tree_state "$flavour"
 
 mkdir -p "$out"
-cfg_stamp=$(cat "$LAB_SRC/l1.config" "$src/.vmctx-stamp" | sha256sum | cut -c1-16)
+cfg_stamp=$(cat "$LAB_SRC/l1.config" "$LINUX_TREE/.vmctx-stamp" | sha256sum | cut -c1-16)
 if [ "$(cat "$out/.vmctx-config-stamp" 2>/dev/null)" != "$cfg_stamp" ]; then
 	log "configuring $flavour: tinyconfig + l1.config"
-	make -s -C "$src" O="$out" ARCH=x86_64 tinyconfig >/dev/null
-	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
-		"$LAB_SRC/l1.config" >/dev/null
-	make -s -C "$src" O="$out" ARCH=x86_64 olddefconfig
+	make -s -C "$LINUX_TREE" O="$out" ARCH=x86_64 tinyconfig >"$out/merge_config.log" 2>&1 ||
+		die "tinyconfig failed, see $out/merge_config.log"
+	"$LINUX_TREE/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
+		"$LAB_SRC/l1.config" >>"$out/merge_config.log" 2>&1 ||
+		die "merge_config failed, see $out/merge_config.log"
+	make -s -C "$LINUX_TREE" O="$out" ARCH=x86_64 olddefconfig >>"$out/merge_config.log" 2>&1 ||
+		die "olddefconfig failed, see $out/merge_config.log"
 	# every option the fragment asks for must have survived olddefconfig
 	while read -r line; do
 		case $line in
@@ -56,5 +57,5 @@ fi
 
 log "building $flavour bzImage (-j$JOBS, ccache in $CCACHE_DIR)"
 start=$SECONDS
-make -s -C "$src" O="$out" ARCH=x86_64 CC="ccache gcc" -j"$JOBS" bzImage
+make -s -C "$LINUX_TREE" O="$out" ARCH=x86_64 CC="ccache gcc" -j"$JOBS" bzImage
 log "$flavour bzImage ready in $((SECONDS - start)) s: $out/arch/x86/boot/bzImage"

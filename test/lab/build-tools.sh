@@ -6,8 +6,11 @@
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
-src=$LAB_DIR/src/patched
-[ -d "$src/tools/lib/perf" ] || die "no patched tree in $src; run build-kernel.sh patched"
+lab_lock
+
+src=$LINUX_TREE
+[ -d "$src/tools/lib/perf" ] || die "no tree in $src; run build-kernel.sh patched first"
+tree_state patched
 mkdir -p "$TOOLS_DIR"
 
 log "building libperf from $src/tools/lib/perf"

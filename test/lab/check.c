@@ -214,6 +214,8 @@ int main(int argc, char **argv)
 			r = find_range(ip);
 			if (r) {
 				misc_in_range++;
+				if (stock)
+					r->samples++;
 				if ((misc == MISC_GUEST_USER) != (r->ring == 3))
 					misc_bad++;
 			}

@@ -53,6 +53,17 @@ lab-record -c "$period" -o /tmp/samples.txt -- $vmm || finish "FAIL recording"
 cat /tmp/truth.txt
 lab-check -t /tmp/truth.txt -s /tmp/samples.txt -i "$isa" || finish "FAIL checks isa=$isa"
 
+# an event that excludes the guest must get an all-zero block
+lab-record -x -c "$period" -o /tmp/excl.txt -- \
+	lab-vmm -g /lab/guest.elf -o /tmp/truth3.txt -n 1 -t 0.3 -H $halt_us ||
+	finish "FAIL recording with exclude_guest"
+n=$(grep -c '^S ' /tmp/excl.txt || true)
+nz=$(awk '$1 == "S" && ($8 != "0x0" || $9 != "0" || $10 != "0x0" || $11 != "0" || $12 != "0x0")' \
+	/tmp/excl.txt | wc -l)
+g=$(awk '$1 == "S" && ($7 == 4 || $7 == 5)' /tmp/excl.txt | wc -l)
+echo "VMCTX-LAB: exclude_guest: $nz of $n samples ($g in the guest) carry a non-zero guest context block"
+[ "$g" -gt 0 ] && [ "$nz" -eq 0 ] || finish "FAIL exclude_guest isa=$isa"
+
 # kvm:kvm_exit must carry the guest's CR3: one of the two roots
 tr=/sys/kernel/tracing
 mount -t tracefs tracefs $tr || finish "FAIL no tracefs"

@@ -10,10 +10,34 @@ LINUX_TARBALL=${VMCTX_LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 JOBS=${VMCTX_LAB_JOBS:-2}
 export CCACHE_DIR=${CCACHE_DIR:-$LAB_DIR/ccache}
 
-# Trees: src/<flavour> is the unpacked (and for "patched", patched) source,
-# out/<flavour> the kernel build, tools/ the static lab programs.
+# src/linux-6.1: the unpacked tree, series pushed or popped with quilt;
+# out/<flavour>: kernel builds; tools/: the static lab programs.
+LINUX_TREE=$LAB_DIR/src/linux-6.1
 TOOLS_DIR=$LAB_DIR/tools
 RESULTS_DIR=${VMCTX_LAB_RESULTS:-$LAB_DIR/results}
 
+# lab_lock: one lab step at a time per $LAB_DIR, since the shared tree
+# switches between patched and stock
+lab_lock() {
+	mkdir -p "$LAB_DIR"
+	exec 9>"$LAB_DIR/.lock"
+	flock 9
+}
+
 log() { printf '[lab %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
+
+# tree_state patched|stock: push or pop the whole series (quilt exits 2 when
+# there is nothing to do)
+tree_state() {
+	local rc=0
+
+	if [ "$1" = patched ]; then
+		(cd "$LINUX_TREE" && QUILT_PATCHES="$PATCH_DIR" QUILT_PC=.pc \
+			quilt --quiltrc=- push -a -q >/dev/null) || rc=$?
+	else
+		(cd "$LINUX_TREE" && QUILT_PATCHES="$PATCH_DIR" QUILT_PC=.pc \
+			quilt --quiltrc=- pop -a -q >/dev/null) || rc=$?
+	fi
+	[ $rc -eq 0 ] || [ $rc -eq 2 ] || die "quilt could not make the tree $1 (exit $rc)"
+}

@@ -8,6 +8,7 @@
  *        lab-record -p     probe only: exit 0 if the kernel has the sample
  *                          type, 3 (with a message) if it does not
  *   -N  stock mode: leave PERF_SAMPLE_GUEST_CTX out (for unpatched kernels)
+ *   -x  set exclude_guest (the guest context block must then be all zero)
  *
  * Output lines:
  *   S cpu pid tid time ip misc cr3 asid exit_reason vcpu_id flags
@@ -37,6 +38,7 @@
 static const uint64_t base_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 				  PERF_SAMPLE_CPU;
 static unsigned long nr_samples, nr_lost;
+static int exclude_guest;
 
 static int libperf_print(enum libperf_print_level level, const char *fmt, va_list ap)
 {
@@ -54,6 +56,7 @@ static void init_attr(struct perf_event_attr *attr, uint64_t sample_type, uint64
 	attr->sample_period = period;
 	attr->sample_type = sample_type;
 	attr->disabled = 1;
+	attr->exclude_guest = exclude_guest;
 }
 
 static int try_open(uint64_t sample_type)
@@ -143,14 +146,15 @@ int main(int argc, char **argv)
 	pid_t child;
 	FILE *out;
 
-	while ((c = getopt(argc, argv, "+o:c:Np")) != -1) {
+	while ((c = getopt(argc, argv, "+o:c:Npx")) != -1) {
 		switch (c) {
 		case 'o': path = optarg; break;
 		case 'c': period = strtoull(optarg, NULL, 0); break;
 		case 'N': sample_type = base_type; break;
+		case 'x': exclude_guest = 1; break;
 		case 'p': return probe();
 		default:
-			fprintf(stderr, "usage: %s [-o file] [-c period_ns] [-N] -- command...\n", argv[0]);
+			fprintf(stderr, "usage: %s [-o file] [-c period_ns] [-N] [-x] -- command...\n", argv[0]);
 			return 2;
 		}
 	}
