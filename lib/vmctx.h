@@ -205,6 +205,9 @@ int vmctx_bundle_resolve_kernel(struct vmctx_bundle *b, uint64_t ip, const char 
  * CR3) of one VM, then ask for the offset (guest ns = host ns + offset) that
  * the most samples agree with, to pass to vmctx_session_attach_bundle().
  * Needs processes that start or exit while sampled; memory is O(tasks).
+ * Offer guest user-mode samples only: guest kernel threads and the idle
+ * task run on the last process's page tables (lazy TLB), so a kernel-mode
+ * CR3 can be the root of a process that has exited.
  */
 struct vmctx_clock_fit;
 

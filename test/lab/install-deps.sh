@@ -5,7 +5,8 @@ set -euo pipefail
 
 pkgs=(linux-source-6.1 build-essential flex bison bc cpio ccache quilt
       libelf-dev libssl-dev busybox-static qemu-system-x86
-      bochs bochsbios vgabios isolinux syslinux-common xorriso xz-utils)
+      bochs bochsbios vgabios isolinux syslinux-common xorriso xz-utils
+      seabios zlib1g-dev)
 
 missing=()
 for p in "${pkgs[@]}"; do

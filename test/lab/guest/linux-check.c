@@ -137,7 +137,12 @@ static int64_t fit_offset(const char *path, int qemu, struct vmctx_bundle *b)
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "S %*u %u %*u %" SCNu64 " %*x %*u 0x%" SCNx64 " %*u %*x %*u 0x%x",
 			   &pid, &time, &cr3, &flags) == 4 && (int)pid == qemu &&
-		    (flags & CTX_GUEST)) {
+		    (flags & CTX_GUEST) && CTX_CPL(flags) == 3) {
+			/*
+			 * User mode only: guest kernel threads and idle run on
+			 * the last process's page tables (lazy TLB), so a
+			 * kernel-mode CR3 can be a dead process's root.
+			 */
 			int t = vmctx_bundle_find_task(b, cr3, VMCTX_TIME_NONE);
 
 			vmctx_clock_fit_add(fit, time, cr3);
@@ -205,6 +210,8 @@ int main(int argc, char **argv)
 	int inst_task[2] = { -1, -1 }, qemu = -1, rows = 15, c, err, blip_task = -1;
 	struct vmctx_session_opts so = { .sz = sizeof(so) };
 	int64_t offset;
+	uint64_t window = 0, early = 0;
+	size_t i;
 	uint64_t roots[64], rcount[64] = { 0 }, rhot[64] = { 0 }, rfirst[64], rlast[64];
 	int nroots = 0;
 	struct vmctx_bundle *b = NULL;
@@ -243,6 +250,14 @@ int main(int argc, char **argv)
 	 * recorded here: fit the offset from the samples (pass 1).
 	 */
 	offset = fit_offset(samples, qemu, b);
+	for (i = 0; i < vmctx_bundle_ntasks(b); i++) {
+		const char *comm;
+		uint64_t start;
+
+		vmctx_bundle_task(b, i, NULL, NULL, NULL, &comm, &start, NULL);
+		if (!strcmp(comm, "vmctx-agent"))
+			window = start;
+	}
 	s = vmctx_session_new(&so);
 	vmctx_session_add_vm(s, qemu, "guest1");
 	vmctx_session_attach_bundle(s, qemu, b, offset);
@@ -301,6 +316,11 @@ int main(int argc, char **argv)
 
 		if (!(flags & CTX_GUEST) || CTX_CPL(flags) != 3 || (int)pid != qemu)
 			continue;
+		/* the agent's window: processes before it are not in its bundle */
+		if (offset != VMCTX_OFFSET_UNKNOWN && (int64_t)time + offset < (int64_t)window) {
+			early++;
+			continue;
+		}
 		user++;
 		{
 			uint64_t r = vmctx_cr3_normalize(cr3, 0);
@@ -368,8 +388,9 @@ int main(int argc, char **argv)
 	fclose(f);
 	vmctx_session_finish(s, 0);
 
-	printf("lab-linux-check: %" PRIu64 " guest-user samples, %" PRIu64 " in hot's code\n",
-	       user, in_hot);
+	printf("lab-linux-check: %" PRIu64 " guest-user samples in the agent's window (from "
+	       "guest %.3f s; %" PRIu64 " before it left out), %" PRIu64 " in hot's code\n",
+	       user, window / 1e9, early, in_hot);
 	for (c = 0; c < nroots; c++)
 		printf("lab-linux-check: root 0x%" PRIx64 ": %" PRIu64 " user samples (%" PRIu64
 		       " in hot's code), host [%.3f, %.3f] s\n", roots[c], rcount[c], rhot[c],
@@ -419,6 +440,18 @@ int main(int argc, char **argv)
 	t = vmctx_session_table(s, VMCTX_VIEW_HOST, 0, -1);
 	if (t && !vmctx_table_format(t, rows, &text)) {
 		printf("---- host level\n%s", text);
+		free(text);
+	}
+	vmctx_table_free(t);
+	t = vmctx_session_table(s, VMCTX_VIEW_VCPUS, 1, -1);
+	if (t && !vmctx_table_format(t, rows, &text)) {
+		printf("---- per vCPU: guest1 (VM1)\n%s", text);
+		free(text);
+	}
+	vmctx_table_free(t);
+	t = vmctx_session_table(s, VMCTX_VIEW_UNIFIED, 0, -1);
+	if (t && !vmctx_table_format(t, rows, &text)) {
+		printf("---- unified\n%s", text);
 		free(text);
 	}
 	vmctx_table_free(t);

@@ -83,8 +83,8 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 		-append "console=ttyS0,115200 tsc=reliable panic=-1 quiet loglevel=4 vmctx.pti=$pti vmctx.dump=${VMCTX_LINUX_DUMP:-0}" \
 		</dev/null >"$logf" 2>&1 || true
 	log "pti=$pti run took $((SECONDS - t)) s"
-	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record)|^ +[0-9]+ +[0-9.]+ |^Total' "$logf" |
-		sed 's/\r$//' || true
+	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record|----|vCPU|vcpu[0-9]|Steal)|^ +[0-9]+ +[0-9.]+ |^Total|^ +Samples' "$logf" |
+		grep -avE '^lab-linux-check: (bundle task|root 0x)' | sed 's/\r$//' || true
 	if grep -aq "^VMCTX-LAB: RESULT PASS" "$logf"; then
 		log "pti=$pti: ok"
 	else

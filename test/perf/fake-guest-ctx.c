@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * LD_PRELOAD shim for checking 'perf record --vmcs-ctx' option plumbing on a
+ * kernel without the vmctx patches: perf_event_open() calls have
+ * PERF_SAMPLE_GUEST_CTX (bit 25) stripped before they reach the kernel, so
+ * the opens succeed.  The samples then lack the block: only the attrs of the
+ * resulting perf.data (perf evlist -v) are meaningful.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+
+long syscall(long nr, ...)
+{
+	static long (*real)(long, ...);
+	long a[6];
+	va_list ap;
+	int i;
+
+	if (!real)
+		real = dlsym(RTLD_NEXT, "syscall");
+	va_start(ap, nr);
+	for (i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (nr == SYS_perf_event_open) {
+		struct perf_event_attr attr;
+
+		memcpy(&attr, (void *)a[0], sizeof(attr));
+		attr.sample_type &= ~(1ULL << 25);
+		return real(nr, &attr, a[1], a[2], a[3], a[4]);
+	}
+	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+# Write a synthetic 'perf record --vmcs-ctx' recording in perf's pipe format.
+# Usage: gen-perfdata.py OUT [be] [file]
+#   One VM (QEMU pid 1000, vCPU threads 1001/1002 "CPU 0/KVM", "CPU 1/KVM")
+#   whose two vCPUs share pCPU 0, preempting each other every 10 ticks, so each
+#   vCPU is about 50% [steal] (on vcpuN); vCPU 0 runs guest user code of one
+#   guest process (cr3 0x1234000), vCPU 1 guest kernel code.  pCPU 1 runs a
+#   host process "make" (user mode) half the time and is idle otherwise.
+#   'be' writes the file as a big-endian host would (samples only, no
+#   sample_id_all), to exercise perf's cross-endian path.  'file' writes a
+#   perf.data file (header, one attr, data section, no features) instead of
+#   a pipe stream: perf 6.1 sets evsel->needs_swap only for files.
+import os, struct, sys
+
+out = sys.argv[1]
+be = 'be' in sys.argv[2:]
+filemode = 'file' in sys.argv[2:]
+E = '>' if be else '<'
+
+PERF_SAMPLE_IP, PERF_SAMPLE_TID, PERF_SAMPLE_TIME = 1 << 0, 1 << 1, 1 << 2
+PERF_SAMPLE_CPU, PERF_SAMPLE_PERIOD = 1 << 7, 1 << 8
+PERF_SAMPLE_GUEST_CTX = 1 << 25
+ST = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
+     PERF_SAMPLE_PERIOD | PERF_SAMPLE_GUEST_CTX
+VALID, VMX, SVM, GUEST, HOSTV = 0x1, 0x2, 0x4, 0x8, 0x40
+KERNEL, USER, GKERNEL, GUSER = 1, 2, 4, 5
+SWITCH_OUT, SWITCH_PREEMPT = 0x2000, 0x4000
+sample_id_all = not be
+
+buf = bytearray()
+def hdr(typ, misc, body):
+    size = 8 + len(body)
+    assert size % 8 == 0, (typ, size)
+    return struct.pack(E + 'IHH', typ, misc, size) + body
+
+def id_sample(pid, tid, time, cpu):
+    if not sample_id_all:
+        return b''
+    return struct.pack(E + 'IIQII', pid, tid, time, cpu, 0)
+
+# pipe header
+buf += struct.pack(E + 'QQ', 0x32454c4946524550, 16)
+# PERF_RECORD_HEADER_ATTR: software cpu-clock, 1000 Hz
+flags = (1 << 10)  # freq
+if sample_id_all:
+    flags |= 1 << 18
+if be:
+    flags = 0
+attr = struct.pack(E + 'IIQQQQQ', 1, 128, 0, 1000000 if be else 1000, ST, 0, flags)
+attr += b'\0' * (128 - len(attr))
+buf += hdr(64, 0, attr)
+
+def comm(pid, tid, name, time):
+    s = name.encode() + b'\0'
+    s += b'\0' * ((8 - len(s) % 8) % 8)
+    return hdr(3, 0, struct.pack(E + 'II', pid, tid) + s + id_sample(pid, tid, time, 0))
+
+def sample(misc, ip, pid, tid, time, cpu, ctx):
+    cr3, asid, exit_reason, vcpu, fl = ctx
+    body = struct.pack(E + 'QIIQIIQ', ip, pid, tid, time, cpu, 0, 1000000)
+    body += struct.pack(E + 'QIIIIQ', cr3, asid, exit_reason, vcpu, fl, 0)
+    return hdr(9, misc, body)
+
+def switch(out, preempt, pid, tid, time, cpu, npid, ntid):
+    misc = (SWITCH_OUT if out else 0) | (SWITCH_PREEMPT if preempt else 0)
+    return hdr(15, misc, struct.pack(E + 'II', npid, ntid) + id_sample(pid, tid, time, cpu))
+
+# VMPID/VMCOMM: use a live process as the QEMU process (VM naming from /proc)
+VM = int(os.environ.get('VMPID', '1000'))
+VMCOMM = os.environ.get('VMCOMM', 'qemu-system-x86')
+T0 = 1000000000
+TICK = 1000000
+buf += comm(VM, VM, VMCOMM, T0 - 10)
+buf += comm(VM, 1001, 'CPU 0/KVM', T0 - 9)
+buf += comm(VM, 1002, 'CPU 1/KVM', T0 - 8)
+buf += comm(2000, 2000, 'make', T0 - 7)
+
+HLT_SVM = 0x78
+EXTINT_SVM = 0x60
+N = 2000
+running = 0
+for k in range(N):
+    t = T0 + k * TICK
+    if sample_id_all and k % 10 == 0 and k:
+        prev, nxt = running, 1 - running
+        buf += switch(True, True, VM, 1001 + prev, t - 1000, 0, VM, 1001 + nxt)
+        buf += switch(False, False, VM, 1001 + nxt, t - 500, 0, VM, 1001 + prev)
+        running = nxt
+    elif not sample_id_all:
+        running = (k // 10) % 2
+    tid = 1001 + running
+    if running == 0:
+        # guest user code of the guest process, in function "work" or "other"
+        ip = 0x401010 if k % 4 else 0x402010
+        buf += sample(GUSER, ip, VM, tid, t, 0,
+                      (0x1234000 | 0x3, 7, EXTINT_SVM, 0, VALID | SVM | GUEST | (3 << 4)))
+    else:
+        buf += sample(GKERNEL, 0xffffffff81001010, VM, tid, t, 0,
+                      (0x5678000, 8, EXTINT_SVM, 1, VALID | SVM | GUEST))
+    # pCPU 1: host user process half the time, idle the other half
+    if k % 2:
+        buf += sample(USER, 0x400123, 2000, 2000, t + 10, 1, (0, 0, 0, 0, 0))
+    else:
+        buf += sample(KERNEL, 0xffffffff81234567, 0, 0, t + 10, 1, (0, 0, 0, 0, 0))
+
+# one host-for-vcpu sample: KVM exit handling for vCPU 1 after an HLT exit
+buf += sample(KERNEL, 0xffffffff81555555, VM, 1002, T0 + N * TICK, 0,
+              (0, 8, HLT_SVM, 1, VALID | SVM | HOSTV))
+if filemode:
+    # drop the pipe header and the attr event, wrap the rest in a file header
+    events = buf[16 + 8 + 128:]
+    fattr = attr + struct.pack(E + 'QQ', 0, 0)
+    fhdr = struct.pack(E + 'QQQ', 0x32454c4946524550, 104, len(fattr))
+    fhdr += struct.pack(E + 'QQQQQQ', 104, len(fattr), 104 + len(fattr), len(events), 0, 0)
+    fhdr += b'\0' * 32
+    buf = fhdr + fattr + events
+open(out, 'wb').write(buf)
+print('%s: %d bytes, %s-endian' % (out, len(buf), 'big' if be else 'little'))

@@ -1,0 +1,59 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Checks of the perf patches (kernel-patches/0009-0014) that run without a
+# vmctx kernel: synthetic perf.data files (both endiannesses, pipe and file)
+# and bundles, an LD_PRELOAD shim for the record options, the unpatched-
+# kernel message.  PERF=path/to/patched/perf; libvmctx must be findable by
+# pkg-config and the loader.  Needs python3 and cc.
+set -u
+src=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+P=${PERF:?set PERF to the patched perf binary}
+fail=0
+check() { if [ "$1" = "$2" ]; then echo "ok   $3"; else echo "FAIL $3: got '$1', want '$2'"; fail=1; fi; }
+
+cc -O1 -o gen-bundle "$src/gen-bundle.c" $(pkg-config --cflags --libs libvmctx) || exit 2
+cc -O1 -shared -fPIC -o fake-guest-ctx.so "$src/fake-guest-ctx.c" -ldl || exit 2
+cp "$src"/gen-perfdata.py "$src"/gen-wakeup.py .
+# a bundle this libvmctx does not read (version 9), and a truncated one
+./gen-bundle v1.vmctx && zcat v1.vmctx | sed '1s/^vmctx-bundle 1$/vmctx-bundle 9/' | gzip > v9.vmctx
+head -c 5 v1.vmctx > trunc.vmctx
+python3 gen-perfdata.py le.data >/dev/null; python3 gen-perfdata.py be.data be >/dev/null
+python3 gen-perfdata.py le-file.data file >/dev/null; python3 gen-perfdata.py be-file.data be file >/dev/null
+./gen-bundle guest1.vmctx
+
+out=$($P record --vmcs-ctx -e cpu-clock -a -o /tmp/vmcs.data -- sleep 1 2>&1); rc=$?
+check "$out" "perf record: --vmcs-ctx needs a kernel with PERF_SAMPLE_GUEST_CTX (the vmctx KVM patches); this kernel rejects it." "record --vmcs-ctx on an unpatched kernel: one sentence"
+check "$rc" 234 "record --vmcs-ctx on an unpatched kernel: exit status"
+check "$($P test 'Sample parsing' 2>&1 | grep -c ': Ok')" 2 "perf test Sample parsing (generic + x86)"
+
+LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -B -o /tmp/shim.data -- sleep 0.2 >/dev/null 2>&1
+ev=$($P evlist -v -i /tmp/shim.data 2>/dev/null)
+check "$(echo "$ev" | grep -c 'GUEST_CTX')" 3 "--vmcs-ctx: bit on cpu-clock, kvm_vcpu_wakeup and dummy"
+check "$(echo "$ev" | grep -c 'exclude_guest')" 0 "--vmcs-ctx: exclude_guest cleared"
+check "$(echo "$ev" | grep -c 'context_switch: 1')" 1 "--vmcs-ctx: switch events on the tracking event"
+check "$(echo "$ev" | grep 'cpu-clock' | grep -c 'IP|TID|TIME|CPU|PERIOD')" 1 "--vmcs-ctx: TID, TIME, CPU"
+
+le=$($P report -D -i le-file.data 2>&1 | grep 'guest ctx' | sort | uniq -c)
+be=$($P report -D -i be-file.data 2>&1 | grep 'guest ctx' | sort | uniq -c)
+check "$be" "$le" "report -D: big-endian file decodes like the little-endian one"
+check "$(echo "$le" | grep -c 'vcpu 0 cr3 0x1234003 asid 7 exit_reason 0x60 (interrupt) flags 0x3d (valid|svm|guest|cpl3)')" 1 "report -D: block and names"
+check "$($P evlist -v -i le-file.data | grep -c 'sample_type: IP|TID|TIME|CPU|PERIOD|GUEST_CTX')" 1 "evlist -v names GUEST_CTX"
+check "$($P script -i le-file.data 2>/dev/null | wc -l)" 4001 "script shows guest samples without --guest-code"
+check "$($P script -i le-file.data -F tid,vcpu,guest_cr3,guest_asid,exit_reason,guest_cpl 2>/dev/null | grep -c 'VCPU:000  1001  cr3:0x1234003 asid:7 exit:0x60(interrupt) cpl:3')" 1000 "script -F guest fields"
+check "$($P script -i le-file.data -F comm,tid 2>/dev/null | grep -c 'CPU 0/KVM')" 1000 "script: guest samples show the vCPU thread's comm"
+u=$($P report -i le-file.data --guest-maps=guest1.vmctx 2>&1)
+check "$(echo "$u" | grep -c 'work  *bench (VM1)')" 1 "report --guest-maps: guest function resolved"
+g=$($P report -i le-file.data --guest-maps=guest1.vmctx --guest-view=vcpu 2>&1)
+check "$(echo "$g" | grep -c '^Total samples:')" 1 "report --guest-view=vcpu header"
+check "$(echo "$g" | grep '^vcpu0' | awk '{print $5}')" "50.02%" "two vCPUs on one pCPU: vcpu0 steal ~50%"
+check "$($P report -i - --guest-maps=guest1.vmctx --guest-view=host < le.data 2>&1 | grep -c '\[guest1\]  *(VM1)')" 1 "report --guest-maps from a pipe, host view"
+check "$($P report -i le-file.data --guest-maps=v9.vmctx 2>&1 | grep -c 'v9.vmctx: Unsupported bundle version')" 1 "bad bundle: error names the file"
+check "$($P report -i le-file.data --stdio --sort vm,vcpu,exit_reason 2>/dev/null | grep -c 'hlt (0x78)')" 1 "sort keys vm,vcpu,exit_reason"
+if [ -f /tmp/tp.data ]; then
+	python3 gen-wakeup.py /tmp/tp.data wakeup.data >/dev/null
+	check "$($P report -i wakeup.data --guest-view=vcpu 2>&1 | grep '^vcpu0')" "vcpu0           300   0.00%  66.67%  16.67%  16.67%   0.00%" "kvm_vcpu_wakeup ends the halt: 50 idle + 50 steal"
+fi
+exit $fail
