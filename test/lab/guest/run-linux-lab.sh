@@ -8,7 +8,8 @@
 #
 # Needs the L1 kernel and lab-record from the main lab (build-kernel.sh
 # patched, build-tools.sh); builds them if missing.  Environment as in
-# lab-env.sh, plus VMCTX_LINUX_PTI="on off" (the runs to do).
+# lab-env.sh, plus VMCTX_LINUX_PTI="on off" (the runs to do) and
+# VMCTX_LINUX_DEMO=1 (exit 0 when a check misses: ./run demo shows the report).
 set -euo pipefail
 . "$(dirname "$0")/../lab-env.sh"
 
@@ -93,5 +94,9 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 		failures=$((failures + 1))
 	fi
 done
+if [ "$failures" != 0 ] && [ "${VMCTX_LINUX_DEMO:-0}" = 1 ]; then
+	log "note: $failures run(s) missed a check (see the lines above); the report is above"
+	exit 0
+fi
 [ "$failures" = 0 ] || die "$failures Linux-guest run(s) failed"
 log "Linux-guest lab passed"
