@@ -277,6 +277,7 @@ static struct vmctx_vcpu *get_vcpu(struct vmctx_session *s, int pid, int id)
 	v->vm = vm;
 	v->id = id;
 	v->cache_task = -1;
+	v->exit_key = VMCTX_EXIT_OTHER;	/* no exit seen yet */
 	s->nvcpus++;
 	if (s->nvcpus * 2 > s->vcpu_hash_size && rehash_vcpus(s)) {
 		s->nvcpus--;

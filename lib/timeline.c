@@ -43,9 +43,7 @@ static int emit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time,
 		e.vm = v->vm;
 		e.vcpu = v->id;
 		e.by = -1;
-		/* Unnamed codes share one row, so hostile input cannot grow the table. */
-		e.exit = vmctx_exit_reason_name(v->isa, v->last_exit) ? v->last_exit :
-			 VMCTX_EXIT_OTHER;
+		e.exit = v->exit_key;
 		err = agg_add(s, &e, count);
 		if (err)
 			return err;
@@ -230,6 +228,10 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 	v->state = VCPU_RUNNING;
 	v->home = smp->cpu;
 	v->last_time = smp->time;
+	/* Unnamed codes share one row, so hostile input cannot grow the table. */
+	if (smp->isa != v->isa || smp->exit_reason != v->last_exit)
+		v->exit_key = vmctx_exit_reason_name(smp->isa, smp->exit_reason) ?
+			      smp->exit_reason : VMCTX_EXIT_OTHER;
 	v->isa = smp->isa;
 	v->last_exit = smp->exit_reason;
 	if (smp->flags & VMCTX_SAMPLE_GUEST) {

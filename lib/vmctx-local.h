@@ -154,6 +154,7 @@ struct vmctx_vcpu {
 	bool halted;			/* the guest executed HLT and has not woken */
 	enum vmctx_isa isa;
 	uint64_t last_exit;
+	uint64_t exit_key;		/* last_exit, or VMCTX_EXIT_OTHER if unnamed */
 	uint32_t home;			/* pCPU it last ran on */
 	uint64_t last_time;		/* host time of its last real tick */
 	uint64_t *snap;			/* home pCPU's counts, by seen-list position */
