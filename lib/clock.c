@@ -6,16 +6,31 @@
  * offset: guest = host + offset puts its first sample after its start and
  * its last before its exit.  The offset that satisfies the most samples
  * wins; processes whose roots were reused say nothing and are skipped.
- * Memory is O(tasks).
+ * A task's samples are kept as a few runs split at gaps, so that samples
+ * of an owner the bundle never saw (a process gone before the agent
+ * started) form a run of their own and are outvoted.  Memory is O(tasks).
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "vmctx-local.h"
 
-struct span {
-	uint64_t first, last;	/* host times of the task's first and last sample */
+/*
+ * A task's samples as runs separated by gaps: a root that served an
+ * unknown earlier process (one the bundle never saw) shows up as a run of
+ * its own, whose constraint is outvoted instead of widening the task's.
+ */
+#define RUNS_PER_TASK	8
+#define RUN_GAP_NS	100000000ULL	/* 100 ms */
+
+struct run {
+	uint64_t first, last;	/* host times */
 	uint64_t n;
+};
+
+struct span {
+	struct run runs[RUNS_PER_TASK];	/* sorted by time */
+	uint32_t nruns;
 };
 
 struct vmctx_clock_fit {
@@ -24,6 +39,45 @@ struct vmctx_clock_fit {
 	uint64_t total;		/* samples offered */
 	uint64_t used;		/* samples of unambiguous roots */
 };
+
+/* Put @t into @sp: extend a run within the gap, or start one (merging the closest two when full). */
+static void span_add(struct span *sp, uint64_t t)
+{
+	uint32_t i, best = 0;
+	uint64_t gap = UINT64_MAX;
+
+	for (i = 0; i < sp->nruns; i++) {
+		struct run *r = &sp->runs[i];
+
+		if (t + RUN_GAP_NS >= r->first && t <= r->last + RUN_GAP_NS) {
+			if (t < r->first)
+				r->first = t;
+			if (t > r->last)
+				r->last = t;
+			r->n++;
+			return;
+		}
+	}
+	if (sp->nruns == RUNS_PER_TASK) {
+		for (i = 0; i + 1 < sp->nruns; i++) {
+			if (sp->runs[i + 1].first - sp->runs[i].last < gap) {
+				gap = sp->runs[i + 1].first - sp->runs[i].last;
+				best = i;
+			}
+		}
+		sp->runs[best].last = sp->runs[best + 1].last;
+		sp->runs[best].n += sp->runs[best + 1].n;
+		for (i = best + 1; i + 1 < sp->nruns; i++)
+			sp->runs[i] = sp->runs[i + 1];
+		sp->nruns--;
+	}
+	for (i = sp->nruns; i > 0 && sp->runs[i - 1].first > t; i--)
+		sp->runs[i] = sp->runs[i - 1];
+	sp->runs[i].first = t;
+	sp->runs[i].last = t;
+	sp->runs[i].n = 1;
+	sp->nruns++;
+}
 
 struct vmctx_clock_fit *vmctx_clock_fit_new(struct vmctx_bundle *b)
 {
@@ -73,11 +127,7 @@ int vmctx_clock_fit_add(struct vmctx_clock_fit *f, uint64_t host_ns, uint64_t cr
 	if (t < 0)
 		return 0;
 	sp = &f->spans[t];
-	if (!sp->n || host_ns < sp->first)
-		sp->first = host_ns;
-	if (!sp->n || host_ns > sp->last)
-		sp->last = host_ns;
-	sp->n++;
+	span_add(sp, host_ns);
 	f->used++;
 	return 0;
 }
@@ -109,20 +159,23 @@ int vmctx_clock_fit_offset(const struct vmctx_clock_fit *f, int64_t *offset, uin
 
 	if (!f || !offset)
 		return -EINVAL;
-	e = calloc(2 * f->b->ntasks + 1, sizeof(*e));
+	e = calloc(2 * RUNS_PER_TASK * f->b->ntasks + 1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
 	for (i = 0; i < f->b->ntasks; i++) {
 		const struct vmctx_task *t = &f->b->tasks[i];
 		const struct span *sp = &f->spans[i];
+		uint32_t k;
 
-		if (!sp->n)
-			continue;
-		/* start <= first + offset  and  last + offset < exit */
-		e[n].at = (__int128)t->start - sp->first;
-		e[n++].w = sp->n;
-		e[n].at = t->exit == VMCTX_TIME_NONE ? inf : (__int128)t->exit - sp->last;
-		e[n++].w = -(int64_t)sp->n;
+		for (k = 0; k < sp->nruns; k++) {
+			const struct run *r = &sp->runs[k];
+
+			/* start <= first + offset  and  last + offset < exit */
+			e[n].at = (__int128)t->start - r->first;
+			e[n++].w = r->n;
+			e[n].at = t->exit == VMCTX_TIME_NONE ? inf : (__int128)t->exit - r->last;
+			e[n++].w = -(int64_t)r->n;
+		}
 	}
 	if (!n) {
 		free(e);
