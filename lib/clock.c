@@ -4,14 +4,15 @@
  * the samples themselves.  A sample whose root only one process ever owned
  * must fall inside that process's lifetime, so each such process bounds the
  * offset: guest = host + offset puts its first sample after its start and
- * its last before its exit.  The offset that satisfies the most samples
- * wins; processes whose roots were reused say nothing and are skipped.
+ * its last before its exit.  A reused root's samples agree with any of its
+ * owners' lifetimes.  The offset that satisfies the most samples wins.
  * A task's samples are kept as a few runs split at gaps, so that samples
  * of an owner the bundle never saw (a process gone before the agent
  * started) form a run of their own and are outvoted.  Memory is O(tasks).
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 #include "vmctx-local.h"
 
@@ -113,21 +114,41 @@ void vmctx_clock_fit_free(struct vmctx_clock_fit *f)
 	free(f);
 }
 
+static uint64_t root_of(const struct vmctx_bundle *b, size_t pos)
+{
+	return vmctx_cr3_normalize(b->tasks[b->by_root[pos]].root, b->cr3_mask);
+}
+
+/* Position in by_root of the first owner of @cr3's root, or -1. */
+static ssize_t root_pos(const struct vmctx_bundle *b, uint64_t cr3)
+{
+	uint64_t root = vmctx_cr3_normalize(cr3, b->cr3_mask);
+	size_t lo = 0, hi = b->ntasks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (root_of(b, mid) < root)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->ntasks && root_of(b, lo) == root ? (ssize_t)lo : -1;
+}
+
 int vmctx_clock_fit_add(struct vmctx_clock_fit *f, uint64_t host_ns, uint64_t cr3)
 {
-	struct span *sp;
-	int t;
+	ssize_t pos;
 
 	if (!f)
 		return -EINVAL;
 	f->total++;
 	if (f->b->indexed == false)
 		return -ESTALE;		/* the bundle changed under us */
-	t = vmctx_bundle_find_task(f->b, cr3, VMCTX_TIME_NONE);
-	if (t < 0)
+	pos = root_pos(f->b, cr3);
+	if (pos < 0)
 		return 0;
-	sp = &f->spans[t];
-	span_add(sp, host_ns);
+	span_add(&f->spans[pos], host_ns);
 	f->used++;
 	return 0;
 }
@@ -137,6 +158,18 @@ struct edge {
 	__int128 at;
 	int64_t w;
 };
+
+/* An owner's lifetime shifted by a run: offsets in [at, end) agree. */
+struct interval {
+	__int128 at, end;
+};
+
+static int cmp_interval(const void *a, const void *b)
+{
+	const struct interval *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
 
 static int cmp_edge(const void *a, const void *b)
 {
@@ -153,6 +186,7 @@ int vmctx_clock_fit_offset(const struct vmctx_clock_fit *f, int64_t *offset, uin
 {
 	const __int128 inf = (__int128)1 << 100;
 	__int128 best_lo = 0, best_hi = 0;
+	struct interval *iv;
 	struct edge *e;
 	size_t i, n = 0;
 	int64_t w = 0, best = 0;
@@ -160,23 +194,55 @@ int vmctx_clock_fit_offset(const struct vmctx_clock_fit *f, int64_t *offset, uin
 	if (!f || !offset)
 		return -EINVAL;
 	e = calloc(2 * RUNS_PER_TASK * f->b->ntasks + 1, sizeof(*e));
-	if (!e)
+	iv = calloc(f->b->ntasks + 1, sizeof(*iv));
+	if (!e || !iv) {
+		free(e);
+		free(iv);
 		return -ENOMEM;
+	}
 	for (i = 0; i < f->b->ntasks; i++) {
-		const struct vmctx_task *t = &f->b->tasks[i];
 		const struct span *sp = &f->spans[i];
+		size_t j, end;
 		uint32_t k;
 
+		if (!sp->nruns)
+			continue;
+		for (end = i + 1; end < f->b->ntasks && root_of(f->b, end) == root_of(f->b, i); end++)
+			;
+		/*
+		 * A run belongs to one of the root's owners: it agrees with the
+		 * union of their lifetimes, each shifted by the run's span.
+		 */
 		for (k = 0; k < sp->nruns; k++) {
 			const struct run *r = &sp->runs[k];
+			size_t m = 0, u;
 
-			/* start <= first + offset  and  last + offset < exit */
-			e[n].at = (__int128)t->start - r->first;
-			e[n++].w = r->n;
-			e[n].at = t->exit == VMCTX_TIME_NONE ? inf : (__int128)t->exit - r->last;
-			e[n++].w = -(int64_t)r->n;
+			for (j = i; j < end; j++) {
+				const struct vmctx_task *t = &f->b->tasks[f->b->by_root[j]];
+
+				iv[m].at = (__int128)t->start - r->first;
+				iv[m].end = t->exit == VMCTX_TIME_NONE ? inf :
+					    (__int128)t->exit - r->last;
+				if (iv[m].at < iv[m].end)
+					m++;
+			}
+			qsort(iv, m, sizeof(*iv), cmp_interval);
+			for (u = 0; u < m; u++) {
+				__int128 lo = iv[u].at, hi = iv[u].end;
+
+				while (u + 1 < m && iv[u + 1].at <= hi) {
+					if (iv[u + 1].end > hi)
+						hi = iv[u + 1].end;
+					u++;
+				}
+				e[n].at = lo;
+				e[n++].w = r->n;
+				e[n].at = hi;
+				e[n++].w = -(int64_t)r->n;
+			}
 		}
 	}
+	free(iv);
 	if (!n) {
 		free(e);
 		return -ENODATA;

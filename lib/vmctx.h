@@ -200,8 +200,8 @@ int vmctx_bundle_resolve_kernel(struct vmctx_bundle *b, uint64_t ip, const char 
 
 /*
  * When nothing relates the host's clock to a guest's, the samples can: a
- * sample whose page-table root only one process ever owned must fall inside
- * that process's lifetime.  Offer every guest sample (host time and raw
+ * sample must fall inside the lifetime of one of its page-table root's
+ * owners.  Offer every guest sample (host time and raw
  * CR3) of one VM, then ask for the offset (guest ns = host ns + offset) that
  * the most samples agree with, to pass to vmctx_session_attach_bundle().
  * Needs processes that start or exit while sampled; memory is O(tasks).
@@ -215,8 +215,8 @@ struct vmctx_clock_fit *vmctx_clock_fit_new(struct vmctx_bundle *b);
 void vmctx_clock_fit_free(struct vmctx_clock_fit *f);
 int vmctx_clock_fit_add(struct vmctx_clock_fit *f, uint64_t host_ns, uint64_t cr3);
 /*
- * -ENODATA when no offered sample had an unambiguous root.  *agree: samples
- * consistent with *offset; *used: samples of unambiguous roots.
+ * -ENODATA when no offered sample had a root the bundle knows.  *agree:
+ * samples consistent with *offset; *used: samples of roots the bundle knows.
  */
 int vmctx_clock_fit_offset(const struct vmctx_clock_fit *f, int64_t *offset, uint64_t *agree,
 			   uint64_t *used);

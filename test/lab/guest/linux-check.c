@@ -187,7 +187,7 @@ static int64_t fit_offset(const char *path, int qemu, struct vmctx_bundle *b)
 		printf("lab-linux-check: no clock offset could be fitted; roots must be unique\n");
 	else
 		printf("lab-linux-check: clock offset guest - host = %.6f s, agreed by %" PRIu64
-		       " of %" PRIu64 " samples with unambiguous roots\n", offset / 1e9, agree, used);
+		       " of %" PRIu64 " samples with known roots\n", offset / 1e9, agree, used);
 	vmctx_clock_fit_free(fit);
 	return offset;
 }
