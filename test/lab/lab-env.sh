@@ -5,7 +5,7 @@
 LAB_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_TOP=$(cd "$LAB_SRC/../.." && pwd)
 PATCH_DIR=${VMCTX_PATCH_DIR:-$REPO_TOP/kernel-patches}
-LAB_DIR=${VMCTX_LAB_DIR:-$HOME/.cache/vmctx-lab}
+LAB_DIR=${VMCTX_LAB_DIR:-${HOME:-/var/tmp}/.cache/vmctx-lab}
 LINUX_TARBALL=${VMCTX_LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 JOBS=${VMCTX_LAB_JOBS:-2}
 export CCACHE_DIR=${CCACHE_DIR:-$LAB_DIR/ccache}
