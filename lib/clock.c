@@ -114,26 +114,13 @@ void vmctx_clock_fit_free(struct vmctx_clock_fit *f)
 	free(f);
 }
 
-static uint64_t root_of(const struct vmctx_bundle *b, size_t pos)
-{
-	return vmctx_cr3_normalize(b->tasks[b->by_root[pos]].root, b->cr3_mask);
-}
-
 /* Position in by_root of the first owner of @cr3's root, or -1. */
 static ssize_t root_pos(const struct vmctx_bundle *b, uint64_t cr3)
 {
 	uint64_t root = vmctx_cr3_normalize(cr3, b->cr3_mask);
-	size_t lo = 0, hi = b->ntasks;
+	size_t pos = bundle_root_first(b, root);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (root_of(b, mid) < root)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < b->ntasks && root_of(b, lo) == root ? (ssize_t)lo : -1;
+	return pos < b->ntasks && bundle_root_at(b, pos) == root ? (ssize_t)pos : -1;
 }
 
 int vmctx_clock_fit_add(struct vmctx_clock_fit *f, uint64_t host_ns, uint64_t cr3)
@@ -207,7 +194,7 @@ int vmctx_clock_fit_offset(const struct vmctx_clock_fit *f, int64_t *offset, uin
 
 		if (!sp->nruns)
 			continue;
-		for (end = i + 1; end < f->b->ntasks && root_of(f->b, end) == root_of(f->b, i); end++)
+		for (end = i + 1; end < f->b->ntasks && bundle_root_at(f->b, end) == bundle_root_at(f->b, i); end++)
 			;
 		/*
 		 * A run belongs to one of the root's owners: it agrees with the

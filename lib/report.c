@@ -77,13 +77,12 @@ void report_labels(const struct vmctx_session *s, const struct agg_key *k, bool 
 				const char *m;
 
 				guest_labels(s, k, k->sub, function, &m, inner, sizeof(inner));
-				snprintf(buf, len, "%s (VM%d)", m, vm->num);
+				snprintf(buf, len, "%s %s", m, vm->tag);
 				*module = buf;
 				return;
 			}
-			snprintf(buf, len, "[%s]", vm->name);
-			*function = buf;
-			*module = NULL;	/* filled by the caller: needs a second buffer */
+			*function = vm->label;
+			*module = vm->tag;
 			return;
 		case VMCTX_CLASS_IDLE:
 			*function = k->function ? k->function : "[idle]";
@@ -107,11 +106,12 @@ void report_labels(const struct vmctx_session *s, const struct agg_key *k, bool 
 		} else {
 			const struct vmctx_vcpu *w = &s->vcpus[k->by - 1];
 
-			if (w->vm == k->vm)
+			if (w->vm == k->vm) {
 				snprintf(buf, len, "(on vcpu%d)", w->id);
-			else
-				snprintf(buf, len, "(VM%d)", s->vms[w->vm].num);
-			*module = buf;
+				*module = buf;
+			} else {
+				*module = s->vms[w->vm].tag;
+			}
 		}
 		return;
 	case VMCTX_CLASS_IDLE:
@@ -259,7 +259,7 @@ struct vmctx_table *vmctx_session_table(struct vmctx_session *s, enum vmctx_view
 	for (i = 0; i < s->agg_size; i++) {
 		const struct agg_entry *e = &s->agg[i];
 		const char *function, *module;
-		char buf[256], vmbuf[32];
+		char buf[256];
 
 		if (!e->count || !wanted(&e->key, view, vm, vcpu))
 			continue;
@@ -279,10 +279,6 @@ struct vmctx_table *vmctx_session_table(struct vmctx_session *s, enum vmctx_view
 		}
 		report_labels(s, &e->key, view == VMCTX_VIEW_UNIFIED, &function, &module, buf,
 			      sizeof(buf));
-		if (!module) {
-			snprintf(vmbuf, sizeof(vmbuf), "(VM%d)", s->vms[e->key.vm].num);
-			module = vmbuf;
-		}
 		if (add_row(t, function, module, e->count, e->key.cls))
 			goto nomem;
 	}

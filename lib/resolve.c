@@ -268,30 +268,40 @@ int vmctx_bundle_index(struct vmctx_bundle *b)
 	return 0;
 }
 
+uint64_t bundle_root_at(const struct vmctx_bundle *b, size_t pos)
+{
+	return vmctx_cr3_normalize(b->tasks[b->by_root[pos]].root, b->cr3_mask);
+}
+
+size_t bundle_root_first(const struct vmctx_bundle *b, uint64_t root)
+{
+	size_t lo = 0, hi = b->ntasks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (bundle_root_at(b, mid) < root)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int vmctx_bundle_find_task(struct vmctx_bundle *b, uint64_t cr3, uint64_t guest_ns)
 {
 	uint64_t root;
-	size_t lo, hi;
+	size_t lo;
 	int best = -ENOENT, err;
 
 	err = vmctx_bundle_index(b);
 	if (err)
 		return err;
 	root = vmctx_cr3_normalize(cr3, b->cr3_mask);
-	lo = 0;
-	hi = b->ntasks;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (vmctx_cr3_normalize(b->tasks[b->by_root[mid]].root, b->cr3_mask) < root)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < b->ntasks; lo++) {
+	for (lo = bundle_root_first(b, root); lo < b->ntasks; lo++) {
 		const struct vmctx_task *t = &b->tasks[b->by_root[lo]];
 
-		if (vmctx_cr3_normalize(t->root, b->cr3_mask) != root)
+		if (bundle_root_at(b, lo) != root)
 			break;
 		if (guest_ns == VMCTX_TIME_NONE) {
 			/* Time unknown: only a root that one process ever owned resolves. */

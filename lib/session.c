@@ -46,8 +46,11 @@ void vmctx_session_free(struct vmctx_session *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nvms; i++)
+	for (i = 0; i < s->nvms; i++) {
 		free(s->vms[i].name);
+		free(s->vms[i].label);
+		free(s->vms[i].tag);
+	}
 	for (i = 0; i < s->nvcpus; i++)
 		free(s->vcpus[i].snap);
 	for (i = 0; i < s->npcpus; i++) {
@@ -72,6 +75,22 @@ static int find_vm(const struct vmctx_session *s, int pid)
 	return -ENOENT;
 }
 
+/* Name VM @vm, with the labels its rows use. */
+static int name_vm(struct vmctx_vm *vm, const char *name)
+{
+	char *n = strdup(name), *label = NULL;
+
+	if (!n || asprintf(&label, "[%s]", name) < 0) {
+		free(n);
+		return -ENOMEM;
+	}
+	free(vm->name);
+	free(vm->label);
+	vm->name = n;
+	vm->label = label;
+	return 0;
+}
+
 int vmctx_session_add_vm(struct vmctx_session *s, int pid, const char *name)
 {
 	struct vmctx_vm *vm;
@@ -82,15 +101,8 @@ int vmctx_session_add_vm(struct vmctx_session *s, int pid, const char *name)
 		return -EINVAL;
 	i = find_vm(s, pid);
 	if (i >= 0) {
-		char *n;
-
-		if (!name)
-			return s->vms[i].num;
-		n = strdup(name);
-		if (!n)
+		if (name && name_vm(&s->vms[i], name))
 			return -ENOMEM;
-		free(s->vms[i].name);
-		s->vms[i].name = n;
 		return s->vms[i].num;
 	}
 	if (vmctx_grow((void **)&s->vms, &s->vms_cap, s->nvms + 1, sizeof(*s->vms)))
@@ -101,11 +113,13 @@ int vmctx_session_add_vm(struct vmctx_session *s, int pid, const char *name)
 	}
 	vm = &s->vms[s->nvms];
 	memset(vm, 0, sizeof(*vm));
-	vm->name = strdup(name);
-	if (!vm->name)
-		return -ENOMEM;
 	vm->pid = pid;
 	vm->num = s->nvms + 1;
+	if (name_vm(vm, name) || asprintf(&vm->tag, "(VM%d)", vm->num) < 0) {
+		free(vm->name);
+		free(vm->label);
+		return -ENOMEM;
+	}
 	s->nvms++;
 	return vm->num;
 }

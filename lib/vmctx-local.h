@@ -128,12 +128,21 @@ __hidden const char *bundle_path_base(const char *path);
  */
 __hidden int vmctx_bundle_index(struct vmctx_bundle *b);
 
+/*
+ * Indexed bundles: the normalised root at position @pos of by_root, and the
+ * first position whose root is >= @root (ntasks if none).
+ */
+__hidden uint64_t bundle_root_at(const struct vmctx_bundle *b, size_t pos);
+__hidden size_t bundle_root_first(const struct vmctx_bundle *b, uint64_t root);
+
 /* ---- session (session.c, timeline.c, aggregate.c, report.c) ---- */
 
 struct vmctx_vm {
 	int pid;			/* host tgid of the QEMU process */
 	int num;			/* k in "(VMk)" */
 	char *name;
+	char *label;			/* "[name]", its host-level row */
+	char *tag;			/* "(VMk)" */
 	struct vmctx_bundle *bundle;	/* borrowed */
 	int64_t guest_ns_offset;
 };

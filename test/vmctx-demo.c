@@ -81,16 +81,16 @@ static int print_all(struct vmctx_session *s)
 	return ret;
 }
 
+/* In the order run() knows them. */
 static const struct {
 	const char *name;
 	const char *title;
-	int (*run)(struct scen *sc);
 } scenarios[] = {
-	{ "fig9", "Figure 9: 2 pCPUs, 3 vCPUs in 2 VMs", NULL },
-	{ "procs", "Table 7: two libquantum processes in one VM", NULL },
-	{ "vcpus", "Tables 8/9: two vCPUs on one pCPU", NULL },
-	{ "vms", "Tables 12/13: three VMs on one pCPU", NULL },
-	{ "halt", "Tables 14/15: busy 1/3, then halted", NULL },
+	{ "fig9", "Figure 9: 2 pCPUs, 3 vCPUs in 2 VMs" },
+	{ "procs", "Table 7: two libquantum processes in one VM" },
+	{ "vcpus", "Tables 8/9: two vCPUs on one pCPU" },
+	{ "vms", "Tables 12/13: three VMs on one pCPU" },
+	{ "halt", "Tables 14/15: busy 1/3, then halted" },
 };
 
 static int run(struct scen *sc, int which)

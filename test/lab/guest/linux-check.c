@@ -192,6 +192,19 @@ static int64_t fit_offset(const char *path, int qemu, struct vmctx_bundle *b)
 	return offset;
 }
 
+static void print_view(struct vmctx_session *s, const char *title, enum vmctx_view view, int vm,
+		       int rows)
+{
+	struct vmctx_table *t = vmctx_session_table(s, view, vm, -1);
+	char *text;
+
+	if (t && !vmctx_table_format(t, rows, &text)) {
+		printf("---- %s\n%s", title, text);
+		free(text);
+	}
+	vmctx_table_free(t);
+}
+
 static double pct(uint64_t a, uint64_t b)
 {
 	return b ? 100.0 * a / b : 0.0;
@@ -216,8 +229,7 @@ int main(int argc, char **argv)
 	int nroots = 0;
 	struct vmctx_bundle *b = NULL;
 	struct vmctx_session *s;
-	struct vmctx_table *t;
-	char line[512], *text;
+	char line[512];
 	FILE *f;
 
 	while ((c = getopt(argc, argv, "s:b:p:y:t:")) != -1) {
@@ -431,30 +443,10 @@ int main(int argc, char **argv)
 		      blip);
 	}
 
-	t = vmctx_session_table(s, VMCTX_VIEW_GUEST, 1, -1);
-	if (t && !vmctx_table_format(t, rows, &text)) {
-		printf("---- guest level: guest1 (VM1)\n%s", text);
-		free(text);
-	}
-	vmctx_table_free(t);
-	t = vmctx_session_table(s, VMCTX_VIEW_HOST, 0, -1);
-	if (t && !vmctx_table_format(t, rows, &text)) {
-		printf("---- host level\n%s", text);
-		free(text);
-	}
-	vmctx_table_free(t);
-	t = vmctx_session_table(s, VMCTX_VIEW_VCPUS, 1, -1);
-	if (t && !vmctx_table_format(t, rows, &text)) {
-		printf("---- per vCPU: guest1 (VM1)\n%s", text);
-		free(text);
-	}
-	vmctx_table_free(t);
-	t = vmctx_session_table(s, VMCTX_VIEW_UNIFIED, 0, -1);
-	if (t && !vmctx_table_format(t, rows, &text)) {
-		printf("---- unified\n%s", text);
-		free(text);
-	}
-	vmctx_table_free(t);
+	print_view(s, "guest level: guest1 (VM1)", VMCTX_VIEW_GUEST, 1, rows);
+	print_view(s, "host level", VMCTX_VIEW_HOST, 0, rows);
+	print_view(s, "per vCPU: guest1 (VM1)", VMCTX_VIEW_VCPUS, 1, rows);
+	print_view(s, "unified", VMCTX_VIEW_UNIFIED, 0, rows);
 	vmctx_session_free(s);
 	vmctx_bundle_free(b);
 	printf("lab-linux-check: RESULT %s\n", failures ? "FAIL" : "PASS");
