@@ -76,6 +76,7 @@ static void start_wait(struct vmctx_vcpu *v, const struct vmctx_pcpu *p)
 	size_t k;
 
 	v->state = VCPU_WAITING;
+	v->blocked = false;
 	for (k = 0; k < p->nseen; k++)
 		v->snap[k] = p->count[p->seen[k]];
 	v->snap_n = p->nseen;
@@ -264,6 +265,7 @@ int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct
 			v->halted = true;
 		v->home = cpu;
 		start_wait(v, p);
+		v->blocked = !preempt;
 		return 0;
 	}
 	if (v->state == VCPU_WAITING) {
@@ -281,6 +283,14 @@ int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v, 
 {
 	int err;
 
+	/*
+	 * A wake-up (kvm_vcpu_wakeup fires when a vCPU leaves its halt) ends a
+	 * halt, so a wait that began with the vCPU thread blocking was that
+	 * halt, even when no sample caught the HLT exit before it blocked:
+	 * samples are rare in the microseconds between the exit and the block.
+	 */
+	if (!halted && v->state == VCPU_WAITING && v->blocked)
+		v->halted = true;
 	/* Charge the blank time so far in the state it had. */
 	if (v->state == VCPU_WAITING && v->halted != halted) {
 		err = flush(s, v, time, UINT64_MAX);
@@ -290,6 +300,8 @@ int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v, 
 			return err;
 	}
 	v->halted = halted;
+	if (!halted)
+		v->blocked = false;	/* woken: runnable from here on */
 	return 0;
 }
 

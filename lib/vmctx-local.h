@@ -161,6 +161,7 @@ struct vmctx_vcpu {
 	int id;
 	enum vcpu_state state;
 	bool halted;			/* the guest executed HLT and has not woken */
+	bool blocked;			/* the current wait began with a blocking switch-out */
 	enum vmctx_isa isa;
 	uint64_t last_exit;
 	uint64_t exit_key;		/* last_exit, or VMCTX_EXIT_OTHER if unnamed */

@@ -307,6 +307,59 @@ static void lost_samples_are_never_steal(bool record_lost)
 	scen_fini(&sc);
 }
 
+/*
+ * A halt that no sample caught: the vCPU runs (last exit an interrupt),
+ * its thread blocks, the pCPU idles, kvm_vcpu_wakeup says the halt ended,
+ * and the pCPU runs something else before the vCPU is switched back in.
+ * The blocked wait up to the wake-up is [idle], the rest [steal]; without
+ * the wake-up nothing says the guest halted, so it is all steal.
+ */
+static void wakeup_ends_an_unseen_halt(bool wakeup)
+{
+	const int RUN = 10, IDLE = 20, STEAL = 5;
+	struct vmctx_sample smp;
+	struct vmctx_table *t;
+	struct scen sc;
+	int i, tick = 0;
+
+	CHECK(!scen_init(&sc, SCEN_TICK_NS), "session");
+	for (i = 0; i < RUN; i++, tick++) {
+		smp = gsample(tick, 0);
+		CHECK(!vmctx_session_sample(sc.s, &smp), "guest sample");
+	}
+	CHECK(!vmctx_session_switch(sc.s, tick * SCEN_TICK_NS - 500, 0, VM_PID(1), 0, true, false),
+	      "blocking switch-out");
+	for (i = 0; i < IDLE + STEAL; i++, tick++) {
+		struct vmctx_sample h = {
+			.sz = sizeof(h), .time = tick * SCEN_TICK_NS, .cpu = 0,
+			.pid = i < IDLE ? 0 : 2000, .tid = i < IDLE ? 0 : 2000, .vm = -1,
+			.vcpu = -1, .flags = i < IDLE ? VMCTX_SAMPLE_IDLE : VMCTX_SAMPLE_USER,
+			.ip = 0x401000, .host_sym = i < IDLE ? "default_idle" : "main",
+			.host_dso = i < IDLE ? "[kernel.kallsyms]" : "make",
+		};
+
+		if (i == IDLE && wakeup)
+			CHECK(!vmctx_session_halt(sc.s, tick * SCEN_TICK_NS - 500, VM_PID(1), 0,
+						  false), "kvm_vcpu_wakeup");
+		CHECK(!vmctx_session_sample(sc.s, &h), "host sample");
+	}
+	CHECK(!vmctx_session_switch(sc.s, tick * SCEN_TICK_NS - 500, 0, VM_PID(1), 0, false, false),
+	      "switch-in");
+	for (i = 0; i < RUN; i++, tick++) {
+		smp = gsample(tick, 0);
+		CHECK(!vmctx_session_sample(sc.s, &smp), "guest sample");
+	}
+	CHECK(!vmctx_session_finish(sc.s, (tick - 1) * SCEN_TICK_NS), "finish");
+	t = table(&sc, VMCTX_VIEW_GUEST, 1, 0);
+	CHECK_EQ(vmctx_table_total(t), 2 * RUN + IDLE + STEAL, "a tick for every tick of the window");
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_IDLE), wakeup ? IDLE : 0,
+		 wakeup ? "woken: the blocked wait was idle" : "no wake-up: no idle");
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_STEAL), wakeup ? STEAL : IDLE + STEAL,
+		 wakeup ? "runnable after the wake-up: steal" : "no wake-up: all steal");
+	vmctx_table_free(t);
+	scen_fini(&sc);
+}
+
 static void report_has_the_papers_header(void)
 {
 	struct vmctx_table *t;
@@ -407,6 +460,8 @@ int main(void)
 	halt_is_idle_not_steal(true);
 	lost_samples_are_never_steal(true);
 	lost_samples_are_never_steal(false);
+	wakeup_ends_an_unseen_halt(true);
+	wakeup_ends_an_unseen_halt(false);
 	report_has_the_papers_header();
 	bad_input_is_refused();
 	hostile_streams_are_bounded();
