@@ -37,6 +37,15 @@ struct vmctx_session *vmctx_session_new(const struct vmctx_session_opts *opts)
 		if (opts->max_vcpus)
 			s->max_vcpus = opts->max_vcpus;
 	}
+	if (opts && opts->sz >= offsetof(struct vmctx_session_opts, flags) + sizeof(uint32_t)) {
+		if (opts->flags & ~VMCTX_SESSION_WEIGHT_BY_TIME ||
+		    (opts->flags & VMCTX_SESSION_WEIGHT_BY_TIME && !s->tick_ns)) {
+			free(s);
+			errno = EINVAL;
+			return NULL;
+		}
+		s->weight_by_time = opts->flags & VMCTX_SESSION_WEIGHT_BY_TIME;
+	}
 	return s;
 }
 
@@ -344,6 +353,7 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 {
 	struct vmctx_vcpu *v = NULL;
 	struct agg_key k;
+	uint64_t w;
 	int err;
 
 	if (!s || !smp || smp->sz < offsetof(struct vmctx_sample, host_dso) + sizeof(char *))
@@ -388,10 +398,13 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 		k.function = smp->host_sym;
 		k.module = smp->host_dso;
 	}
-	err = agg_add(s, &k, 1);
+	w = timeline_weight(s, smp);
+	if (!w)
+		return -errno;
+	err = agg_add(s, &k, w);
 	if (err)
 		return err;
-	return timeline_sample(s, smp, owner_of(s, v), v, &k);
+	return timeline_sample(s, smp, owner_of(s, v), v, &k, w);
 }
 
 int vmctx_session_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, int vm, int vcpu,

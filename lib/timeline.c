@@ -135,6 +135,30 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 	return 0;
 }
 
+/* A weight beyond this is a clock jump or hostile input, not a late timer. */
+#define MAX_WEIGHT	1000000
+
+/*
+ * Ticks a sample stands for: 1, or with VMCTX_SESSION_WEIGHT_BY_TIME the
+ * ticks since the previous sample on its pCPU.  0 (errno set) on a bad pCPU.
+ */
+uint64_t timeline_weight(struct vmctx_session *s, const struct vmctx_sample *smp)
+{
+	struct vmctx_pcpu *p = timeline_pcpu(s, smp->cpu);
+	uint64_t w = 1, last;
+
+	if (!p)
+		return 0;
+	last = p->last_sample;
+	p->last_sample = smp->time;
+	if (s->weight_by_time && last && smp->time > last) {
+		w = (smp->time - last + s->tick_ns / 2) / s->tick_ns;
+		if (w < 1 || w > MAX_WEIGHT)
+			w = 1;
+	}
+	return w;
+}
+
 /* Tick slots strictly between two real ticks @gap ns apart. */
 static uint64_t ticks_between(const struct vmctx_session *s, uint64_t gap)
 {
@@ -147,9 +171,10 @@ static uint64_t ticks_between(const struct vmctx_session *s, uint64_t gap)
  * Account the vCPU's blank time up to @time.  Ticks its home pCPU did not
  * sample (a PMU stops in idle, a pCPU may go quiet) are filled from elapsed
  * time when the nominal tick is known.  @real: a real tick of the vCPU
- * falls at @time.
+ * falls at @time; @covered: slots before it that its weight stands for.
  */
-static int fill(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bool real)
+static int fill(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bool real,
+		uint64_t covered)
 {
 	uint64_t expected = 0;
 	int err;
@@ -162,6 +187,7 @@ static int fill(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bo
 			expected = ticks_between(s, gap);
 		else
 			expected = gap / s->tick_ns;
+		expected = expected > covered ? expected - covered : 0;
 	}
 	if (expected > v->charged) {
 		enum vmctx_class cls = blank_class(v);
@@ -177,23 +203,26 @@ static int fill(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bo
 	return 0;
 }
 
-static int end_wait(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bool real)
+static int end_wait(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bool real,
+		    uint64_t covered)
 {
 	uint64_t cap = UINT64_MAX;
 	int err;
 
-	if (real && s->tick_ns && time > v->last_time)
+	if (real && s->tick_ns && time > v->last_time) {
 		cap = ticks_between(s, time - v->last_time);
+		cap = cap > covered ? cap - covered : 0;
+	}
 	err = flush(s, v, time, cap);
 
 	if (err)
 		return err;
 	v->state = VCPU_RUNNING;
-	return fill(s, v, time, real);
+	return fill(s, v, time, real, covered);
 }
 
 int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int owner,
-		    struct vmctx_vcpu *v, const struct agg_key *guest)
+		    struct vmctx_vcpu *v, const struct agg_key *guest, uint64_t weight)
 {
 	struct vmctx_pcpu *p = timeline_pcpu(s, smp->cpu);
 	int err;
@@ -211,17 +240,18 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 			start_wait(w, p);
 	}
 	if (v && v->state == VCPU_WAITING) {
-		err = end_wait(s, v, smp->time, true);
+		err = end_wait(s, v, smp->time, true, weight - 1);
 		if (err)
 			return err;
 	} else if (v && v->state == VCPU_RUNNING) {
 		/* A gap in a running vCPU's samples: its pCPU sampled nothing else. */
-		err = fill(s, v, smp->time, true);
+		err = fill(s, v, smp->time, true, weight - 1);
 		if (err)
 			return err;
 	}
-	if (!p->count[owner]++)
+	if (!p->count[owner])
 		p->seen[p->nseen++] = owner;
+	p->count[owner] += weight;
 	p->cur = owner;
 	if (!v)
 		return 0;
@@ -238,13 +268,13 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 	if (smp->flags & VMCTX_SAMPLE_GUEST) {
 		v->halted = false;
 		return emit(s, v, smp->time, guest->sub, guest->by, guest->function,
-			    guest->module, 1);
+			    guest->module, weight);
 	}
 	/* The vCPU's thread runs host code: KVM's exit handling, QEMU, halt polling. */
 	if (vmctx_exit_reason_is_halt(smp->isa, smp->exit_reason))
 		v->halted = true;
 	return emit(s, v, smp->time, blank_class(v),
-		    v->halted ? -1 : OWNER_OUTSIDE, NULL, NULL, 1);
+		    v->halted ? -1 : OWNER_OUTSIDE, NULL, NULL, weight);
 }
 
 int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct vmctx_vcpu *v,
@@ -269,7 +299,7 @@ int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct
 		return 0;
 	}
 	if (v->state == VCPU_WAITING) {
-		err = end_wait(s, v, time, false);
+		err = end_wait(s, v, time, false, 0);
 		if (err)
 			return err;
 	}
@@ -295,7 +325,7 @@ int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v, 
 	if (v->state == VCPU_WAITING && v->halted != halted) {
 		err = flush(s, v, time, UINT64_MAX);
 		if (!err)
-			err = fill(s, v, time, false);
+			err = fill(s, v, time, false, 0);
 		if (err)
 			return err;
 	}
@@ -316,6 +346,7 @@ int timeline_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t
 	if (time > s->last_time)
 		s->last_time = time;
 	p->lost += count;
+	p->last_sample = 0;	/* the lost ticks are counted here, not by weight */
 	memset(&k, 0, sizeof(k));
 	k.scope = AGG_HOST;
 	k.cls = VMCTX_CLASS_LOST;
@@ -349,7 +380,7 @@ int timeline_finish(struct vmctx_session *s, uint64_t time)
 
 		if (v->state != VCPU_WAITING)
 			continue;
-		err = end_wait(s, v, time, false);
+		err = end_wait(s, v, time, false, 0);
 		if (err)
 			return err;
 	}

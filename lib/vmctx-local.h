@@ -183,6 +183,7 @@ struct vmctx_pcpu {
 	uint32_t *seen;			/* owners with samples here, in order of appearance */
 	size_t nseen;
 	uint64_t lost;
+	uint64_t last_sample;		/* time of its last sample, 0 after a loss */
 };
 
 /* Aggregation scopes: a vCPU's virtual stream, or the physical CPUs. */
@@ -211,6 +212,7 @@ struct agg_entry {
 
 struct vmctx_session {
 	uint64_t tick_ns;
+	bool weight_by_time;		/* VMCTX_SESSION_WEIGHT_BY_TIME */
 	uint32_t max_pcpus;
 	uint32_t max_vcpus;
 	struct vmctx_vm *vms;
@@ -232,8 +234,10 @@ struct vmctx_session {
 
 /* timeline.c */
 /* @guest: the resolved guest sample (its physical-view key), for guest samples */
+/* @weight: ticks the sample stands for (timeline_weight()) */
+__hidden uint64_t timeline_weight(struct vmctx_session *s, const struct vmctx_sample *smp);
 __hidden int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int owner,
-			     struct vmctx_vcpu *v, const struct agg_key *guest);
+			     struct vmctx_vcpu *v, const struct agg_key *guest, uint64_t weight);
 __hidden int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu,
 			     struct vmctx_vcpu *v, bool out, bool preempt);
 __hidden int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v,

@@ -240,7 +240,19 @@ struct vmctx_session_opts {
 	 */
 	uint32_t max_pcpus;
 	uint32_t max_vcpus;
+	uint32_t flags;		/* VMCTX_SESSION_* */
 };
+
+/*
+ * For clock events (cpu-clock, task-clock), whose timer fires every tick_ns
+ * whatever the CPU does: a sample that comes n ticks after the previous one
+ * on its pCPU stands for n ticks.  The timer was held off (interrupts off,
+ * or a nested host's own vCPU was not running), and the ticks it missed
+ * belong to what the pCPU was doing when it finally fired.  Without this
+ * flag, ticks no pCPU sampled are filled as blank time (a PMU stops in idle).
+ * Needs tick_ns.
+ */
+#define VMCTX_SESSION_WEIGHT_BY_TIME	(1u << 0)
 
 struct vmctx_session *vmctx_session_new(const struct vmctx_session_opts *opts);
 void vmctx_session_free(struct vmctx_session *s);

@@ -360,6 +360,108 @@ static void wakeup_ends_an_unseen_halt(bool wakeup)
 	scen_fini(&sc);
 }
 
+/*
+ * A nested host's timer misses ticks while the host runs guest code (its
+ * own vCPU was not running), not while it idles.  1 ms ticks; the guest
+ * runs for 298 ms but is sampled every 3 ms, then halts for 600 ms that
+ * are sampled every 1 ms.  Weighted by time, each late sample stands for
+ * the ticks since the last one on its pCPU; without the weighting, those
+ * ticks are filled as blank time (steal), as for a PMU.
+ */
+static void clock_samples_weighted_by_time(bool weight)
+{
+	const uint64_t MS = 1000000;
+	struct vmctx_session_opts o = {
+		.sz = sizeof(o), .tick_ns = MS,
+		.flags = weight ? VMCTX_SESSION_WEIGHT_BY_TIME : 0,
+	};
+	struct vmctx_session *s = vmctx_session_new(&o);
+	struct vmctx_sample smp;
+	struct vmctx_table *t;
+	uint64_t ms;
+
+	CHECK(s, "session");
+	if (!s)
+		return;
+	for (ms = 1; ms <= 298; ms += 3) {
+		smp = gsample(0, 0);
+		smp.time = ms * MS;
+		smp.flags = VMCTX_SAMPLE_GUEST;
+		smp.cpl = 3;
+		CHECK(!vmctx_session_sample(s, &smp), "guest sample");
+	}
+	smp = gsample(0, 0);
+	smp.time = 299 * MS;
+	smp.flags = VMCTX_SAMPLE_HOST_VCPU;
+	smp.exit_reason = 0x78;		/* SVM hlt */
+	CHECK(!vmctx_session_sample(s, &smp), "HLT exit");
+	CHECK(!vmctx_session_switch(s, 299 * MS + MS / 2, 0, VM_PID(1), 0, true, false), "block");
+	for (ms = 300; ms < 900; ms++) {
+		struct vmctx_sample h = {
+			.sz = sizeof(h), .time = ms * MS, .cpu = 0, .vm = -1, .vcpu = -1,
+			.flags = VMCTX_SAMPLE_IDLE, .host_sym = "default_idle",
+		};
+
+		CHECK(!vmctx_session_sample(s, &h), "idle sample");
+	}
+	CHECK(!vmctx_session_finish(s, 899 * MS), "finish");
+	t = vmctx_session_table(s, VMCTX_VIEW_GUEST, 1, -1);
+	CHECK(t, "guest table");
+	if (t) {
+		CHECK_EQ(vmctx_table_total(t), 899, "a tick per ms of the window");
+		CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_USER), weight ? 298 : 100,
+			 weight ? "late samples stand for the ticks they missed" : "one tick each");
+		CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_STEAL), weight ? 0 : 198,
+			 weight ? "no false steal" : "missed ticks filled as steal");
+		CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_IDLE), 601, "the halt is idle");
+	}
+	vmctx_table_free(t);
+	t = vmctx_session_table(s, VMCTX_VIEW_HOST, 0, -1);
+	CHECK(t, "host table");
+	if (t)
+		CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_VM), weight ? 298 : 100,
+			 "host view weights guest samples the same way");
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+}
+
+/* Weighting needs the tick; a lost record restarts it; flags are checked. */
+static void weighting_is_bounded(void)
+{
+	struct vmctx_session_opts o = { .sz = sizeof(o), .flags = VMCTX_SESSION_WEIGHT_BY_TIME };
+	struct vmctx_session *s;
+	struct vmctx_sample smp;
+	struct vmctx_table *t;
+
+	errno = 0;
+	CHECK(!vmctx_session_new(&o) && errno == EINVAL, "weighting without tick_ns: EINVAL");
+	o.tick_ns = 1000;
+	o.flags = 0x80;
+	errno = 0;
+	CHECK(!vmctx_session_new(&o) && errno == EINVAL, "unknown flag: EINVAL");
+	o.flags = VMCTX_SESSION_WEIGHT_BY_TIME;
+	s = vmctx_session_new(&o);
+	CHECK(s, "session");
+	if (!s)
+		return;
+	smp = gsample(0, 0);
+	smp.time = 1000;
+	CHECK(!vmctx_session_sample(s, &smp), "first sample");
+	CHECK(!vmctx_session_lost(s, 5000, 0, 3), "lost record");
+	smp.time = 6000;
+	CHECK(!vmctx_session_sample(s, &smp), "after the loss");
+	smp.time = 6000 + 1000 * 2000000ULL;	/* a clock jump, not a late timer */
+	CHECK(!vmctx_session_sample(s, &smp), "after a jump");
+	t = vmctx_session_table(s, VMCTX_VIEW_HOST, 0, -1);
+	CHECK(t, "host table");
+	if (t) {
+		CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_VM), 3, "one tick each after a loss or a jump");
+		CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_LOST), 3, "lost ticks counted once");
+	}
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+}
+
 static void report_has_the_papers_header(void)
 {
 	struct vmctx_table *t;
@@ -462,6 +564,9 @@ int main(void)
 	lost_samples_are_never_steal(false);
 	wakeup_ends_an_unseen_halt(true);
 	wakeup_ends_an_unseen_halt(false);
+	clock_samples_weighted_by_time(true);
+	clock_samples_weighted_by_time(false);
+	weighting_is_bounded();
 	report_has_the_papers_header();
 	bad_input_is_refused();
 	hostile_streams_are_bounded();
