@@ -93,6 +93,11 @@ void report_labels(const struct vmctx_session *s, const struct agg_key *k, bool 
 			*module = "";
 			return;
 		default:
+			if (!unified && vm) {
+				*function = vm->label;
+				*module = vm->tag;
+				return;
+			}
 			*function = k->function ? k->function : "[unknown]";
 			*module = k->module ? k->module : "[unknown]";
 			return;
@@ -259,6 +264,7 @@ struct vmctx_table *vmctx_session_table(struct vmctx_session *s, enum vmctx_view
 	for (i = 0; i < s->agg_size; i++) {
 		const struct agg_entry *e = &s->agg[i];
 		const char *function, *module;
+		enum vmctx_class cls;
 		char buf[256];
 
 		if (!e->count || !wanted(&e->key, view, vm, vcpu))
@@ -269,8 +275,12 @@ struct vmctx_table *vmctx_session_table(struct vmctx_session *s, enum vmctx_view
 				goto nomem;
 			continue;
 		}
+		cls = e->key.cls;
+		/* The host view charges a VM with KVM's work for its vCPUs too. */
+		if (view == VMCTX_VIEW_HOST && e->key.scope == AGG_HOST && e->key.vm >= 0)
+			cls = VMCTX_CLASS_VM;
 		t->total += e->count;
-		t->cls[e->key.cls] += e->count;
+		t->cls[cls] += e->count;
 		if (view == VMCTX_VIEW_VCPUS) {
 			snprintf(buf, sizeof(buf), "vcpu%d", e->key.vcpu);
 			if (add_row(t, buf, s->vms[e->key.vm].name, e->count, e->key.cls))
@@ -279,7 +289,7 @@ struct vmctx_table *vmctx_session_table(struct vmctx_session *s, enum vmctx_view
 		}
 		report_labels(s, &e->key, view == VMCTX_VIEW_UNIFIED, &function, &module, buf,
 			      sizeof(buf));
-		if (add_row(t, function, module, e->count, e->key.cls))
+		if (add_row(t, function, module, e->count, cls))
 			goto nomem;
 	}
 	finish_rows(t);

@@ -397,6 +397,9 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 			k.cls = VMCTX_CLASS_OS;
 		k.function = smp->host_sym;
 		k.module = smp->host_dso;
+		/* KVM's work for a loaded vCPU: its VM's row in the host view */
+		if (v && (smp->flags & VMCTX_SAMPLE_HOST_VCPU))
+			k.vm = v->vm;
 	}
 	w = timeline_weight(s, smp);
 	if (!w)
