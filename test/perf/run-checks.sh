@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Checks of the perf patches (kernel-patches/0009-0014) that run without a
+# Checks of the perf patches (kernel-patches/0009-0015) that run without a
 # vmctx kernel: synthetic perf.data files (both endiannesses, pipe and file)
 # and bundles, an LD_PRELOAD shim for the record options, the unpatched-
 # kernel message.  PERF=path/to/patched/perf; libvmctx must be findable by
-# pkg-config and the loader.  Needs python3 and cc.
+# pkg-config and the loader.  Needs python3 and cc.  PERF_NO_LIBVMCTX, if
+# set, is a perf built with NO_LIBVMCTX=1, for its message.
 set -u
 src=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
@@ -52,6 +53,29 @@ check "$(echo "$g" | grep '^vcpu0' | awk '{print $5}')" "50.02%" "two vCPUs on o
 check "$($P report -i - --guest-maps=guest1.vmctx --guest-view=host < le.data 2>&1 | grep -c '\[guest1\]  *(VM1)')" 1 "report --guest-maps from a pipe, host view"
 check "$($P report -i le-file.data --guest-maps=v9.vmctx 2>&1 | grep -c 'v9.vmctx: Unsupported bundle version')" 1 "bad bundle: error names the file"
 check "$($P report -i le-file.data --stdio --sort vm,vcpu,exit_reason 2>/dev/null | grep -c 'hlt (0x78)')" 1 "sort keys vm,vcpu,exit_reason"
+# guest_comm, guest_pid: vCPU 0's 1000 guest user samples (cr3 0x1234003) are
+# bench, pid 321, in guest1.vmctx; vCPU 1's 1000 are guest kernel; pCPU 1's
+# 2000 (make, idle) and the host-for-vcpu one are host code.
+rows() { grep -v '^#' | awk 'NF { $1 = ""; print substr($0, 2) }' | LC_ALL=C sort; }
+want=$(printf '%s\n' '1 1000 [host] [host]' '1000 1000 [guest kernel] [guest kernel]' \
+	'1000 1000 bench 321' '2000 - [host] [host]' | LC_ALL=C sort)
+gk="report -n --sort vm,guest_comm,guest_pid --guest-maps=guest1.vmctx"
+check "$($P $gk --stdio -i le-file.data 2>/dev/null | rows)" "$want" "sort keys vm,guest_comm,guest_pid"
+check "$($P $gk --stdio -i be-file.data 2>/dev/null | rows)" "$want" "guest_comm, guest_pid: big-endian file"
+check "$($P $gk -i le-file.data 2>/dev/null | rows)" "$want" "guest_comm, guest_pid: default output"
+check "$($P report -i le-file.data --stdio -F overhead,sample,guest_comm --guest-maps=1000=guest1.vmctx 2>/dev/null | rows)" \
+	"$(printf '%s\n' '1000 [guest kernel]' '1000 bench' '2001 [host]' | LC_ALL=C sort)" "-F guest_comm, bundle given by VM pid"
+check "$($P report -i le-file.data --stdio -n --sort guest_comm,sym --guest-maps=guest1.vmctx 2>/dev/null | grep 'bench' | awk '{print $2, $5}')" \
+	"$(printf '700 0x0000000000401010\n300 0x0000000000402010')" "guest_comm with sym"
+out=$($P report -i le-file.data --stdio -n --sort guest_comm --guest-maps=other=guest1.vmctx 2>&1)
+check "$(echo "$out" | grep -c '1000  *\[unknown\]')" 1 "guest_comm: a VM without its bundle is [unknown]"
+check "$(echo "$out" | grep -c 'no recorded VM matches other=guest1.vmctx')" 1 "guest_comm: unused bundle warned about"
+check "$($P report -i le-file.data --stdio --sort vm,guest_pid 2>&1 | grep -c "guest_pid sort keys need the guests' bundles")" 1 "guest keys without --guest-maps: message"
+check "$($P report -i le-file.data --stdio --sort guest_comm --guest-maps=v9.vmctx 2>&1 | grep -c 'v9.vmctx: Unsupported bundle version')" 1 "guest keys: bad bundle names the file"
+check "$($P report -i le-file.data --guest-view=vcpu --sort vm 2>&1)" "perf report: --guest-view prints libvmctx's tables; --sort and --fields do not apply to them." "--guest-view refuses --sort"
+if [ -n "${PERF_NO_LIBVMCTX:-}" ]; then
+	check "$($PERF_NO_LIBVMCTX report -i le-file.data --stdio --sort guest_comm 2>&1 | grep -c 'need perf built with libvmctx')" 1 "guest keys in a perf without libvmctx: message"
+fi
 if [ -f /tmp/tp.data ]; then
 	python3 gen-wakeup.py /tmp/tp.data wakeup.data >/dev/null
 	check "$($P report -i wakeup.data --guest-view=vcpu 2>&1 | grep '^vcpu0')" "vcpu0           300   0.00%  66.67%  16.67%  16.67%   0.00%" "kvm_vcpu_wakeup ends the halt: 50 idle + 50 steal"
