@@ -36,6 +36,10 @@ check "$(echo "$ev" | grep -c 'GUEST_CTX')" 3 "--vmcs-ctx: bit on cpu-clock, kvm
 check "$(echo "$ev" | grep -c 'exclude_guest')" 0 "--vmcs-ctx: exclude_guest cleared"
 check "$(echo "$ev" | grep -c 'context_switch: 1')" 1 "--vmcs-ctx: switch events on the tracking event"
 check "$(echo "$ev" | grep 'cpu-clock' | grep -c 'IP|TID|TIME|CPU|PERIOD')" 1 "--vmcs-ctx: TID, TIME, CPU"
+LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -c 100000 -a -B -o /tmp/shim-c.data -- sleep 0.2 >/dev/null 2>&1
+ev=$($P evlist -v -i /tmp/shim-c.data 2>/dev/null)
+check "$(echo "$ev" | grep '^kvm:kvm_vcpu_wakeup' | grep -c 'sample_freq }: 1,')" 1 "--vmcs-ctx -c 100000: every kvm_vcpu_wakeup is recorded"
+check "$(echo "$ev" | grep '^cpu-clock' | grep -c 'sample_freq }: 100000,')" 1 "--vmcs-ctx -c 100000: cpu-clock period"
 
 le=$($P report -D -i le-file.data 2>&1 | grep 'guest ctx' | sort | uniq -c)
 be=$($P report -D -i be-file.data 2>&1 | grep 'guest ctx' | sort | uniq -c)
