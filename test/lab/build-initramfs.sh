@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Pack busybox, the lab programs and init.sh into $VMCTX_LAB_DIR/initramfs.cpio.gz.
+# Pack busybox, the lab programs, perf (build-perf.sh) with the libraries it
+# loads, and init.sh into $VMCTX_LAB_DIR/initramfs.cpio.gz.
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
@@ -12,10 +13,26 @@ cp /bin/busybox "$stage/bin/busybox"
 if ldd /bin/busybox >/dev/null 2>&1; then
 	die "/bin/busybox is not static (install busybox-static)"
 fi
-for t in lab-vmm lab-record lab-check; do
+for t in lab-vmm lab-record lab-check lab-exp-check; do
 	cp "$TOOLS_DIR/$t" "$stage/bin/"
 done
 cp "$TOOLS_DIR/guest.elf" "$stage/lab/"
+install -m 755 "$LAB_SRC/experiments.sh" "$REPO_TOP/test/bench/lab-overhead.sh" "$stage/lab/"
+
+# perf at /bin/perf, stripped, and every library ldd lists at the same path
+# as here, the loader included; libvmctx.so.0 is found through perf's rpath
+# ($LAB_DIR/vmctx/lib)
+perf=$LAB_DIR/out/perf/perf
+[ -x "$perf" ] || "$LAB_SRC/build-perf.sh"
+strip --strip-unneeded -o "$stage/bin/perf" "$perf"
+mapfile -t libs < <(ldd "$perf" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }')
+for lib in "${libs[@]}" /lib64/ld-linux-x86-64.so.2; do
+	mkdir -p "$stage$(dirname "$lib")"
+	cp -L "$lib" "$stage$lib"
+done
+vlib=$stage$LAB_DIR/vmctx/lib/libvmctx.so.0
+[ -f "$vlib" ] || die "ldd does not list $LAB_DIR/vmctx/lib/libvmctx.so.0 for $perf"
+strip --strip-unneeded "$vlib"
 install -m 755 "$LAB_SRC/init.sh" "$stage/init"
 (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -9) > "$LAB_DIR/initramfs.cpio.gz"
 log "initramfs: $LAB_DIR/initramfs.cpio.gz ($(du -k "$LAB_DIR/initramfs.cpio.gz" | cut -f1) KiB)"

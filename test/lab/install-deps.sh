@@ -6,7 +6,14 @@ set -euo pipefail
 pkgs=(linux-source-6.1 build-essential flex bison bc cpio ccache quilt
       libelf-dev libssl-dev busybox-static qemu-system-x86
       bochs bochsbios vgabios isolinux syslinux-common xorriso xz-utils
-      seabios zlib1g-dev)
+      seabios zlib1g-dev
+      # build-perf.sh: perf (libdw for DWARF, Debian's libtraceevent 1.7,
+      # pkg-config for both and libvmctx) and libvmctx (autotools, only
+      # when its configure has to be generated); no python3, as perf is
+      # built without libpython and without the JSON event tables
+      libdw-dev libtraceevent-dev pkg-config autoconf automake libtool
+      # test/perf/run-checks.sh writes its synthetic perf.data with python3
+      python3)
 
 missing=()
 for p in "${pkgs[@]}"; do

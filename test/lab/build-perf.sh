@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the patched perf (kernel-patches 9-14) for the L1 initramfs:
+# libvmctx from this tree, out of tree in $VMCTX_LAB_DIR/vmctx-build,
+# installed to $VMCTX_LAB_DIR/vmctx; then perf from the patched tree into
+# $VMCTX_LAB_DIR/out/perf, linked against Debian's libtraceevent 1.7
+# (LIBTRACEEVENT_DYNAMIC=1) and that libvmctx.
+#
+# perf carries an rpath to $VMCTX_LAB_DIR/vmctx/lib, so it finds
+# libvmctx.so.0 both here and in the initramfs, which copies every library
+# ldd lists to the same path.  Optional features that would only add
+# libraries to the initramfs are off (python, perl, slang TUI, libunwind,
+# libnuma, libbpf, libcrypto, libcap, babeltrace, zstd, lzma, debuginfod,
+# libbfd); so are the JSON PMU event tables (no PMU in TCG or bochs), which
+# also means the build needs no python3.  libdw (DWARF) stays.
+set -euo pipefail
+. "$(dirname "$0")/lab-env.sh"
+
+lab_lock
+
+src=$LINUX_TREE
+[ -d "$src/tools/perf" ] || die "no tree in $src; run build-kernel.sh patched first"
+tree_state patched
+[ -f "$src/tools/build/feature/test-libvmctx.c" ] || die "$src lacks the perf patches (0012)"
+
+start=$SECONDS
+
+# ---- libvmctx
+vbuild=$LAB_DIR/vmctx-build
+vprefix=$LAB_DIR/vmctx
+if [ ! -x "$REPO_TOP/configure" ]; then
+	log "autoreconf -fi in $REPO_TOP"
+	(cd "$REPO_TOP" && autoreconf -fi >/dev/null 2>&1) || die "autoreconf failed in $REPO_TOP"
+fi
+# automake refuses a VPATH build of a tree that is configured in place
+[ ! -f "$REPO_TOP/config.status" ] ||
+	die "$REPO_TOP is configured in place; run 'make distclean' there first"
+vconf=(--prefix="$vprefix" --disable-static --without-libelf --without-libtraceevent)
+mkdir -p "$vbuild"
+if [ ! -f "$vbuild/config.status" ] ||
+   [ "$(cat "$vbuild/.vmctx-configure-args" 2>/dev/null)" != "${vconf[*]}" ]; then
+	log "configuring libvmctx in $vbuild"
+	(cd "$vbuild" && "$REPO_TOP/configure" "${vconf[@]}" >configure.out 2>&1) ||
+		die "libvmctx configure failed, see $vbuild/configure.out and config.log"
+	echo "${vconf[*]}" > "$vbuild/.vmctx-configure-args"
+fi
+log "building libvmctx (only the library)"
+make -s -C "$vbuild" -j"$JOBS" lib/libvmctx.la lib/libvmctx.pc >/dev/null
+# install only when something changed: a fresh vmctx.h would make perf
+# recompile what includes it
+if [ ! -f "$vprefix/.vmctx-installed" ] ||
+   [ -n "$(find "$vbuild/lib/.libs" "$vbuild/lib/libvmctx.pc" "$REPO_TOP/lib/vmctx.h" \
+	-newer "$vprefix/.vmctx-installed" -print -quit)" ]; then
+	log "installing libvmctx to $vprefix"
+	make -s -C "$vbuild" install-libLTLIBRARIES install-includeHEADERS \
+		install-pkgconfigDATA >/dev/null
+	touch "$vprefix/.vmctx-installed"
+fi
+[ -f "$vprefix/lib/pkgconfig/libvmctx.pc" ] || die "libvmctx.pc not installed in $vprefix"
+
+# ---- perf
+out=$LAB_DIR/out/perf
+# build-kernel.sh unpacks the tree again when the tarball or the series
+# changes, with the archive's old mtimes: start over then, as it does for
+# the kernels
+tree_stamp=$(cat "$src/.vmctx-stamp" 2>/dev/null || echo none)
+if [ "$(cat "$out/.vmctx-tree-stamp" 2>/dev/null)" != "$tree_stamp" ]; then
+	rm -rf "$out"
+	mkdir -p "$out"
+	echo "$tree_stamp" > "$out/.vmctx-tree-stamp"
+fi
+# Options on the make command line override perf's own settings, so
+# LDFLAGS (perf appends to it) goes through the environment.
+perf_make=(make -s -C "$src/tools/perf" O="$out" -j"$JOBS" CC="ccache gcc"
+	LIBTRACEEVENT_DYNAMIC=1 NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1
+	NO_SLANG=1 NO_LIBUNWIND=1 NO_LIBNUMA=1 NO_LIBBPF=1 NO_JVMTI=1
+	NO_LIBCRYPTO=1 NO_LIBCAP=1 NO_LIBBABELTRACE=1 NO_LIBZSTD=1 NO_LZMA=1
+	NO_LIBDEBUGINFOD=1 NO_LIBBFD=1)
+log "building perf in $out (-j$JOBS, ccache in $CCACHE_DIR)"
+PKG_CONFIG_PATH=$vprefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} \
+LDFLAGS="-Wl,-rpath,$vprefix/lib" \
+	"${perf_make[@]}" >"$out/build.log" 2>&1 || {
+	tail -n 30 "$out/build.log" >&2
+	die "perf build failed, see $out/build.log"
+}
+
+"$out/perf" version --build-options | grep -q 'libvmctx: \[ on' ||
+	die "perf was built without libvmctx (see $out/build.log)"
+libs=$(ldd "$out/perf")
+grep -q "$vprefix/lib/libvmctx.so" <<<"$libs" || die "perf does not load $vprefix/lib/libvmctx.so"
+grep -q 'libtraceevent\.so\.1 => /' <<<"$libs" || die "perf does not load the system libtraceevent.so.1"
+log "perf ready in $((SECONDS - start)) s: $out/perf"
