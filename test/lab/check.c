@@ -10,6 +10,8 @@
  * Checks (patched kernel), each printed with its figures:
  *   cr3      >= 99% of guest-mode samples in a range owned by one process
  *            carry that process's root
+ *   pcid     ... and, when the guest uses PCID (truth "pcid 1": the L1 CPU has
+ *            it, as bochs' Haswell does), its PCID (A 1, B 2) in CR3 11:0
  *   cpl      100% of guest-mode samples in known code carry the range's ring,
  *            in the block's CPL and in perf's guest user/kernel flag
  *   ip       >= 99% of guest-mode samples fall in known guest code
@@ -53,6 +55,7 @@ struct range {
 static struct range ranges[MAX_RANGES];
 static int nr_ranges;
 static uint64_t root_a, root_b;
+static int pcid;	/* the guest tags root A with PCID 1, B with 2 */
 static int vcpu_tid[MAX_VCPUS], nr_vcpus, vm_pid;
 static int failed;
 
@@ -93,6 +96,8 @@ static void read_truth(const char *path)
 			root_a = s;
 		} else if (sscanf(line, "root B %llx", &s) == 1) {
 			root_b = s;
+		} else if (sscanf(line, "pcid %d", &pcid) == 1) {
+			;
 		} else if (sscanf(line, "range %llx %llx %63s ring %d root %c",
 				  &s, &e, name, &ring, &root) == 5 && nr_ranges < MAX_RANGES) {
 			struct range *r = &ranges[nr_ranges++];
@@ -148,6 +153,7 @@ static int known_exit(int svm, uint32_t reason)
 int main(int argc, char **argv)
 {
 	unsigned long guest = 0, in_range = 0, cr3_checked = 0, cr3_ok = 0, cpl_ok = 0;
+	unsigned long pcid_ok = 0;
 	unsigned long misc_ok = 0, asid_zero = 0, vcpu_ok = 0, isa_ok = 0, host = 0, host_ok = 0;
 	unsigned long total = 0, lost = 0, stray = 0, vmx_vpid_changes = 0, unknown_exit = 0;
 	unsigned long misc_guest = 0, misc_in_range = 0, misc_bad = 0, min_guest = 200;
@@ -287,9 +293,11 @@ int main(int argc, char **argv)
 			misc_ok++;
 		if (r->root != '*') {
 			cr3_checked++;
-			/* the guest runs without PCID: CR3 is the root itself */
+			/* the root in bits 51:12; with PCID, the PCID in 11:0 */
 			if ((cr3 & ~0xfffULL) == (r->root == 'A' ? root_a : root_b))
 				cr3_ok++;
+			if ((cr3 & 0xfff) == (pcid ? (r->root == 'A' ? 1 : 2) : 0))
+				pcid_ok++;
 		}
 	}
 	fclose(f);
@@ -317,6 +325,9 @@ int main(int argc, char **argv)
 	result("cr3", cr3_checked && cr3_ok * 100 >= cr3_checked * 99,
 	       "%lu/%lu samples in per-process code carry that process's root (%.2f%%)",
 	       cr3_ok, cr3_checked, pct(cr3_ok, cr3_checked));
+	result("pcid", cr3_checked && pcid_ok * 100 >= cr3_checked * 99,
+	       "%lu/%lu of them carry the PCID of their process in CR3 bits 11:0 (guest %s PCID)",
+	       pcid_ok, cr3_checked, pcid ? "uses" : "has no");
 	result("cpl", in_range && cpl_ok == in_range,
 	       "%lu/%lu CPL matches the ring of the code (%.2f%%)", cpl_ok, in_range,
 	       pct(cpl_ok, in_range));

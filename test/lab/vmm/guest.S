@@ -11,7 +11,8 @@
  *   0x400000-0x5fffff  process B: .utext_b and its user stacks (root B only)
  *
  * Entry: rdi = vCPU index, rsp = that vCPU's kernel stack top (also TSS.RSP0).
- * r12-r15 belong to the kernel loop; user code leaves them alone.
+ * rbx and r12-r15 belong to the kernel loop; user code leaves them alone.
+ * The loop reads its run configuration (lab-guest.h, CFG_*) every round.
  */
 #include "lab-guest.h"
 
@@ -32,9 +33,18 @@ kernel_entry:
 	mov	%r15, %rax
 	shl	$USTACK_SHIFT, %rax
 	mov	%rax, %r12			/* per-vCPU user stack offset */
+	xor	%ebx, %ebx			/* rounds done */
 kernel_loop:
+	cmpq	$0, CFG_ADDR + CFG_STOP
+	jne	idle_forever
+	mov	CFG_ADDR + CFG_ROUNDS, %rax
+	test	%rax, %rax
+	jz	1f
+	cmp	%rax, %rbx
+	jae	rounds_done
+1:
 	/* process A: switch root, kernel work for A, then A's user code */
-	mov	$ROOT_A, %rax
+	mov	CFG_ADDR + CFG_CR3_A, %rax
 	mov	%rax, %cr3
 	call	kwork_a
 	lea	after_a(%rip), %r14
@@ -42,18 +52,33 @@ kernel_loop:
 	lea	USTACK_A_TOP(%r12), %rsi
 	jmp	enter_user
 after_a:
-	mov	$ROOT_B, %rax
+	cmpq	$2, CFG_ADDR + CFG_NPROCS
+	jb	after_b
+	mov	CFG_ADDR + CFG_CR3_B, %rax
 	mov	%rax, %cr3
 	call	kwork_b
 	lea	after_b(%rip), %r14
-	mov	$UTEXT_B_ENTRY, %rdx
-	lea	USTACK_B_TOP(%r12), %rsi
+	mov	CFG_ADDR + CFG_ENTRY_B, %rdx
+	mov	CFG_ADDR + CFG_STACK_B, %rsi
+	add	%r12, %rsi
 	jmp	enter_user
 after_b:
+	inc	%rbx
 	/* idle: a few HLTs, each one an exit the VMM answers after a pause */
+	mov	CFG_ADDR + CFG_HALTS, %rcx
+2:	test	%rcx, %rcx
+	jz	kernel_loop
 	hlt
+	dec	%rcx
+	jmp	2b
+
+rounds_done:
+	mov	$PORT_DONE, %dx
+	out	%al, %dx
+idle_forever:
+	sti
 	hlt
-	jmp	kernel_loop
+	jmp	idle_forever
 
 	/* rdx = user rip, rsi = user rsp; comes back through int $0x80 */
 enter_user:

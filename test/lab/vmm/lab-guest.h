@@ -12,6 +12,20 @@
 #define ROOT_A		0x10000
 #define ROOT_B		0x14000
 
+/*
+ * Run configuration, written by the VMM before the vCPUs start (and CFG_STOP
+ * while they run); the guest's kernel loop reads it every round.
+ */
+#define CFG_ADDR	0x7000
+#define CFG_NPROCS	0x00		/* 1: process A only; 2: A and B */
+#define CFG_HALTS	0x08		/* HLTs at the end of each round */
+#define CFG_STOP	0x10		/* non-zero: halt for good (idle) */
+#define CFG_ENTRY_B	0x18		/* process B's user entry point */
+#define CFG_STACK_B	0x20		/* process B's user stack top (vCPU 0) */
+#define CFG_ROUNDS	0x28		/* non-zero: report done after this many rounds */
+#define CFG_CR3_A	0x30		/* CR3 for process A: ROOT_A, | PCID 1 with PCID */
+#define CFG_CR3_B	0x38		/* CR3 for process B: ROOT_B, | PCID 2 with PCID */
+
 #define GDT_ADDR	0x8000
 #define IDT_ADDR	0x9000
 #define TSS_ADDR	0xa000		/* one 0x100-byte TSS per vCPU */
@@ -41,6 +55,7 @@
 #define SEL_TSS		0x28
 
 #define PORT_FAULT	0xf4
+#define PORT_DONE	0xf5		/* the vCPU did CFG_ROUNDS rounds */
 
 /* busy-loop lengths (dec/jnz iterations) */
 #define KWORK_LOOPS	200000

@@ -3,17 +3,23 @@
  * lab-vmm: a tiny KVM VMM for the vmctx lab.  It runs guest.elf (see guest.S)
  * in long mode on N vCPU threads and writes the ground truth the checker
  * needs: page-table roots, code ranges with ring and root, and which host
- * thread runs which vCPU.
+ * thread runs which vCPU.  It is also the guest's agent: with -b it writes
+ * the guest's vmctx bundle (its two processes' roots, maps and symbols,
+ * the guest kernel's symbols), which a real guest gets from vmctx-agent.
  *
- * usage: lab-vmm -g guest.elf -o truth.txt [-n vcpus] [-t seconds] [-H halt_us]
+ * usage: lab-vmm [options], see usage() below.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <linux/kvm.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +33,7 @@
 #include <unistd.h>
 
 #include "lab-guest.h"
+#include "vmctx.h"
 
 #define MAX_RANGES	64
 
@@ -44,6 +51,7 @@ struct vcpu {
 	struct kvm_run *run;
 	pthread_t thread;
 	unsigned long runs, hlts, ios;
+	double done_s;		/* -r: seconds to do the rounds */
 	int failed;
 };
 
@@ -54,6 +62,9 @@ static int nr_ranges;
 static uint64_t entry, sym_syscall, sym_fault;
 static volatile int stop;
 static long halt_us = 1000;
+static int in_kernel_halt;	/* -I: KVM handles HLT, the vCPU thread blocks */
+static int use_pcid = -1;	/* -1: if the CPU has it; 0: -p */
+static struct timespec t_start;
 
 static void die(const char *fmt, ...)
 {
@@ -67,6 +78,14 @@ static void die(const char *fmt, ...)
 		fprintf(stderr, ": %s", strerror(errno));
 	fprintf(stderr, "\n");
 	exit(1);
+}
+
+static double since_start(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec - t_start.tv_sec + (now.tv_nsec - t_start.tv_nsec) / 1e9;
 }
 
 static void add_range(const char *name, uint64_t start, uint64_t size)
@@ -165,22 +184,37 @@ static void set_idt_gate(int vec, uint64_t handler, int dpl)
 	put64(IDT_ADDR + vec * 16 + 8, hi);
 }
 
-static void build_tables(int nr_vcpus)
+/*
+ * Two roots: the kernel in both, each process only in its own.  With
+ * @same, process B is a second instance of A's program: root B maps A's
+ * virtual addresses to a copy of A's region at B's physical addresses.
+ */
+static void build_tables(int nr_vcpus, int nprocs, int halts, int same, long rounds)
 {
 	int i;
 
-	/* two roots: the kernel in both, each process only in its own */
 	for (i = 0; i < 2; i++) {
 		uint64_t root = i ? ROOT_B : ROOT_A;
 
 		put64(root, (root + 0x1000) | 0x7);
 		put64(root + 0x1000, (root + 0x2000) | 0x7);
 		put64(root + 0x2000, 0x0 | 0x83);		/* kernel: P RW PS */
-		if (i)
-			put64(root + 0x2000 + 16, UTEXT_B_ADDR | 0x87);	/* + US */
+		if (i && same)
+			put64(root + 0x2000 + 8, UTEXT_B_ADDR | 0x87);	/* + US */
+		else if (i)
+			put64(root + 0x2000 + 16, UTEXT_B_ADDR | 0x87);
 		else
 			put64(root + 0x2000 + 8, UTEXT_A_ADDR | 0x87);
 	}
+	if (same)
+		memcpy(mem + UTEXT_B_ADDR, mem + UTEXT_A_ADDR, REGION_SIZE);
+
+	put64(CFG_ADDR + CFG_NPROCS, nprocs);
+	put64(CFG_ADDR + CFG_HALTS, halts);
+	put64(CFG_ADDR + CFG_STOP, 0);
+	put64(CFG_ADDR + CFG_ENTRY_B, same ? UTEXT_A_ENTRY : UTEXT_B_ENTRY);
+	put64(CFG_ADDR + CFG_STACK_B, same ? USTACK_A_TOP : USTACK_B_TOP);
+	put64(CFG_ADDR + CFG_ROUNDS, rounds);
 
 	put64(GDT_ADDR + SEL_KCODE, 0x00af9b000000ffffULL);
 	put64(GDT_ADDR + SEL_KDATA, 0x00cf93000000ffffULL);
@@ -245,6 +279,15 @@ static void setup_vcpu(struct vcpu *v)
 	}
 	if (ioctl(v->fd, KVM_SET_CPUID2, cpuid) < 0)
 		die("KVM_SET_CPUID2");
+	/* PCID (CPUID.1:ECX bit 17): processes get PCIDs 1 and 2, as Linux does */
+	if (use_pcid < 0) {
+		unsigned int k;
+
+		use_pcid = 0;
+		for (k = 0; k < cpuid->nent; k++)
+			if (cpuid->entries[k].function == 1 && (cpuid->entries[k].ecx & (1u << 17)))
+				use_pcid = 1;
+	}
 	free(cpuid);
 
 	if (ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0)
@@ -252,6 +295,8 @@ static void setup_vcpu(struct vcpu *v)
 	sregs.cr0 = 0x80050033;		/* PG AM WP NE ET MP PE */
 	sregs.cr3 = ROOT_A;
 	sregs.cr4 = 0x20;		/* PAE */
+	if (use_pcid > 0)
+		sregs.cr4 |= 1u << 17;	/* PCIDE (CR3 is ROOT_A, PCID 0, here) */
 	sregs.efer = 0x500;		/* LMA LME */
 	set_seg(&sregs.cs, SEL_KCODE, 11, 1);
 	set_seg(&sregs.ds, SEL_KDATA, 3, 0);
@@ -289,7 +334,12 @@ static void *vcpu_thread(void *arg)
 
 	v->tid = syscall(SYS_gettid);
 	for (;;) {
+		if (stop)
+			return NULL;
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
+			/* the main thread signals us at the end of the run */
+			if ((errno == EINTR || errno == EAGAIN) && stop)
+				return NULL;
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			fprintf(stderr, "lab-vmm: vcpu %d: KVM_RUN: %s\n", v->id, strerror(errno));
@@ -307,6 +357,10 @@ static void *vcpu_thread(void *arg)
 			break;
 		case KVM_EXIT_IO:
 			v->ios++;
+			if (v->run->io.port == PORT_DONE) {
+				v->done_s = since_start();
+				return NULL;
+			}
 			if (v->run->io.port != PORT_FAULT)
 				break;
 			ioctl(v->fd, KVM_GET_REGS, &regs);
@@ -326,7 +380,16 @@ static void *vcpu_thread(void *arg)
 	}
 }
 
-static void write_truth(const char *path, struct vcpu *vcpus, int nr_vcpus)
+/* Guest work per round, in busy-loop iterations (guest.S, lab-guest.h). */
+static const struct {
+	const char *name;
+	long loops;
+} mix[] = {
+	{ "kwork_a", KWORK_LOOPS }, { "a_compute", 2 * ULOOPS }, { "a_hash", ULOOPS },
+	{ "kwork_b", KWORK_LOOPS }, { "b_scan", ULOOPS }, { "b_sort", ULOOPS },
+};
+
+static void write_truth(const char *path, struct vcpu *vcpus, int nr_vcpus, int nprocs, int same)
 {
 	FILE *f = fopen(path, "w");
 	int i;
@@ -337,42 +400,204 @@ static void write_truth(const char *path, struct vcpu *vcpus, int nr_vcpus)
 	fprintf(f, "# vmctx lab ground truth v1 (lab-vmm)\n");
 	fprintf(f, "vm %d vcpus %d\n", getpid(), nr_vcpus);
 	fprintf(f, "root A 0x%x\nroot B 0x%x\n", ROOT_A, ROOT_B);
+	fprintf(f, "pcid %d\n", use_pcid > 0);
 	for (i = 0; i < nr_ranges; i++)
 		fprintf(f, "range 0x%llx 0x%llx %s ring %d root %c\n",
 			(unsigned long long)ranges[i].start, (unsigned long long)ranges[i].end,
 			ranges[i].name, ranges[i].ring, ranges[i].root);
+	/* process A's work, then B's (A's program again with -S) */
+	for (i = 0; i < 3 * nprocs; i++) {
+		int j = same && i > 3 ? i - 3 : i;
+
+		fprintf(f, "mix %s %ld\n", mix[j].name, mix[j].loops);
+	}
 	for (i = 0; i < nr_vcpus; i++)
-		fprintf(f, "vcpu %d tid %d runs %lu hlt %lu io %lu\n", vcpus[i].id, vcpus[i].tid,
-			vcpus[i].runs, vcpus[i].hlts, vcpus[i].ios);
+		fprintf(f, "vcpu %d tid %d runs %lu hlt %lu io %lu done_s %.6f\n", vcpus[i].id,
+			vcpus[i].tid, vcpus[i].runs, vcpus[i].hlts, vcpus[i].ios, vcpus[i].done_s);
 	if (fclose(f))
 		die("write %s", path);
 }
 
+/*
+ * The guest's bundle, as vmctx-agent would write it in a real guest:
+ * process A ("work", or "proc_a"), process B ("work" again with -S, else
+ * "proc_b"), their user code as maps of the guest ELF, and the kernel
+ * functions as kernel symbols.  Nothing exits during the run.
+ */
+static void write_bundle(const char *path, const char *name, int nprocs, int same)
+{
+	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	int obj[2], task, i, err = 0;
+
+	if (!b)
+		die("vmctx_bundle_alloc");
+	err = vmctx_bundle_set_identity(b, name, "lab-guest", NULL);
+	obj[0] = vmctx_bundle_add_object(b, "/lab/work", NULL);
+	obj[1] = same ? obj[0] : vmctx_bundle_add_object(b, "/lab/proc_b", NULL);
+	if (err || obj[0] < 0 || obj[1] < 0)
+		goto fail;
+	for (i = 0; i < nr_ranges; i++) {
+		const struct range *r = &ranges[i];
+		uint64_t size = r->end - r->start;
+
+		if (r->ring == 0)
+			err = vmctx_bundle_add_ksym(b, r->start, r->name, NULL);
+		else if (same && r->root == 'B')
+			continue;	/* B's own code is not mapped */
+		else
+			err = vmctx_bundle_add_symbol(b, obj[r->root == 'B'], r->start, size,
+						      r->name);
+		if (err)
+			goto fail;
+	}
+	for (i = 0; i < nprocs; i++) {
+		uint64_t start = i && !same ? UTEXT_B_ADDR : UTEXT_A_ADDR;
+
+		task = vmctx_bundle_add_task(b, i ? ROOT_B : ROOT_A, i + 1, i + 1,
+					     same ? "work" : i ? "proc_b" : "proc_a", 0,
+					     VMCTX_TIME_NONE);
+		if (task < 0) {
+			err = task;
+			goto fail;
+		}
+		err = vmctx_bundle_add_map(b, task, start, start + REGION_SIZE, 0, 0, obj[i],
+					   i && !same ? "/lab/proc_b" : "/lab/work");
+		if (err)
+			goto fail;
+	}
+	err = vmctx_bundle_write_file(b, path);
+	if (err)
+		goto fail;
+	vmctx_bundle_free(b);
+	return;
+fail:
+	errno = 0;
+	die("bundle %s: %s", path, vmctx_strerror(err ? err : -EINVAL));
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (time_t)s) * 1e9) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/*
+ * perf record --control=fifo:FIFO -D -1: perf starts with its events off
+ * and this VMM turns them on when its vCPUs start and off when they have
+ * stopped, so that the recording covers the run and nothing else (guest
+ * views count from a vCPU's first sample, host views from the first
+ * sample at all).
+ */
+static void perf_control(const char *fifo, const char *cmd)
+{
+	int fd;
+
+	if (!fifo)
+		return;
+	fd = open(fifo, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, cmd, strlen(cmd)) != (ssize_t)strlen(cmd))
+		die("perf control %s: %s", fifo, cmd);
+	close(fd);
+}
+
+/*
+ * -W FILE: start together with other VMMs.  Say we are ready by creating
+ * FILE.PID, then wait for FILE to appear.
+ */
+static void wait_for(const char *path)
+{
+	char ready[4096];
+	int fd;
+
+	if (!path)
+		return;
+	snprintf(ready, sizeof(ready), "%s.%d", path, (int)getpid());
+	fd = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die("create %s", ready);
+	close(fd);
+	while (access(path, F_OK))
+		sleep_s(0.001);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;	/* only makes KVM_RUN return EINTR */
+}
+
+static void usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"usage: %s [options]\n"
+		"  -g FILE   guest ELF (guest.elf)\n"
+		"  -o FILE   ground truth to write (truth.txt)\n"
+		"  -b FILE   also write the guest's vmctx bundle\n"
+		"  -N NAME   guest host name in the bundle (lab)\n"
+		"  -n N      vCPUs (2)\n"
+		"  -t S      seconds to run (2)\n"
+		"  -P N      guest processes, 1 or 2 (2)\n"
+		"  -S        process B is a second instance of A's program\n"
+		"  -h N      HLTs at the end of each round (2)\n"
+		"  -H US     pause per HLT exit to user space (1000)\n"
+		"  -I        in-kernel halt: KVM handles HLT, the vCPU thread blocks\n"
+		"  -i F      go idle (HLT for good) after fraction F of the run\n"
+		"  -r N      run N rounds per vCPU, then stop; report the time taken\n"
+		"  -c CPU    pin the vCPU threads to host CPU CPU\n"
+		"  -p        no PCID even if the CPU has it\n"
+		"  -E FIFO   perf record's control fifo: enable at the start, disable at the end\n"
+		"  -W FILE   when set up, create FILE.PID, then start the vCPUs when FILE exists\n",
+		prog);
+}
+
 int main(int argc, char **argv)
 {
-	const char *guest = "guest.elf", *out = "truth.txt";
+	const char *guest = "guest.elf", *out = "truth.txt", *bundle = NULL, *name = "lab";
+	const char *ctl = NULL, *go = NULL;
 	struct vcpu vcpus[MAX_VCPUS];
-	int nr_vcpus = 2, i, c, failed = 0;
-	double seconds = 2.0;
-	struct timespec ts;
+	int nr_vcpus = 2, i, c, failed = 0, nprocs = 2, same = 0, halts = 2, pin = -1;
+	double seconds = 2.0, idle_after = 0;
+	long rounds = 0;
+	struct sigaction sa;
 
-	while ((c = getopt(argc, argv, "g:o:n:t:H:")) != -1) {
+	while ((c = getopt(argc, argv, "g:o:b:N:n:t:P:Sh:H:Ii:r:c:E:W:p")) != -1) {
 		switch (c) {
 		case 'g': guest = optarg; break;
 		case 'o': out = optarg; break;
+		case 'b': bundle = optarg; break;
+		case 'N': name = optarg; break;
 		case 'n': nr_vcpus = atoi(optarg); break;
 		case 't': seconds = atof(optarg); break;
+		case 'P': nprocs = atoi(optarg); break;
+		case 'S': same = 1; break;
+		case 'h': halts = atoi(optarg); break;
 		case 'H': halt_us = atol(optarg); break;
+		case 'I': in_kernel_halt = 1; break;
+		case 'i': idle_after = atof(optarg); break;
+		case 'r': rounds = atol(optarg); break;
+		case 'c': pin = atoi(optarg); break;
+		case 'E': ctl = optarg; break;
+		case 'W': go = optarg; break;
+		case 'p': use_pcid = 0; break;
 		default:
-			fprintf(stderr, "usage: %s -g guest.elf -o truth.txt [-n vcpus] [-t s] [-H halt_us]\n",
-				argv[0]);
+			usage(stderr, argv[0]);
 			return 2;
 		}
 	}
-	if (nr_vcpus < 1 || nr_vcpus > MAX_VCPUS || halt_us < 0 || halt_us >= 1000000)
-		die("bad -n or -H");
-
 	errno = 0;
+	if (optind != argc || nr_vcpus < 1 || nr_vcpus > MAX_VCPUS || halt_us < 0 ||
+	    halt_us >= 1000000 || nprocs < 1 || nprocs > 2 || halts < 0 || seconds <= 0 ||
+	    idle_after < 0 || idle_after >= 1 || rounds < 0 || pin < -1 || pin >= CPU_SETSIZE)
+		die("bad option value (see -? for usage)");
+	if (in_kernel_halt && halts)
+		die("-I needs -h 0: nothing would wake a HLT in the rounds");
+
+	/* SIGUSR1 ends a vCPU's KVM_RUN (no SA_RESTART) */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGUSR1, &sa, NULL);
+
 	kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (kvm_fd < 0)
 		die("open /dev/kvm");
@@ -381,6 +606,8 @@ int main(int argc, char **argv)
 		die("KVM_CREATE_VM");
 	/* Needed by VMX without unrestricted guest; harmless elsewhere. */
 	ioctl(vm_fd, KVM_SET_TSS_ADDR, 0xfffbd000UL);
+	if (in_kernel_halt && ioctl(vm_fd, KVM_CREATE_IRQCHIP, 0) < 0)
+		die("KVM_CREATE_IRQCHIP");
 
 	mem = mmap(NULL, GUEST_MEM_SIZE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -394,27 +621,70 @@ int main(int argc, char **argv)
 		die("KVM_SET_USER_MEMORY_REGION");
 
 	load_guest(guest);
-	build_tables(nr_vcpus);
+	build_tables(nr_vcpus, nprocs, halts, same, rounds);
+	/* before the run: the bundle does not change, and the run stays short */
+	if (bundle)
+		write_bundle(bundle, name, nprocs, same);
 
 	memset(vcpus, 0, sizeof(vcpus));
 	for (i = 0; i < nr_vcpus; i++) {
 		vcpus[i].id = i;
 		setup_vcpu(&vcpus[i]);
 	}
-	for (i = 0; i < nr_vcpus; i++)
+	put64(CFG_ADDR + CFG_CR3_A, ROOT_A | (use_pcid > 0 ? 1 : 0));
+	put64(CFG_ADDR + CFG_CR3_B, ROOT_B | (use_pcid > 0 ? 2 : 0));
+	wait_for(go);
+	perf_control(ctl, "enable");
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
+	for (i = 0; i < nr_vcpus; i++) {
 		if (pthread_create(&vcpus[i].thread, NULL, vcpu_thread, &vcpus[i]))
 			die("pthread_create");
+		if (pin >= 0) {
+			cpu_set_t set;
 
-	ts.tv_sec = (time_t)seconds;
-	ts.tv_nsec = (long)((seconds - ts.tv_sec) * 1e9);
-	nanosleep(&ts, NULL);
+			CPU_ZERO(&set);
+			CPU_SET(pin, &set);
+			errno = pthread_setaffinity_np(vcpus[i].thread, sizeof(set), &set);
+			if (errno)
+				die("pin vCPU %d to CPU %d", i, pin);
+		}
+	}
+
+	if (rounds) {
+		/* fixed work: each vCPU stops by itself after its rounds */
+		for (i = 0; i < nr_vcpus; i++) {
+			pthread_join(vcpus[i].thread, NULL);
+			failed |= vcpus[i].failed;
+			fprintf(stderr, "lab-vmm: vcpu %d: %ld rounds in %.6f s\n", i, rounds,
+				vcpus[i].done_s);
+		}
+		perf_control(ctl, "disable");
+		write_truth(out, vcpus, nr_vcpus, nprocs, same);
+		return failed;
+	}
+
+	if (idle_after > 0) {
+		sleep_s(seconds * idle_after);
+		put64(CFG_ADDR + CFG_STOP, 1);
+		sleep_s(seconds * (1 - idle_after));
+	} else {
+		sleep_s(seconds);
+	}
+	/* immediate_exit covers a signal that lands outside KVM_RUN */
 	stop = 1;
 	for (i = 0; i < nr_vcpus; i++) {
+		vcpus[i].run->immediate_exit = 1;
+		pthread_kill(vcpus[i].thread, SIGUSR1);
+	}
+	for (i = 0; i < nr_vcpus; i++)
 		pthread_join(vcpus[i].thread, NULL);
+	/* after the joins: a halted vCPU's wake-up ends its halt in the recording */
+	perf_control(ctl, "disable");
+	for (i = 0; i < nr_vcpus; i++) {
 		failed |= vcpus[i].failed;
 		fprintf(stderr, "lab-vmm: vcpu %d (tid %d): %lu runs, %lu hlt exits\n",
 			i, vcpus[i].tid, vcpus[i].runs, vcpus[i].hlts);
 	}
-	write_truth(out, vcpus, nr_vcpus);
+	write_truth(out, vcpus, nr_vcpus, nprocs, same);
 	return failed;
 }
