@@ -2,7 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # /init of the lab's L1 host.  vmctx.mode=patched runs the VMM under the
 # recorder and checks the samples; vmctx.mode=stock checks that the kernel
-# refuses PERF_SAMPLE_GUEST_CTX and measures perf's guest user/kernel label.
+# refuses PERF_SAMPLE_GUEST_CTX and measures perf's guest user/kernel label;
+# vmctx.mode=experiments runs the paper's experiments with the patched perf
+# (/lab/experiments.sh: vmctx.exps=1,2,... vmctx.secs vmctx.period) and,
+# with vmctx.bench=1, the overhead benchmark (/lab/lab-overhead.sh);
+# vmctx.also=N,... runs those experiments after the patched checks (one
+# boot for both on the slow VMX emulator; vmctx.exp_secs: their length).
 # Results go to the console as "VMCTX-LAB: ..." lines, then the VM powers off.
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -11,7 +16,7 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 
-mode=patched secs=3 period=100000 vcpus=2 halt_us=1000
+mode=patched secs=3 period=100000 vcpus=2 halt_us=1000 exps=1,2,3,4,5 bench=0 also= exp_secs=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	vmctx.mode=*) mode=${arg#*=} ;;
@@ -19,6 +24,10 @@ for arg in $(cat /proc/cmdline); do
 	vmctx.period=*) period=${arg#*=} ;;
 	vmctx.vcpus=*) vcpus=${arg#*=} ;;
 	vmctx.halt_us=*) halt_us=${arg#*=} ;;
+	vmctx.exps=*) exps=${arg#*=} ;;
+	vmctx.bench=*) bench=${arg#*=} ;;
+	vmctx.also=*) also=${arg#*=} ;;
+	vmctx.exp_secs=*) exp_secs=${arg#*=} ;;
 	esac
 done
 
@@ -37,6 +46,16 @@ finish() {
 
 [ -c /dev/kvm ] || finish "FAIL no /dev/kvm (isa=$isa)"
 vmm="lab-vmm -g /lab/guest.elf -o /tmp/truth.txt -n $vcpus -t $secs -H $halt_us"
+
+if [ "$mode" = experiments ]; then
+	[ -x /bin/perf ] || finish "FAIL no perf in the initramfs"
+	perf version --build-options | grep -q 'libvmctx: \[ on' || finish "FAIL perf lacks libvmctx"
+	/lab/experiments.sh "$secs" "$period" "$(echo "$exps" | tr , ' ')"
+	rc=$?
+	[ "$bench" = 1 ] && /lab/lab-overhead.sh
+	[ $rc -eq 0 ] || finish "FAIL experiments isa=$isa"
+	finish "EXPERIMENTS-PASS isa=$isa"
+fi
 
 if [ "$mode" = stock ]; then
 	lab-record -p
@@ -72,8 +91,12 @@ lab-vmm -g /lab/guest.elf -o /tmp/truth2.txt -n 1 -t 0.3 -H $halt_us || finish "
 echo 0 > $tr/events/kvm/kvm_exit/enable
 grep kvm_exit $tr/trace > /tmp/exits.txt
 total=$(grep -c . /tmp/exits.txt || true)
-roots=$(grep -cE 'guest_cr3 0x1(0|4)000$' /tmp/exits.txt || true)
+roots=$(grep -cE 'guest_cr3 0x1(0|4)00[0-2]$' /tmp/exits.txt || true)
 grep -m 2 kvm_exit /tmp/exits.txt
 echo "VMCTX-LAB: kvm_exit events: $roots/$total carry guest_cr3 = one of the guest's roots"
 [ "$total" -gt 0 ] && [ "$roots" -eq "$total" ] || finish "FAIL kvm_exit guest_cr3 isa=$isa"
+if [ -n "$also" ]; then
+	/lab/experiments.sh "${exp_secs:-2}" 1000000 "$(echo "$also" | tr , ' ')" ||
+		finish "FAIL experiments isa=$isa"
+fi
 finish "PASS isa=$isa"

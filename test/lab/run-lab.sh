@@ -4,10 +4,17 @@
 #
 #   install packages -> unpack linux-source-6.1 and apply kernel-patches/ ->
 #   tinyconfig + l1.config -> build (ccache) -> lab programs -> initramfs ->
+#   build the patched perf and check it on synthetic perf.data ->
 #   boot the patched L1 on AMD SVM (QEMU TCG) and Intel VMX (bochs), run the
 #   test VMM under the recorder, check the samples against ground truth ->
+#   boot it again on SVM for the paper's experiments 1-5 with the patched
+#   perf (experiments.sh, lab-exp-check) and the overhead benchmark
+#   (test/bench/lab-overhead.sh); experiment 2 also runs in the VMX boot ->
 #   boot a stock L1 (SVM): the new bit must fail with EINVAL, and measure
-#   stock perf's guest user/kernel mislabel.
+#   stock perf's guest user/kernel mislabel ->
+#   the Linux-guest lab (guest/run-linux-lab.sh): a real Linux L2 with
+#   vmctx_guest.ko and vmctx-agent, resolved through its bundle, PTI on
+#   and off.
 #
 # Exits 0 only if every check passed.  Environment:
 #   VMCTX_LAB_DIR      build and cache directory (default ~/.cache/vmctx-lab)
@@ -15,6 +22,9 @@
 #   VMCTX_LAB_STOCK=0  skip the stock kernel (EINVAL probe, CPL figure)
 #   VMCTX_LAB_STOCK_BOCHS=1  also measure the stock CPL figure on VMX
 #   VMCTX_LAB_SECS     seconds the VMM runs in each L1 (default 3 SVM, 2 VMX)
+#   VMCTX_EXP_SECS     seconds each experiment runs on SVM (default 6)
+#   VMCTX_LAB_BENCH=0  skip the overhead benchmark
+#   VMCTX_LAB_LINUX=0  skip the Linux-guest lab
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
@@ -31,7 +41,8 @@ report() {
 	local name=$1 logf=$2 want=$3
 
 	echo "---- $name ($logf)"
-	grep -aE '^(VMCTX-LAB|lab-check|lab-record|lab-vmm)' "$logf" | sed 's/\r$//' || true
+	grep -aE '^(VMCTX-LAB|lab-check|lab-record|lab-vmm|lab-exp|lab-bench|# |Total samples|vCPU  |vcpu[0-9]|Steal by| +[0-9]+ +[0-9.]+  )' \
+		"$logf" | sed 's/\r$//' || true
 	if grep -aq "^VMCTX-LAB: RESULT $want" "$logf"; then
 		echo "---- $name: ok"
 		return 0
@@ -45,8 +56,14 @@ log "lab directory $LAB_DIR"
 "$LAB_SRC/install-deps.sh"
 "$LAB_SRC/build-kernel.sh" patched
 "$LAB_SRC/build-tools.sh"
+"$LAB_SRC/build-perf.sh"
 "$LAB_SRC/build-initramfs.sh"
 patched=$LAB_DIR/out/patched/arch/x86/boot/bzImage
+
+log "the perf patches on synthetic perf.data, on this machine (test/perf/run-checks.sh)"
+PERF=$LAB_DIR/out/perf/perf PKG_CONFIG_PATH=$LAB_DIR/vmctx/lib/pkgconfig \
+	LD_LIBRARY_PATH=$LAB_DIR/vmctx/lib sh "$REPO_TOP/test/perf/run-checks.sh" ||
+	failures=$((failures + 1))
 
 log "SVM: patched L1 on qemu-system-x86_64 -accel tcg -cpu max"
 t=$SECONDS
@@ -55,11 +72,20 @@ t=$SECONDS
 log "SVM boot took $((SECONDS - t)) s"
 report "SVM patched" "$RESULTS_DIR/svm-patched.log" PASS || failures=$((failures + 1))
 
+log "SVM: the paper's experiments with the patched perf, and the overhead benchmark"
+t=$SECONDS
+"$LAB_SRC/boot-qemu.sh" "$patched" "$RESULTS_DIR/svm-experiments.log" \
+	vmctx.mode=experiments vmctx.secs="${VMCTX_EXP_SECS:-6}" vmctx.period=1000000 \
+	vmctx.bench="${VMCTX_LAB_BENCH:-1}"
+log "experiments boot took $((SECONDS - t)) s"
+report "SVM experiments" "$RESULTS_DIR/svm-experiments.log" EXPERIMENTS-PASS ||
+	failures=$((failures + 1))
+
 if [ "$want_bochs" = 1 ]; then
 	log "VMX: patched L1 on bochs corei7_haswell_4770"
 	t=$SECONDS
 	"$LAB_SRC/boot-bochs.sh" "$patched" "$RESULTS_DIR/vmx-patched.log" \
-		vmctx.mode=patched vmctx.secs="${VMCTX_LAB_SECS:-2}"
+		vmctx.mode=patched vmctx.secs="${VMCTX_LAB_SECS:-2}" vmctx.also=2 vmctx.exp_secs=2
 	log "VMX boot took $((SECONDS - t)) s"
 	report "VMX patched" "$RESULTS_DIR/vmx-patched.log" PASS || failures=$((failures + 1))
 fi
@@ -77,6 +103,13 @@ if [ "$want_stock" = 1 ]; then
 		report "VMX stock" "$RESULTS_DIR/vmx-stock.log" STOCK-DONE ||
 			failures=$((failures + 1))
 	fi
+fi
+
+if [ "${VMCTX_LAB_LINUX:-1}" = 1 ]; then
+	log "the Linux-guest lab"
+	t=$SECONDS
+	"$LAB_SRC/guest/run-linux-lab.sh" || failures=$((failures + 1))
+	log "Linux-guest lab took $((SECONDS - t)) s"
 fi
 
 log "lab finished in $((SECONDS - start)) s with $failures failure(s)"

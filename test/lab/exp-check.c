@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lab-exp-check: check the tables 'perf report --guest-maps --guest-view'
+ * printed for the paper's experiments (Yamamoto et al., section 4) against
+ * what the lab's VMM built into its guests.  It reads perf's text, so what
+ * is checked is what a user sees.
+ *
+ *   lab-exp-check 1 TRUTH GUEST    function mix of one process, within 3 points
+ *   lab-exp-check 2 TRUTH GUEST    two instances of a program: 50% +- 3, per function
+ *   lab-exp-check 3 GUEST VCPU     two vCPUs on one pCPU: [steal] (on vcpuN) 50% +- 5
+ *   lab-exp-check 4 HOST GUEST     three VMs on one pCPU: steal charged to the other VMs =
+ *                                  their host-level share +- 1, steal 66.7% +- 5
+ *   lab-exp-check 5 GUEST HOST     busy a third, then halted: [idle] 66.7% +- 5, and
+ *                                  within 2 points of the host's idle share
+ *
+ * TRUTH is lab-vmm's ground truth ("mix FUNCTION LOOPS" lines: the guest's
+ * busy-loop iterations per round, process A's first).  Prints one line per
+ * figure and "lab-exp: expN PASS|FAIL"; exits 0 only on PASS.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TABLES	16
+#define MAX_ROWS	256
+#define MAX_MIX		8
+
+struct row {
+	double samples;
+	double ratio;
+	char function[128];
+	char module[128];
+};
+
+struct vcpu_row {
+	int id;
+	double samples;
+	double pct[5];		/* OS USER steal idle lost */
+};
+
+struct table {
+	char title[256];
+	double total;
+	char labels[64];	/* "OS:USER:steal:idle" or "OS:USER:idle:VM" */
+	double cls[4];
+	struct row rows[MAX_ROWS];
+	int nrows;
+	struct vcpu_row vcpus[16];
+	int nvcpus;
+};
+
+static struct table tables[2][MAX_TABLES];
+static int ntables[2];
+static int failed;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "lab-exp-check: ");
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static void figure(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("lab-exp:   %-4s ", ok ? "ok" : "MISS");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (!ok)
+		failed = 1;
+}
+
+static void trim(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\r'))
+		s[--n] = '\0';
+}
+
+/* Read the tables of one perf report output into tables[slot]; echo it. */
+static void read_report(int slot, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	struct table *t = NULL;
+	char line[1024];
+
+	if (!f)
+		die("cannot open %s", path);
+	while (fgets(line, sizeof(line), f)) {
+		double a, b, c, d, s, r;
+		char fn[128], mod[128];
+		int id, n;
+
+		fputs(line, stdout);
+		trim(line);
+		if (!strncmp(line, "# ", 2)) {
+			if (ntables[slot] == MAX_TABLES)
+				die("%s: too many tables", path);
+			t = &tables[slot][ntables[slot]++];
+			memset(t, 0, sizeof(*t));
+			snprintf(t->title, sizeof(t->title), "%.255s", line + 2);
+			continue;
+		}
+		if (!t)
+			continue;
+		if (sscanf(line, "Total samples: %lf %63s = %lf%%:%lf%%:%lf%%:%lf%%", &s, t->labels,
+			   &a, &b, &c, &d) == 6) {
+			t->total = s;
+			t->cls[0] = a;
+			t->cls[1] = b;
+			t->cls[2] = c;
+			t->cls[3] = d;
+			continue;
+		}
+		if (sscanf(line, "vcpu%d %lf %lf%% %lf%% %lf%% %lf%% %lf%%", &id, &s, &a, &b, &c, &d,
+			   &r) == 7 && t->nvcpus < 16) {
+			struct vcpu_row *v = &t->vcpus[t->nvcpus++];
+
+			v->id = id;
+			v->samples = s;
+			v->pct[0] = a;
+			v->pct[1] = b;
+			v->pct[2] = c;
+			v->pct[3] = d;
+			v->pct[4] = r;
+			continue;
+		}
+		n = 0;
+		if (sscanf(line, " %lf %lf %127s %n", &s, &r, fn, &n) == 3 && n && t->nrows < MAX_ROWS) {
+			struct row *w = &t->rows[t->nrows++];
+
+			snprintf(mod, sizeof(mod), "%.127s", line + n);
+			w->samples = s;
+			w->ratio = r;
+			snprintf(w->function, sizeof(w->function), "%s", fn);
+			snprintf(w->module, sizeof(w->module), "%s", mod);
+		}
+	}
+	fclose(f);
+	if (!ntables[slot] || !tables[slot][0].total)
+		die("%s: no table with a 'Total samples' header", path);
+}
+
+/* Samples of the rows of @t matching @function and @module (NULL: any). */
+static double lookup(const struct table *t, const char *function, const char *module)
+{
+	double sum = 0;
+	int i;
+
+	for (i = 0; i < t->nrows; i++)
+		if ((!function || !strcmp(t->rows[i].function, function)) &&
+		    (!module || !strcmp(t->rows[i].module, module)))
+			sum += t->rows[i].samples;
+	return sum;
+}
+
+struct mix {
+	char name[64];
+	double loops;
+};
+
+static int read_mix(const char *path, struct mix *mix)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	int n = 0;
+
+	if (!f)
+		die("cannot open %s", path);
+	while (fgets(line, sizeof(line), f) && n < MAX_MIX)
+		if (sscanf(line, "mix %63s %lf", mix[n].name, &mix[n].loops) == 2)
+			n++;
+	fclose(f);
+	if (!n)
+		die("%s: no 'mix' lines", path);
+	return n;
+}
+
+/* Experiment 1 (Tables 3-4): one process's function shares vs its known mix. */
+static void experiment1(const char *truth)
+{
+	struct mix mix[MAX_MIX];
+	const struct table *g = &tables[0][0];
+	double obs = 0, want = 0;
+	int n = read_mix(truth, mix), i;
+
+	n = n > 3 ? 3 : n;		/* process A */
+	for (i = 0; i < n; i++) {
+		obs += lookup(g, mix[i].name, NULL);
+		want += mix[i].loops;
+	}
+	figure(obs > 300, "%.0f samples in the mix's functions (want > 300)", obs);
+	for (i = 0; i < n && obs > 0; i++) {
+		double got = 100 * lookup(g, mix[i].name, NULL) / obs;
+		double exp = 100 * mix[i].loops / want;
+
+		figure(fabs(got - exp) <= 3.0, "%-10s %6.2f%% of the mix, built as %6.2f%% (+-3)",
+		       mix[i].name, got, exp);
+	}
+}
+
+/* Experiment 2 (Table 7): two instances of one program, function by function. */
+static void experiment2(const char *truth)
+{
+	struct mix mix[MAX_MIX];
+	const struct table *g = &tables[0][0];
+	int n = read_mix(truth, mix), i;
+
+	if (n != 6)
+		die("%s: want the mix of two processes", truth);
+	for (i = 0; i < 3; i++) {
+		const char *fa = mix[i].name, *fb = mix[i + 3].name;
+		/* the kernel's work for each process has its own function */
+		int kernel = strcmp(fa, fb) != 0;
+		double a = lookup(g, fa, kernel ? NULL : "work(1)");
+		double b = lookup(g, fb, kernel ? NULL : "work(2)");
+		double share = a + b > 0 ? 100 * a / (a + b) : 0;
+
+		figure(a + b > 100 && fabs(share - 50) <= 3.0,
+		       "%-10s work(1) %5.0f  work(2) %5.0f  -> %5.2f%% : %5.2f%% (50 +-3)",
+		       kernel ? "kernel" : fa, a, b, share, a + b > 0 ? 100 - share : 0);
+	}
+}
+
+static const struct vcpu_row *vcpu_row(const struct table *t, int id)
+{
+	int i;
+
+	for (i = 0; i < t->nvcpus; i++)
+		if (t->vcpus[i].id == id)
+			return &t->vcpus[i];
+	return NULL;
+}
+
+/* Experiment 3 (Tables 8-9): two vCPUs of one VM on one pCPU. */
+static void experiment3(void)
+{
+	const struct table *g = &tables[0][0], *v = &tables[1][0];
+	int id;
+
+	for (id = 0; id < 2; id++) {
+		const struct vcpu_row *r = vcpu_row(v, id);
+		char other[32];
+		double on;
+
+		if (!r)
+			die("no vcpu%d row", id);
+		snprintf(other, sizeof(other), "(on vcpu%d)", !id);
+		on = lookup(g, "[steal]", other);
+		figure(r->samples > 0 && fabs(100 * on / r->samples - 50) <= 5.0,
+		       "vcpu%d: [steal] %-11s %6.2f%% of its %.0f ticks (50 +-5); steal in all %6.2f%%",
+		       id, other, r->samples ? 100 * on / r->samples : 0, r->samples, r->pct[2]);
+	}
+}
+
+/*
+ * Experiment 4 (Tables 12-13): three VMs on one pCPU.  A guest's steal
+ * charged to the other VMs, "[steal] (VMj)", must match the other VMs'
+ * rows in the host-level view; the rest of its steal, "(outside)", is host
+ * work (its own exits, switching between the vCPU threads), printed.
+ */
+static void experiment4(void)
+{
+	const struct table *h = &tables[0][0];
+	int k;
+
+	if (ntables[1] != 3)
+		die("want 3 guest-level tables, one per VM, got %d", ntables[1]);
+	for (k = 0; k < 3; k++) {
+		const struct table *g = &tables[1][k];
+		double others = 0, by_vms = 0;
+		char tag[16];
+		int i;
+
+		snprintf(tag, sizeof(tag), "(VM%d)", k + 1);
+		for (i = 0; i < h->nrows; i++)
+			if (h->rows[i].function[0] == '[' && !strncmp(h->rows[i].module, "(VM", 3) &&
+			    strcmp(h->rows[i].module, tag))
+				others += h->rows[i].ratio;
+		for (i = 0; i < g->nrows; i++)
+			if (!strcmp(g->rows[i].function, "[steal]") &&
+			    !strncmp(g->rows[i].module, "(VM", 3))
+				by_vms += g->rows[i].ratio;
+		figure(fabs(by_vms - others) <= 1.0,
+		       "VM%d: [steal] by the other VMs %6.2f%%, their host-level share %6.2f%% (+-1)",
+		       k + 1, by_vms, others);
+		figure(fabs(g->cls[2] - 200.0 / 3) <= 5.0,
+		       "VM%d: guest [steal] %6.2f%% (66.67 +-5), of which host work (outside) %.2f%%",
+		       k + 1, g->cls[2], g->cls[2] - by_vms);
+	}
+}
+
+/* Experiment 5 (Tables 14-15): busy for a third, then HLT-idle. */
+static void experiment5(void)
+{
+	const struct table *g = &tables[0][0], *h = &tables[1][0];
+	double gi = g->cls[3], hi = h->cls[2];
+
+	if (strcmp(g->labels, "OS:USER:steal:idle") || strcmp(h->labels, "OS:USER:idle:VM"))
+		die("unexpected headers '%s' and '%s'", g->labels, h->labels);
+	figure(fabs(gi - 200.0 / 3) <= 5.0, "guest [idle] %6.2f%% (66.67 +-5)", gi);
+	figure(fabs(gi - hi) <= 2.0, "guest [idle] %6.2f%%, host idle %6.2f%% (+-2)", gi, hi);
+	figure(g->cls[2] <= 5.0, "guest [steal] %6.2f%% (<= 5: halted time is not steal)",
+	       g->cls[2]);
+}
+
+int main(int argc, char **argv)
+{
+	int exp = argc > 1 ? atoi(argv[1]) : 0;
+
+	if (argc != 4 || exp < 1 || exp > 5)
+		die("usage: lab-exp-check 1|2 TRUTH GUEST | 3 GUEST VCPU | 4 HOST GUEST | 5 GUEST HOST");
+	if (exp <= 2) {
+		read_report(0, argv[3]);
+	} else {
+		read_report(0, argv[2]);
+		read_report(1, argv[3]);
+	}
+	switch (exp) {
+	case 1: experiment1(argv[2]); break;
+	case 2: experiment2(argv[2]); break;
+	case 3: experiment3(); break;
+	case 4: experiment4(); break;
+	case 5: experiment5(); break;
+	}
+	printf("lab-exp: exp%d %s\n", exp, failed ? "FAIL" : "PASS");
+	return failed;
+}

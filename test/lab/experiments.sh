@@ -1,0 +1,133 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+# experiments.sh [SECS [PERIOD_NS [EXPERIMENTS]]]: the paper's evaluation
+# (Yamamoto et al., section 4) in the lab's L1 host, with the patched perf:
+#
+#   perf record --vmcs-ctx -e cpu-clock -C 0  while lab-vmm runs its guests
+#   perf report --guest-maps=BUNDLE --guest-view=...  prints the tables
+#   lab-exp-check                                   checks them
+#
+#   1  one VM, one process with a known function mix      Tables 3-4
+#   2  two instances of one program in one VM             Table 7
+#   3  two vCPUs of one VM on one pCPU                    Tables 8-9
+#   4  three VMs on one pCPU                              Tables 12-13
+#   5  busy for a third of the run, then HLT-idle         Tables 14-15
+#
+# The guests' vCPU threads are pinned to CPU 0, which perf records; perf and
+# the VMMs' main threads run on CPU 1.  lab-vmm is each guest's agent: it
+# writes the bundle.  perf starts with its events off (-D -1) and lab-vmm
+# turns them on and off through perf's control fifo, so the recording
+# covers the run and nothing else.  Exits non-zero if a check missed.
+set -u
+secs=${1:-6}
+period=${2:-1000000}
+todo=${3:-"1 2 3 4 5"}
+W=/tmp/exp
+G=/lab/guest.elf
+failed=0
+
+mkdir -p $W
+cd $W || exit 2
+# perf and the VMMs' main threads keep off CPU 0 when there is another CPU
+on1=
+[ "$(grep -c ^processor /proc/cpuinfo)" -gt 1 ] && on1="taskset -c 1"
+# Under TCG a sample costs ~100x what it costs on hardware: the kernel would
+# throttle cpu-clock (perf_cpu_time_max_percent) and drop ticks unevenly.
+echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
+# perf record --vmcs-ctx adds kvm:kvm_vcpu_wakeup (halt evidence)
+grep -q tracefs /proc/mounts || mount -t tracefs tracefs /sys/kernel/tracing
+
+VMM="lab-vmm -g $G -c 0 -h 0 -E $W/ctl"
+
+# rec NAME CMD...: record CMD's run on CPU 0
+rec() {
+	name=$1
+	shift
+	rm -f $W/ctl
+	mkfifo $W/ctl
+	$on1 perf record -q --vmcs-ctx -e cpu-clock -c "$period" -C 0 -D -1 \
+		--control=fifo:$W/ctl -o $W/$name.data -- "$@" 2>$W/$name.rec.err
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "lab-exp: $name: perf record failed ($rc):"
+		cat $W/$name.rec.err
+		return 1
+	fi
+}
+
+# rep NAME VIEW MAPS: perf report's VIEW table into NAME.VIEW
+rep() {
+	$on1 perf report -i $W/$1.data --guest-maps="$3" --guest-view="$2" \
+		>$W/$1.$2 2>$W/$1.$2.err || {
+		echo "lab-exp: $1: perf report --guest-view=$2 failed:"
+		cat $W/$1.$2.err
+		return 1
+	}
+}
+
+# verdict N ARGS...: run the checker, count a failure
+verdict() {
+	lab-exp-check "$@" || failed=$((failed + 1))
+}
+
+run() {
+	echo "lab-exp: ==== experiment $1: $2"
+}
+
+for e in $todo; do
+	t0=$(date +%s)
+	case $e in
+	1)
+		run 1 "one VM, one process with a known function mix (Tables 3-4)"
+		rec exp1 $VMM -o t1 -b g1.vmctx -N guest1 -n 1 -P 1 -t "$secs" &&
+			rep exp1 guest g1.vmctx && verdict 1 t1 exp1.guest ||
+			failed=$((failed + 1))
+		;;
+	2)
+		run 2 "two instances of one program in one VM (Table 7)"
+		rec exp2 $VMM -o t2 -b g2.vmctx -N guest1 -n 1 -P 2 -S -t "$secs" &&
+			rep exp2 guest g2.vmctx && verdict 2 t2 exp2.guest ||
+			failed=$((failed + 1))
+		;;
+	3)
+		run 3 "two vCPUs of one VM on one pCPU (Tables 8-9)"
+		rec exp3 $VMM -o t3 -b g3.vmctx -N guest1 -n 2 -P 1 -t "$secs" &&
+			rep exp3 guest g3.vmctx && rep exp3 vcpu g3.vmctx &&
+			verdict 3 exp3.guest exp3.vcpu || failed=$((failed + 1))
+		;;
+	4)
+		run 4 "three VMs on one pCPU (Tables 12-13)"
+		# all three set up, then start together; the first drives perf
+		cat > $W/three.sh <<-EOF
+		rm -f $W/go $W/go.*
+		lab-vmm -g $G -c 0 -h 0 -E $W/ctl -W $W/go -o t4a -b g4a.vmctx -N guest1 -n 1 -P 1 -t $secs &
+		echo \$! > pid1
+		lab-vmm -g $G -c 0 -h 0 -W $W/go -o t4b -b g4b.vmctx -N guest2 -n 1 -P 1 -t $secs &
+		echo \$! > pid2
+		lab-vmm -g $G -c 0 -h 0 -W $W/go -o t4c -b g4c.vmctx -N guest3 -n 1 -P 1 -t $secs &
+		echo \$! > pid3
+		while [ \$(ls $W | grep -c '^go\.') -lt 3 ]; do sleep 0.01; done
+		touch $W/go
+		wait
+		EOF
+		maps=
+		rec exp4 sh $W/three.sh &&
+			maps="$(cat pid1)=g4a.vmctx,$(cat pid2)=g4b.vmctx,$(cat pid3)=g4c.vmctx" &&
+			rep exp4 host "$maps" && rep exp4 guest "$maps" && rep exp4 unified "$maps" &&
+			cat exp4.unified && verdict 4 exp4.host exp4.guest || failed=$((failed + 1))
+		;;
+	5)
+		run 5 "busy for a third, then HLT-idle (Tables 14-15)"
+		rec exp5 $VMM -o t5 -b g5.vmctx -N guest1 -n 1 -P 1 -I -i 0.3333 -t "$secs" &&
+			rep exp5 guest g5.vmctx && rep exp5 host g5.vmctx &&
+			verdict 5 exp5.guest exp5.host || failed=$((failed + 1))
+		;;
+	*)
+		echo "lab-exp: no experiment $e"
+		failed=$((failed + 1))
+		;;
+	esac
+	echo "lab-exp: experiment $e took $(($(date +%s) - t0)) s"
+done
+echo "lab-exp: $failed experiment(s) missed"
+[ $failed -eq 0 ]
