@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Build the patched perf (kernel-patches 9-14) for the L1 initramfs:
-# libvmctx from this tree, out of tree in $VMCTX_LAB_DIR/vmctx-build,
-# installed to $VMCTX_LAB_DIR/vmctx; then perf from the patched tree into
-# $VMCTX_LAB_DIR/out/perf, linked against Debian's libtraceevent 1.7
-# (LIBTRACEEVENT_DYNAMIC=1) and that libvmctx.
+# Build the patched perf (the tools/perf patches of kernel-patches/) for the
+# L1 initramfs: libvmctx from this tree, out of tree in
+# $VMCTX_LAB_DIR/vmctx-build, installed to $VMCTX_LAB_DIR/vmctx; then perf
+# from the patched tree into $VMCTX_LAB_DIR/out/perf, linked against Debian's
+# libtraceevent 1.7 (LIBTRACEEVENT_DYNAMIC=1) and that libvmctx.
 #
 # perf carries an rpath to $VMCTX_LAB_DIR/vmctx/lib, so it finds
 # libvmctx.so.0 both here and in the initramfs, which copies every library
@@ -84,8 +84,8 @@ LDFLAGS="-Wl,-rpath,$vprefix/lib" \
 	die "perf build failed, see $out/build.log"
 }
 
-"$out/perf" version --build-options | grep -q 'libvmctx: \[ on' ||
-	die "perf was built without libvmctx (see $out/build.log)"
+opts=$("$out/perf" version --build-options)
+grep -q 'libvmctx: \[ on' <<<"$opts" || die "perf was built without libvmctx (see $out/build.log)"
 libs=$(ldd "$out/perf")
 grep -q "$vprefix/lib/libvmctx.so" <<<"$libs" || die "perf does not load $vprefix/lib/libvmctx.so"
 grep -q 'libtraceevent\.so\.1 => /' <<<"$libs" || die "perf does not load the system libtraceevent.so.1"

@@ -28,16 +28,25 @@ log() { printf '[lab %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 # tree_state patched|stock: push or pop the whole series (quilt exits 2 when
-# there is nothing to do)
+# there is nothing to do).  quilt remembers where the patches were
+# (.pc/.quilt_patches) and that wins over QUILT_PATCHES, so that is removed
+# for a tree patched from another checkout; and the result is checked, as
+# quilt finding no series is not an error.
 tree_state() {
-	local rc=0
+	local rc=0 want have
 
+	rm -f "$LINUX_TREE/.pc/.quilt_patches" "$LINUX_TREE/.pc/.quilt_series"
 	if [ "$1" = patched ]; then
 		(cd "$LINUX_TREE" && QUILT_PATCHES="$PATCH_DIR" QUILT_PC=.pc \
 			quilt --quiltrc=- push -a -q >/dev/null) || rc=$?
+		want=$(grep -cv '^#' "$PATCH_DIR/series")
 	else
 		(cd "$LINUX_TREE" && QUILT_PATCHES="$PATCH_DIR" QUILT_PC=.pc \
 			quilt --quiltrc=- pop -a -q >/dev/null) || rc=$?
+		want=0
 	fi
 	[ $rc -eq 0 ] || [ $rc -eq 2 ] || die "quilt could not make the tree $1 (exit $rc)"
+	have=$(grep -c . "$LINUX_TREE/.pc/applied-patches" 2>/dev/null || true)
+	[ "${have:-0}" -eq "$want" ] ||
+		die "the tree in $LINUX_TREE has ${have:-0} patches applied, want $want ($1)"
 }
