@@ -6,8 +6,10 @@
 # vmctx.mode=experiments runs the paper's experiments with the patched perf
 # (/lab/experiments.sh: vmctx.exps=1,2,... vmctx.secs vmctx.period) and,
 # with vmctx.bench=1, the overhead benchmark (/lab/lab-overhead.sh);
-# vmctx.also=N,... runs those experiments after the patched checks (one
-# boot for both on the slow VMX emulator; vmctx.exp_secs: their length).
+# vmctx.also=N,... runs those experiments after the patched checks, and
+# vmctx.bench=1 the benchmark (one boot for all on the slow VMX emulator,
+# whose clock follows its instruction count, so its timings repeat;
+# vmctx.exp_secs, vmctx.bench_rounds, vmctx.bench_reps).
 # Results go to the console as "VMCTX-LAB: ..." lines, then the VM powers off.
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -16,7 +18,7 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 
-mode=patched secs=3 period=100000 vcpus=2 halt_us=1000 exps=1,2,3,4,5 bench=0 also= exp_secs=
+mode=patched secs=3 period=100000 vcpus=2 halt_us=1000 exps=1,2,3,4,5 bench=0 also= exp_secs= bench_rounds=400 bench_reps=5
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	vmctx.mode=*) mode=${arg#*=} ;;
@@ -26,6 +28,8 @@ for arg in $(cat /proc/cmdline); do
 	vmctx.halt_us=*) halt_us=${arg#*=} ;;
 	vmctx.exps=*) exps=${arg#*=} ;;
 	vmctx.bench=*) bench=${arg#*=} ;;
+	vmctx.bench_rounds=*) bench_rounds=${arg#*=} ;;
+	vmctx.bench_reps=*) bench_reps=${arg#*=} ;;
 	vmctx.also=*) also=${arg#*=} ;;
 	vmctx.exp_secs=*) exp_secs=${arg#*=} ;;
 	esac
@@ -52,7 +56,7 @@ if [ "$mode" = experiments ]; then
 	perf version --build-options | grep -q 'libvmctx: \[ on' || finish "FAIL perf lacks libvmctx"
 	/lab/experiments.sh "$secs" "$period" "$(echo "$exps" | tr , ' ')"
 	rc=$?
-	[ "$bench" = 1 ] && /lab/lab-overhead.sh
+	[ "$bench" = 1 ] && /lab/lab-overhead.sh "$bench_rounds" "$bench_reps"
 	[ $rc -eq 0 ] || finish "FAIL experiments isa=$isa"
 	finish "EXPERIMENTS-PASS isa=$isa"
 fi
@@ -99,4 +103,5 @@ if [ -n "$also" ]; then
 	/lab/experiments.sh "${exp_secs:-2}" 1000000 "$(echo "$also" | tr , ' ')" ||
 		finish "FAIL experiments isa=$isa"
 fi
+[ "$bench" = 1 ] && /lab/lab-overhead.sh "$bench_rounds" "$bench_reps"
 finish "PASS isa=$isa"

@@ -35,14 +35,17 @@ insmod /lib/vmctx_guest.ko || bye "FAIL insmod"
 vmctx-agent record -o /tmp/guest1.vmctx -d $((secs + 2)) &
 agent=$!
 sleep 1
-hot -t "$secs" > /dev/null &
-hot -t "$secs" > /dev/null &
+# both on vCPU 1, so that the guest's scheduler shares it between them
+taskset -c 1 hot -t "$secs" > /tmp/hot1.out &
+taskset -c 1 hot -t "$secs" > /tmp/hot2.out &
 blip -t 1 > /dev/null &
 wait $agent || bye "FAIL vmctx-agent record"
 wait
 # The host stops sampling when it reads this; give it a moment, so that
 # the processes below (outside the agent's window) are not sampled.
 say "window closed"
+# the work each hot did, for the host's check of how the samples split
+for f in /tmp/hot1.out /tmp/hot2.out; do say "$(cat $f)"; done
 sleep 1
 # The bundle goes out on the virtio disk the host gave us (/dev/vda).
 dd if=/tmp/guest1.vmctx of=/dev/vda bs=65536 conv=fsync 2>/dev/null || bye "FAIL writing the bundle to /dev/vda"

@@ -58,7 +58,7 @@ while ! grep -aq '^VMCTX-L2: window closed' /tmp/l2.log 2>/dev/null; do
 done
 EOS
 lab-record -c "$period" -o /tmp/samples.txt -- sh /tmp/window.sh ||
-	{ tail -30 /tmp/l2.log; finish "FAIL recording the L2 guest"; }
+	{ tail -30 /tmp/l2.log; cat /tmp/l2.exit; finish "FAIL recording the L2 guest"; }
 # Show the guest's progress lines while it hands over the bundle.
 tail -f /tmp/l2.log | grep -a '^VMCTX-L2' &
 progress=$!
@@ -85,6 +85,9 @@ if [ "$dump" = 1 ]; then
 		echo "VMCTX-DUMP-END $f"
 	done
 fi
-lab-linux-check -s /tmp/samples.txt -b /tmp/guest1.vmctx -p 0 -y /lab/hot.syms ||
+# "hot: pid N: R rounds" from the guest: the work each instance did
+work=$(tr -d '\r' < /tmp/l2.log |
+	sed -n 's/^VMCTX-L2: hot: pid \([0-9]*\): \([0-9]*\) rounds.*/\1:\2/p' | tr '\n' ,)
+lab-linux-check -s /tmp/samples.txt -b /tmp/guest1.vmctx -p 0 -y /lab/hot.syms -w "${work%,}" ||
 	finish "FAIL Linux guest checks (pti=$pti)"
 finish "PASS linux pti=$pti"
