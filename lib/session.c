@@ -242,9 +242,8 @@ struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu)
 		s->pcpus = p;
 	}
 	for (i = s->npcpus; i <= cpu; i++) {
+		memset(&s->pcpus[i], 0, sizeof(s->pcpus[i]));
 		s->pcpus[i].cur = -1;
-		s->pcpus[i].lost = 0;
-		s->pcpus[i].nseen = 0;
 		s->pcpus[i].count = calloc(s->owners_cap, sizeof(uint64_t));
 		s->pcpus[i].seen = calloc(s->owners_cap, sizeof(uint32_t));
 		if (!s->pcpus[i].count || !s->pcpus[i].seen) {
