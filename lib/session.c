@@ -60,8 +60,10 @@ void vmctx_session_free(struct vmctx_session *s)
 		free(s->vms[i].label);
 		free(s->vms[i].tag);
 	}
-	for (i = 0; i < s->nvcpus; i++)
+	for (i = 0; i < s->nvcpus; i++) {
 		free(s->vcpus[i].snap);
+		free(s->vcpus[i].pend);
+	}
 	for (i = 0; i < s->npcpus; i++) {
 		free(s->pcpus[i].count);
 		free(s->pcpus[i].seen);

@@ -90,7 +90,18 @@ static void start_wait(struct vmctx_vcpu *v, const struct vmctx_pcpu *p)
  * pCPU: that sample is the tick the vCPU did run elsewhere, so the latest
  * owner of the home pCPU gives it back.
  */
-static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, uint64_t cap)
+static int hold_charge(struct vmctx_vcpu *v, uint32_t owner, uint64_t n)
+{
+	if (vmctx_grow((void **)&v->pend, &v->pend_cap, v->npend + 1, sizeof(*v->pend)))
+		return -ENOMEM;
+	v->pend[v->npend].owner = owner;
+	v->pend[v->npend].n = n;
+	v->npend++;
+	return 0;
+}
+
+static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, uint64_t cap,
+		 bool hold)
 {
 	struct vmctx_pcpu *p = &s->pcpus[v->home];
 	enum vmctx_class cls = blank_class(v);
@@ -117,7 +128,11 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 		if (!d)
 			continue;
 		/* Idle is not attributed to anyone: a halted guest lost nothing. */
-		err = emit(s, v, time, cls, cls == VMCTX_CLASS_STEAL ? (int)j : -1, NULL, NULL, d);
+		if (hold)
+			err = hold_charge(v, j, d);
+		else
+			err = emit(s, v, time, cls, cls == VMCTX_CLASS_STEAL ? (int)j : -1, NULL,
+				   NULL, d);
 		if (err)
 			return err;
 		v->charged += d;
@@ -127,12 +142,37 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 		uint64_t d = p->lost - v->snap_lost;
 
 		v->snap_lost = p->lost;
-		err = emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, d);
-		if (err)
+		if (hold)
+			v->pend_lost += d;
+		else if ((err = emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, d)))
 			return err;
 		v->charged += d;
 	}
 	return 0;
+}
+
+/* Charge a held wait (see struct vmctx_vcpu): as idle, or as steal. */
+static int resolve(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
+{
+	enum vmctx_class cls = idle ? VMCTX_CLASS_IDLE : VMCTX_CLASS_STEAL;
+	size_t i;
+	int err = 0;
+
+	if (!v->pending)
+		return 0;
+	for (i = 0; i < v->npend && !err; i++)
+		err = emit(s, v, v->pend_time, cls, idle ? -1 : (int)v->pend[i].owner, NULL, NULL,
+			   v->pend[i].n);
+	if (!err && v->pend_lost)
+		err = emit(s, v, v->pend_time, VMCTX_CLASS_LOST, -1, NULL, NULL, v->pend_lost);
+	if (!err && v->pend_fill)
+		err = emit(s, v, v->pend_time, cls, idle ? -1 : OWNER_OUTSIDE, NULL, NULL,
+			   v->pend_fill);
+	v->npend = 0;
+	v->pend_lost = 0;
+	v->pend_fill = 0;
+	v->pending = false;
+	return err;
 }
 
 /* A weight beyond this is a clock jump or hostile input, not a late timer. */
@@ -174,7 +214,7 @@ static uint64_t ticks_between(const struct vmctx_session *s, uint64_t gap)
  * falls at @time; @covered: slots before it that its weight stands for.
  */
 static int fill(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bool real,
-		uint64_t covered)
+		uint64_t covered, bool hold)
 {
 	uint64_t expected = 0;
 	int err;
@@ -189,7 +229,9 @@ static int fill(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bo
 			expected = gap / s->tick_ns;
 		expected = expected > covered ? expected - covered : 0;
 	}
-	if (expected > v->charged) {
+	if (expected > v->charged && hold) {
+		v->pend_fill += expected - v->charged;
+	} else if (expected > v->charged) {
 		enum vmctx_class cls = blank_class(v);
 
 		err = emit(s, v, time, cls, cls == VMCTX_CLASS_STEAL ? OWNER_OUTSIDE : -1,
@@ -204,7 +246,7 @@ static int fill(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bo
 }
 
 static int end_wait(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bool real,
-		    uint64_t covered)
+		    uint64_t covered, bool hold)
 {
 	uint64_t cap = UINT64_MAX;
 	int err;
@@ -213,12 +255,16 @@ static int end_wait(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time
 		cap = ticks_between(s, time - v->last_time);
 		cap = cap > covered ? cap - covered : 0;
 	}
-	err = flush(s, v, time, cap);
+	err = flush(s, v, time, cap, hold);
 
 	if (err)
 		return err;
 	v->state = VCPU_RUNNING;
-	return fill(s, v, time, real, covered);
+	if (hold) {
+		v->pending = true;
+		v->pend_time = time;
+	}
+	return fill(s, v, time, real, covered, hold);
 }
 
 int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int owner,
@@ -231,6 +277,12 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 		return -errno;
 	if (smp->time > s->last_time)
 		s->last_time = smp->time;
+	/* No wake-up came between the switch-in and this: the wait was steal. */
+	if (v) {
+		err = resolve(s, v, false);
+		if (err)
+			return err;
+	}
 
 	/* Whoever this pCPU ran before now waits, unless it is us. */
 	if (p->cur > 0 && p->cur != owner) {
@@ -240,12 +292,12 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 			start_wait(w, p);
 	}
 	if (v && v->state == VCPU_WAITING) {
-		err = end_wait(s, v, smp->time, true, weight - 1);
+		err = end_wait(s, v, smp->time, true, weight - 1, false);
 		if (err)
 			return err;
 	} else if (v && v->state == VCPU_RUNNING) {
 		/* A gap in a running vCPU's samples: its pCPU sampled nothing else. */
-		err = fill(s, v, smp->time, true, weight - 1);
+		err = fill(s, v, smp->time, true, weight - 1, false);
 		if (err)
 			return err;
 	}
@@ -287,6 +339,9 @@ int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct
 		return -errno;
 	if (time > s->last_time)
 		s->last_time = time;
+	err = resolve(s, v, false);
+	if (err)
+		return err;
 	if (out) {
 		if (v->state != VCPU_RUNNING)
 			return 0;
@@ -298,8 +353,12 @@ int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct
 		v->blocked = !preempt;
 		return 0;
 	}
+	/*
+	 * A blocked vCPU is switched in before its kvm_vcpu_wakeup fires: hold
+	 * its wait until that (idle) or anything else (steal) comes.
+	 */
 	if (v->state == VCPU_WAITING) {
-		err = end_wait(s, v, time, false, 0);
+		err = end_wait(s, v, time, false, 0, v->blocked && !v->halted);
 		if (err)
 			return err;
 	}
@@ -318,14 +377,19 @@ int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v, 
 	 * halt, so a wait that began with the vCPU thread blocking was that
 	 * halt, even when no sample caught the HLT exit before it blocked:
 	 * samples are rare in the microseconds between the exit and the block.
+	 * It fires after the thread is switched back in, so the wait is
+	 * usually held (pending) by then.
 	 */
+	err = resolve(s, v, !halted);
+	if (err)
+		return err;
 	if (!halted && v->state == VCPU_WAITING && v->blocked)
 		v->halted = true;
 	/* Charge the blank time so far in the state it had. */
 	if (v->state == VCPU_WAITING && v->halted != halted) {
-		err = flush(s, v, time, UINT64_MAX);
+		err = flush(s, v, time, UINT64_MAX, false);
 		if (!err)
-			err = fill(s, v, time, false, 0);
+			err = fill(s, v, time, false, 0, false);
 		if (err)
 			return err;
 	}
@@ -378,9 +442,12 @@ int timeline_finish(struct vmctx_session *s, uint64_t time)
 	for (i = 0; i < s->nvcpus; i++) {
 		struct vmctx_vcpu *v = &s->vcpus[i];
 
+		err = resolve(s, v, false);
+		if (err)
+			return err;
 		if (v->state != VCPU_WAITING)
 			continue;
-		err = end_wait(s, v, time, false, 0);
+		err = end_wait(s, v, time, false, 0, false);
 		if (err)
 			return err;
 	}

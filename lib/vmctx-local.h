@@ -156,12 +156,27 @@ enum vcpu_state {
 	VCPU_WAITING,
 };
 
+struct pend_charge {
+	uint32_t owner;
+	uint64_t n;
+};
+
 struct vmctx_vcpu {
 	int vm;				/* index into session->vms */
 	int id;
 	enum vcpu_state state;
 	bool halted;			/* the guest executed HLT and has not woken */
 	bool blocked;			/* the current wait began with a blocking switch-out */
+	/*
+	 * A blocked wait that ended with a switch-in is held until the next
+	 * event of the vCPU tells what it was: kvm_vcpu_wakeup (it fires
+	 * after the switch-in) makes it idle, anything else steal.
+	 */
+	bool pending;
+	uint64_t pend_time;		/* the switch-in */
+	struct pend_charge *pend;	/* owner -> ticks, one entry per owner */
+	size_t npend, pend_cap;
+	uint64_t pend_lost, pend_fill;
 	enum vmctx_isa isa;
 	uint64_t last_exit;
 	uint64_t exit_key;		/* last_exit, or VMCTX_EXIT_OTHER if unnamed */

@@ -369,6 +369,55 @@ static void wakeup_ends_an_unseen_halt(bool wakeup)
 }
 
 /*
+ * The usual order on a real host: the halted vCPU's thread is switched
+ * back in first, and kvm_vcpu_wakeup fires after that, as the thread
+ * leaves kvm_vcpu_halt().  The held wait is then idle; a vCPU that
+ * blocked on something else (no wake-up follows) was not halted: steal.
+ */
+static void wakeup_after_the_switch_in(bool wakeup)
+{
+	const int RUN = 10, IDLE = 20;
+	struct vmctx_sample smp;
+	struct vmctx_table *t;
+	struct scen sc;
+	int i, tick = 0;
+
+	CHECK(!scen_init(&sc, SCEN_TICK_NS), "session");
+	for (i = 0; i < RUN; i++, tick++) {
+		smp = gsample(tick, 0);
+		CHECK(!vmctx_session_sample(sc.s, &smp), "guest sample");
+	}
+	CHECK(!vmctx_session_switch(sc.s, tick * SCEN_TICK_NS - 500, 0, VM_PID(1), 0, true, false),
+	      "blocking switch-out");
+	for (i = 0; i < IDLE; i++, tick++) {
+		struct vmctx_sample h = {
+			.sz = sizeof(h), .time = tick * SCEN_TICK_NS, .cpu = 0, .vm = -1,
+			.vcpu = -1, .flags = VMCTX_SAMPLE_IDLE, .host_sym = "default_idle",
+		};
+
+		CHECK(!vmctx_session_sample(sc.s, &h), "idle sample");
+	}
+	CHECK(!vmctx_session_switch(sc.s, tick * SCEN_TICK_NS - 500, 0, VM_PID(1), 0, false, false),
+	      "switch-in");
+	if (wakeup)
+		CHECK(!vmctx_session_halt(sc.s, tick * SCEN_TICK_NS - 400, VM_PID(1), 0, false),
+		      "kvm_vcpu_wakeup after the switch-in");
+	for (i = 0; i < RUN; i++, tick++) {
+		smp = gsample(tick, 0);
+		CHECK(!vmctx_session_sample(sc.s, &smp), "guest sample");
+	}
+	CHECK(!vmctx_session_finish(sc.s, (tick - 1) * SCEN_TICK_NS), "finish");
+	t = table(&sc, VMCTX_VIEW_GUEST, 1, 0);
+	CHECK_EQ(vmctx_table_total(t), 2 * RUN + IDLE, "a tick for every tick of the window");
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_IDLE), wakeup ? IDLE : 0,
+		 wakeup ? "woken after the switch-in: idle" : "blocked, never woken: no idle");
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_STEAL), wakeup ? 0 : IDLE,
+		 wakeup ? "no steal" : "blocked, never woken: steal");
+	vmctx_table_free(t);
+	scen_fini(&sc);
+}
+
+/*
  * A nested host's timer misses ticks while the host runs guest code (its
  * own vCPU was not running), not while it idles.  1 ms ticks; the guest
  * runs for 298 ms but is sampled every 3 ms, then halts for 600 ms that
@@ -573,6 +622,8 @@ int main(void)
 	lost_samples_are_never_steal(false);
 	wakeup_ends_an_unseen_halt(true);
 	wakeup_ends_an_unseen_halt(false);
+	wakeup_after_the_switch_in(true);
+	wakeup_after_the_switch_in(false);
 	clock_samples_weighted_by_time(true);
 	clock_samples_weighted_by_time(false);
 	weighting_is_bounded();
