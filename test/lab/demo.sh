@@ -12,7 +12,7 @@
 # and prints perf's tables, with the checks of each experiment (see
 # experiments.sh).  About 15 minutes on a fresh machine (kernel and perf
 # builds), under a minute once built.  Environment as in lab-env.sh, plus
-# VMCTX_DEMO_EXPS (default "4,2") and VMCTX_EXP_SECS (default 6).
+# VMCTX_DEMO_EXPS (default "4,2") and VMCTX_EXP_SECS (default 8).
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
@@ -26,7 +26,7 @@ logf=$RESULTS_DIR/demo.log
 log "booting the patched kernel as a KVM host (QEMU TCG, AMD SVM); experiments ${VMCTX_DEMO_EXPS:-4,2}"
 "$LAB_SRC/boot-qemu.sh" "$LAB_DIR/out/patched/arch/x86/boot/bzImage" "$logf" \
 	vmctx.mode=experiments vmctx.exps="${VMCTX_DEMO_EXPS:-4,2}" \
-	vmctx.secs="${VMCTX_EXP_SECS:-6}" vmctx.period=1000000 vmctx.bench=0
+	vmctx.secs="${VMCTX_EXP_SECS:-8}" vmctx.period=1000000 vmctx.bench=0
 # perf's tables and the checks, without the kernel's boot chatter
 sed -n '/^lab-exp: ====/,/^VMCTX-LAB: RESULT/p' "$logf" | sed 's/\r$//'
 log "console log: $logf"

@@ -23,7 +23,7 @@
 #   VMCTX_LAB_STOCK=0  skip the stock kernel (EINVAL probe, CPL figure)
 #   VMCTX_LAB_STOCK_BOCHS=1  also measure the stock CPL figure on VMX
 #   VMCTX_LAB_SECS     seconds the VMM runs in each L1 (default 3 SVM, 2 VMX)
-#   VMCTX_EXP_SECS     seconds each experiment runs on SVM (default 6)
+#   VMCTX_EXP_SECS     seconds each experiment runs on SVM (default 8)
 #   VMCTX_LAB_BENCH=0  skip the overhead benchmark
 #   VMCTX_LAB_LINUX=0  skip the Linux-guest lab
 set -euo pipefail
@@ -76,7 +76,7 @@ report "SVM patched" "$RESULTS_DIR/svm-patched.log" PASS || failures=$((failures
 log "SVM: the paper's experiments with the patched perf"
 t=$SECONDS
 "$LAB_SRC/boot-qemu.sh" "$patched" "$RESULTS_DIR/svm-experiments.log" \
-	vmctx.mode=experiments vmctx.secs="${VMCTX_EXP_SECS:-6}" vmctx.period=1000000
+	vmctx.mode=experiments vmctx.secs="${VMCTX_EXP_SECS:-8}" vmctx.period=1000000
 log "experiments boot took $((SECONDS - t)) s"
 report "SVM experiments" "$RESULTS_DIR/svm-experiments.log" EXPERIMENTS-PASS ||
 	failures=$((failures + 1))
