@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # boot-bochs.sh KERNEL LOG [L1 cmdline extras...]: boot the L1 host on Intel
 # VMX (bochs, corei7_haswell_4770) from an isolinux CD, unattended; the serial
-# console goes to LOG.
+# console goes to LOG.  VMCTX_BOCHS_INITRD (default the lab's initramfs) and
+# VMCTX_BOCHS_MEGS (default 512) change what it boots with.
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
@@ -14,7 +15,7 @@ rm -rf "$work"
 mkdir -p "$work/iso/isolinux"
 cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 "$work/iso/isolinux/"
 cp "$kernel" "$work/iso/bzimage"
-cp "$LAB_DIR/initramfs.cpio.gz" "$work/iso/initrd.gz"
+cp "${VMCTX_BOCHS_INITRD:-$LAB_DIR/initramfs.cpio.gz}" "$work/iso/initrd.gz"
 # reboot=t: L1 leaves with a triple fault, which stops bochs
 cat > "$work/iso/isolinux/isolinux.cfg" <<CFG
 default lab
@@ -29,7 +30,7 @@ xorriso -as mkisofs -quiet -o "$work/lab.iso" -b isolinux/isolinux.bin \
 	-c isolinux/boot.cat -no-emul-boot -boot-load-size 4 -boot-info-table "$work/iso"
 
 cat > "$work/bochsrc" <<RC
-megs: 512
+megs: ${VMCTX_BOCHS_MEGS:-512}
 cpu: model=corei7_haswell_4770, count=1, ips=200000000, reset_on_triple_fault=0
 romimage: file=/usr/share/bochs/BIOS-bochs-latest
 vgaromimage: file=/usr/share/vgabios/vgabios.bin

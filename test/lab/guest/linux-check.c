@@ -226,7 +226,7 @@ int main(int argc, char **argv)
 	unsigned long work[2] = { 0, 0 };
 	struct vmctx_session_opts so = { .sz = sizeof(so) };
 	int64_t offset;
-	uint64_t window = 0, early = 0;
+	uint64_t window = 0, early = 0, with_pcid = 0, with_pti_bit = 0;
 	size_t i;
 	uint64_t roots[64], rcount[64] = { 0 }, rhot[64] = { 0 }, rfirst[64], rlast[64];
 	int nroots = 0;
@@ -342,6 +342,11 @@ int main(int argc, char **argv)
 			continue;
 		}
 		user++;
+		/* what normalisation has to drop: the PCID, PTI's user-half bit */
+		if (cr3 & 0xfff)
+			with_pcid++;
+		if (cr3 & 0x1000)
+			with_pti_bit++;
 		{
 			uint64_t r = vmctx_cr3_normalize(cr3, 0);
 			int k;
@@ -415,6 +420,8 @@ int main(int argc, char **argv)
 		printf("lab-linux-check: root 0x%" PRIx64 ": %" PRIu64 " user samples (%" PRIu64
 		       " in hot's code), host [%.3f, %.3f] s\n", roots[c], rcount[c], rhot[c],
 		       rfirst[c] / 1e9, rlast[c] / 1e9);
+	printf("lab-linux-check: raw CR3 of the guest-user samples: %" PRIu64 " carry a PCID "
+	       "(bits 11:0), %" PRIu64 " PTI's user-half bit (12)\n", with_pcid, with_pti_bit);
 	CHECK(user > 200 && pct(root_ok, user) >= 99.0,
 	      "CR3 is a bundle root for %" PRIu64 "/%" PRIu64 " guest-user samples (%.2f%%)",
 	      root_ok, user, pct(root_ok, user));

@@ -8,7 +8,8 @@
 #
 # Needs the L1 kernel and lab-record from the main lab (build-kernel.sh
 # patched, build-tools.sh); builds them if missing.  Environment as in
-# lab-env.sh, plus VMCTX_LINUX_PTI="on off" (the runs to do) and
+# lab-env.sh, plus VMCTX_LINUX_PTI="on off" (the runs to do),
+# VMCTX_LINUX_VMX=1 (L1 on bochs' Intel VMX with PCID, slow) and
 # VMCTX_LINUX_DEMO=1 (exit 0 when a check misses: ./run demo shows the report).
 set -euo pipefail
 . "$(dirname "$0")/../lab-env.sh"
@@ -76,13 +77,23 @@ log "L1 initramfs: $(du -k "$W/l1-initramfs.cpio.gz" | cut -f1) KiB"
 
 failures=0
 for pti in ${VMCTX_LINUX_PTI:-on off}; do
-	logf=$RESULTS_DIR/linux-pti-$pti.log
-	log "SVM: patched L1, Linux L2 with pti=$pti"
 	t=$SECONDS
-	timeout "${VMCTX_QEMU_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1536M \
-		-nographic -no-reboot -kernel "$l1" -initrd "$W/l1-initramfs.cpio.gz" \
-		-append "console=ttyS0,115200 tsc=reliable panic=-1 quiet loglevel=4 vmctx.pti=$pti vmctx.dump=${VMCTX_LINUX_DUMP:-0}" \
-		</dev/null >"$logf" 2>&1 || true
+	if [ "${VMCTX_LINUX_VMX:-0}" = 1 ]; then
+		# Intel VMX (bochs' Haswell has PCID, which TCG does not give L1)
+		logf=$RESULTS_DIR/linux-vmx-pti-$pti.log
+		log "VMX: patched L1 on bochs, Linux L2 with pti=$pti"
+		VMCTX_BOCHS_INITRD=$W/l1-initramfs.cpio.gz VMCTX_BOCHS_MEGS=1024 \
+			"$LAB_SRC/boot-bochs.sh" "$l1" "$logf" vmctx.pti="$pti" \
+			vmctx.dump="${VMCTX_LINUX_DUMP:-0}"
+	else
+		logf=$RESULTS_DIR/linux-pti-$pti.log
+		log "SVM: patched L1, Linux L2 with pti=$pti"
+		timeout "${VMCTX_QEMU_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
+			-m 1536M -nographic -no-reboot -kernel "$l1" \
+			-initrd "$W/l1-initramfs.cpio.gz" \
+			-append "console=ttyS0,115200 tsc=reliable panic=-1 quiet loglevel=4 vmctx.pti=$pti vmctx.dump=${VMCTX_LINUX_DUMP:-0}" \
+			</dev/null >"$logf" 2>&1 || true
+	fi
 	log "pti=$pti run took $((SECONDS - t)) s"
 	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record|----|vCPU|vcpu[0-9]|Steal)|^ +[0-9]+ +[0-9.]+ |^Total|^ +Samples' "$logf" |
 		grep -avE '^lab-linux-check: (bundle task|root 0x)' | sed 's/\r$//' || true
