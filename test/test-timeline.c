@@ -315,6 +315,26 @@ static void lost_samples_are_never_steal(bool record_lost)
 	scen_fini(&sc);
 }
 
+/* vcpu0 of VM1 runs guest code on pCPU 0 for @n ticks from @tick. */
+static int run_guest(struct scen *sc, int tick, int n)
+{
+	struct vmctx_sample smp;
+	int i;
+
+	for (i = 0; i < n; i++, tick++) {
+		smp = gsample(tick, 0);
+		CHECK(!vmctx_session_sample(sc->s, &smp), "guest sample");
+	}
+	return tick;
+}
+
+/* vcpu0's thread switches out (@out) or in, half a microsecond before @tick. */
+static void switch_vcpu0(struct scen *sc, int tick, bool out)
+{
+	CHECK(!vmctx_session_switch(sc->s, tick * SCEN_TICK_NS - 500, 0, VM_PID(1), 0, out, false),
+	      out ? "blocking switch-out" : "switch-in");
+}
+
 /*
  * A halt that no sample caught: the vCPU runs (last exit an interrupt),
  * its thread blocks, the pCPU idles, kvm_vcpu_wakeup says the halt ended,
@@ -325,18 +345,13 @@ static void lost_samples_are_never_steal(bool record_lost)
 static void wakeup_ends_an_unseen_halt(bool wakeup)
 {
 	const int RUN = 10, IDLE = 20, STEAL = 5;
-	struct vmctx_sample smp;
 	struct vmctx_table *t;
 	struct scen sc;
 	int i, tick = 0;
 
 	CHECK(!scen_init(&sc, SCEN_TICK_NS), "session");
-	for (i = 0; i < RUN; i++, tick++) {
-		smp = gsample(tick, 0);
-		CHECK(!vmctx_session_sample(sc.s, &smp), "guest sample");
-	}
-	CHECK(!vmctx_session_switch(sc.s, tick * SCEN_TICK_NS - 500, 0, VM_PID(1), 0, true, false),
-	      "blocking switch-out");
+	tick = run_guest(&sc, tick, RUN);
+	switch_vcpu0(&sc, tick, true);
 	for (i = 0; i < IDLE + STEAL; i++, tick++) {
 		struct vmctx_sample h = {
 			.sz = sizeof(h), .time = tick * SCEN_TICK_NS, .cpu = 0,
@@ -351,12 +366,8 @@ static void wakeup_ends_an_unseen_halt(bool wakeup)
 						  false), "kvm_vcpu_wakeup");
 		CHECK(!vmctx_session_sample(sc.s, &h), "host sample");
 	}
-	CHECK(!vmctx_session_switch(sc.s, tick * SCEN_TICK_NS - 500, 0, VM_PID(1), 0, false, false),
-	      "switch-in");
-	for (i = 0; i < RUN; i++, tick++) {
-		smp = gsample(tick, 0);
-		CHECK(!vmctx_session_sample(sc.s, &smp), "guest sample");
-	}
+	switch_vcpu0(&sc, tick, false);
+	tick = run_guest(&sc, tick, RUN);
 	CHECK(!vmctx_session_finish(sc.s, (tick - 1) * SCEN_TICK_NS), "finish");
 	t = table(&sc, VMCTX_VIEW_GUEST, 1, 0);
 	CHECK_EQ(vmctx_table_total(t), 2 * RUN + IDLE + STEAL, "a tick for every tick of the window");
@@ -377,18 +388,13 @@ static void wakeup_ends_an_unseen_halt(bool wakeup)
 static void wakeup_after_the_switch_in(bool wakeup)
 {
 	const int RUN = 10, IDLE = 20;
-	struct vmctx_sample smp;
 	struct vmctx_table *t;
 	struct scen sc;
 	int i, tick = 0;
 
 	CHECK(!scen_init(&sc, SCEN_TICK_NS), "session");
-	for (i = 0; i < RUN; i++, tick++) {
-		smp = gsample(tick, 0);
-		CHECK(!vmctx_session_sample(sc.s, &smp), "guest sample");
-	}
-	CHECK(!vmctx_session_switch(sc.s, tick * SCEN_TICK_NS - 500, 0, VM_PID(1), 0, true, false),
-	      "blocking switch-out");
+	tick = run_guest(&sc, tick, RUN);
+	switch_vcpu0(&sc, tick, true);
 	for (i = 0; i < IDLE; i++, tick++) {
 		struct vmctx_sample h = {
 			.sz = sizeof(h), .time = tick * SCEN_TICK_NS, .cpu = 0, .vm = -1,
@@ -397,15 +403,11 @@ static void wakeup_after_the_switch_in(bool wakeup)
 
 		CHECK(!vmctx_session_sample(sc.s, &h), "idle sample");
 	}
-	CHECK(!vmctx_session_switch(sc.s, tick * SCEN_TICK_NS - 500, 0, VM_PID(1), 0, false, false),
-	      "switch-in");
+	switch_vcpu0(&sc, tick, false);
 	if (wakeup)
 		CHECK(!vmctx_session_halt(sc.s, tick * SCEN_TICK_NS - 400, VM_PID(1), 0, false),
 		      "kvm_vcpu_wakeup after the switch-in");
-	for (i = 0; i < RUN; i++, tick++) {
-		smp = gsample(tick, 0);
-		CHECK(!vmctx_session_sample(sc.s, &smp), "guest sample");
-	}
+	tick = run_guest(&sc, tick, RUN);
 	CHECK(!vmctx_session_finish(sc.s, (tick - 1) * SCEN_TICK_NS), "finish");
 	t = table(&sc, VMCTX_VIEW_GUEST, 1, 0);
 	CHECK_EQ(vmctx_table_total(t), 2 * RUN + IDLE, "a tick for every tick of the window");
