@@ -277,9 +277,13 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 		return -errno;
 	if (smp->time > s->last_time)
 		s->last_time = smp->time;
-	/* No wake-up came between the switch-in and this: the wait was steal. */
+	/*
+	 * The vCPU's first sample after a held wait: if its last exit is still
+	 * the HLT, the wait was that halt (the sample came before the wake-up
+	 * did, or the vCPU is back in the guest); otherwise it was steal.
+	 */
 	if (v) {
-		err = resolve(s, v, false);
+		err = resolve(s, v, vmctx_exit_reason_is_halt(smp->isa, smp->exit_reason));
 		if (err)
 			return err;
 	}

@@ -170,7 +170,8 @@ struct vmctx_vcpu {
 	/*
 	 * A blocked wait that ended with a switch-in is held until the next
 	 * event of the vCPU tells what it was: kvm_vcpu_wakeup (it fires
-	 * after the switch-in) makes it idle, anything else steal.
+	 * after the switch-in) or a sample whose last exit is HLT makes it
+	 * idle, anything else steal.
 	 */
 	bool pending;
 	uint64_t pend_time;		/* the switch-in */

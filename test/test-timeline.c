@@ -382,10 +382,11 @@ static void wakeup_ends_an_unseen_halt(bool wakeup)
 /*
  * The usual order on a real host: the halted vCPU's thread is switched
  * back in first, and kvm_vcpu_wakeup fires after that, as the thread
- * leaves kvm_vcpu_halt().  The held wait is then idle; a vCPU that
- * blocked on something else (no wake-up follows) was not halted: steal.
+ * leaves kvm_vcpu_halt().  The held wait is then idle, also when a tick
+ * of the vCPU's thread (last exit HLT) comes first; a vCPU that blocked
+ * on something else (no wake-up, no HLT) was not halted: steal.
  */
-static void wakeup_after_the_switch_in(bool wakeup)
+static void wakeup_after_the_switch_in(bool wakeup, bool hlt_sample)
 {
 	const int RUN = 10, IDLE = 20;
 	struct vmctx_table *t;
@@ -404,17 +405,29 @@ static void wakeup_after_the_switch_in(bool wakeup)
 		CHECK(!vmctx_session_sample(sc.s, &h), "idle sample");
 	}
 	switch_vcpu0(&sc, tick, false);
+	if (hlt_sample) {
+		/* a tick lands before the wake-up: host code for the vCPU, last exit HLT */
+		struct vmctx_sample h = gsample(tick - 1, 0);
+
+		h.time = tick * SCEN_TICK_NS - 450;
+		h.flags = VMCTX_SAMPLE_HOST_VCPU;
+		h.exit_reason = 0x78;	/* SVM hlt */
+		CHECK(!vmctx_session_sample(sc.s, &h), "host-for-vCPU sample");
+	}
 	if (wakeup)
 		CHECK(!vmctx_session_halt(sc.s, tick * SCEN_TICK_NS - 400, VM_PID(1), 0, false),
 		      "kvm_vcpu_wakeup after the switch-in");
 	tick = run_guest(&sc, tick, RUN);
 	CHECK(!vmctx_session_finish(sc.s, (tick - 1) * SCEN_TICK_NS), "finish");
 	t = table(&sc, VMCTX_VIEW_GUEST, 1, 0);
-	CHECK_EQ(vmctx_table_total(t), 2 * RUN + IDLE, "a tick for every tick of the window");
-	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_IDLE), wakeup ? IDLE : 0,
-		 wakeup ? "woken after the switch-in: idle" : "blocked, never woken: no idle");
-	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_STEAL), wakeup ? 0 : IDLE,
-		 wakeup ? "no steal" : "blocked, never woken: steal");
+	CHECK_EQ(vmctx_table_total(t), 2 * RUN + IDLE + hlt_sample,
+		 "a tick for every tick of the window");
+	/* the HLT sample is itself a tick of the halt: idle */
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_IDLE), wakeup || hlt_sample ? IDLE + hlt_sample : 0,
+		 wakeup || hlt_sample ? "woken after the switch-in: idle" :
+		 "blocked, never woken: no idle");
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_STEAL), wakeup || hlt_sample ? 0 : IDLE,
+		 wakeup || hlt_sample ? "no steal" : "blocked, never woken: steal");
 	vmctx_table_free(t);
 	scen_fini(&sc);
 }
@@ -624,8 +637,10 @@ int main(void)
 	lost_samples_are_never_steal(false);
 	wakeup_ends_an_unseen_halt(true);
 	wakeup_ends_an_unseen_halt(false);
-	wakeup_after_the_switch_in(true);
-	wakeup_after_the_switch_in(false);
+	wakeup_after_the_switch_in(true, false);
+	wakeup_after_the_switch_in(false, false);
+	wakeup_after_the_switch_in(true, true);
+	wakeup_after_the_switch_in(false, true);
 	clock_samples_weighted_by_time(true);
 	clock_samples_weighted_by_time(false);
 	weighting_is_bounded();
