@@ -158,7 +158,8 @@ static int resolve(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
 	size_t i;
 	int err = 0;
 
-	if (!v->pending)
+	/* nothing held: nothing to charge either way */
+	if (!v->npend && !v->pend_lost && !v->pend_fill)
 		return 0;
 	for (i = 0; i < v->npend && !err; i++)
 		err = emit(s, v, v->pend_time, cls, idle ? -1 : (int)v->pend[i].owner, NULL, NULL,
@@ -171,7 +172,6 @@ static int resolve(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
 	v->npend = 0;
 	v->pend_lost = 0;
 	v->pend_fill = 0;
-	v->pending = false;
 	return err;
 }
 
@@ -260,10 +260,8 @@ static int end_wait(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time
 	if (err)
 		return err;
 	v->state = VCPU_RUNNING;
-	if (hold) {
-		v->pending = true;
+	if (hold)
 		v->pend_time = time;
-	}
 	return fill(s, v, time, real, covered, hold);
 }
 
@@ -382,7 +380,7 @@ int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v, 
 	 * halt, even when no sample caught the HLT exit before it blocked:
 	 * samples are rare in the microseconds between the exit and the block.
 	 * It fires after the thread is switched back in, so the wait is
-	 * usually held (pending) by then.
+	 * usually held by then.
 	 */
 	err = resolve(s, v, !halted);
 	if (err)

@@ -173,7 +173,6 @@ struct vmctx_vcpu {
 	 * after the switch-in) or a sample whose last exit is HLT makes it
 	 * idle, anything else steal.
 	 */
-	bool pending;
 	uint64_t pend_time;		/* the switch-in */
 	struct pend_charge *pend;	/* owner -> ticks, one entry per owner */
 	size_t npend, pend_cap;
