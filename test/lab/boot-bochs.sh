@@ -39,11 +39,23 @@ boot: cdrom
 com1: enabled=1, mode=file, dev=$logf
 display_library: rfb, options="timeout=0"
 clock: sync=none, time0=local
+# Debian's bochs 2.7 aborts in its sound mixer thread where ALSA finds no
+# sound card (a fresh machine): no sound devices, dummy drivers
+sound: waveoutdrv=dummy, waveindrv=dummy, midioutdrv=dummy
+speaker: enabled=0
 log: $work/bochs.log
 panic: action=fatal
 error: action=report
 RC
 echo c > "$work/rc"
 rm -f "$logf"
+rc=0
 (cd "$work" && timeout "${VMCTX_BOCHS_TIMEOUT:-900}" bochs -q -f bochsrc -rc rc \
-	</dev/null >"$work/bochs.out" 2>&1) || true
+	</dev/null >"$work/bochs.out" 2>&1) || rc=$?
+# bochs ends with a non-zero status when L1 triple-faults (its way out), so
+# the status alone says nothing: show it, and bochs' own words when L1 never
+# wrote to the console
+if [ ! -s "$logf" ]; then
+	log "bochs exited with status $rc and L1 wrote nothing; the tail of $work/bochs.out:"
+	tail -n 15 "$work/bochs.out" >&2
+fi

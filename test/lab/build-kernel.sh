@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# build-kernel.sh patched|stock: build the L1 kernel from linux-source-6.1
+# build-kernel.sh patched|stock: build the L1 kernel from linux-source-6.12
 # with (patched) or without (stock) the kernel-patches series.
 #
 # One unpacked tree serves both flavours: quilt pushes or pops the series, and

@@ -4,7 +4,7 @@
 # L1 initramfs: libvmctx from this tree, out of tree in
 # $VMCTX_LAB_DIR/vmctx-build, installed to $VMCTX_LAB_DIR/vmctx; then perf
 # from the patched tree into $VMCTX_LAB_DIR/out/perf, linked against Debian's
-# libtraceevent 1.7 (LIBTRACEEVENT_DYNAMIC=1) and that libvmctx.
+# libtraceevent 1.7 (6.12's perf always uses the system's) and that libvmctx.
 #
 # perf carries an rpath to $VMCTX_LAB_DIR/vmctx/lib, so it finds
 # libvmctx.so.0 both here and in the initramfs, which copies every library
@@ -72,10 +72,10 @@ fi
 # Options on the make command line override perf's own settings, so
 # LDFLAGS (perf appends to it) goes through the environment.
 perf_make=(make -s -C "$src/tools/perf" O="$out" -j"$JOBS" CC="ccache gcc"
-	LIBTRACEEVENT_DYNAMIC=1 NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1
+	NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1
 	NO_SLANG=1 NO_LIBUNWIND=1 NO_LIBNUMA=1 NO_LIBBPF=1 NO_JVMTI=1
 	NO_LIBCRYPTO=1 NO_LIBCAP=1 NO_LIBBABELTRACE=1 NO_LIBZSTD=1 NO_LZMA=1
-	NO_LIBDEBUGINFOD=1 NO_LIBBFD=1)
+	NO_LIBDEBUGINFOD=1 NO_LIBBFD=1 NO_LIBLLVM=1 NO_CAPSTONE=1)
 log "building perf in $out (-j$JOBS, ccache in $CCACHE_DIR)"
 PKG_CONFIG_PATH=$vprefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} \
 LDFLAGS="-Wl,-rpath,$vprefix/lib" \

@@ -3,7 +3,7 @@
 # Install what the lab needs on Debian 12 (run as root, noninteractive).
 set -euo pipefail
 
-pkgs=(linux-source-6.1 build-essential flex bison bc cpio ccache quilt
+pkgs=(linux-source-6.12 linux-source-6.1 build-essential flex bison bc cpio ccache quilt
       libelf-dev libssl-dev busybox-static qemu-system-x86
       bochs bochsbios vgabios isolinux syslinux-common xorriso xz-utils
       seabios zlib1g-dev

@@ -6,13 +6,15 @@ LAB_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_TOP=$(cd "$LAB_SRC/../.." && pwd)
 PATCH_DIR=${VMCTX_PATCH_DIR:-$REPO_TOP/kernel-patches}
 LAB_DIR=${VMCTX_LAB_DIR:-${HOME:-/var/tmp}/.cache/vmctx-lab}
-LINUX_TARBALL=${VMCTX_LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+# L1 (the KVM host, with the series) is 6.12; the L2 Linux guest stays 6.1
+LINUX_TARBALL=${VMCTX_LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+GUEST_LINUX_TARBALL=${VMCTX_GUEST_LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 JOBS=${VMCTX_LAB_JOBS:-2}
 export CCACHE_DIR=${CCACHE_DIR:-$LAB_DIR/ccache}
 
-# src/linux-6.1: the unpacked tree, series pushed or popped with quilt;
+# src/linux-6.12: the unpacked tree, series pushed or popped with quilt;
 # out/<flavour>: kernel builds; tools/: the static lab programs.
-LINUX_TREE=$LAB_DIR/src/linux-6.1
+LINUX_TREE=$LAB_DIR/src/linux-6.12
 TOOLS_DIR=$LAB_DIR/tools
 RESULTS_DIR=${VMCTX_LAB_RESULTS:-$LAB_DIR/results}
 

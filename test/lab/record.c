@@ -7,9 +7,16 @@
  * usage: lab-record [-o samples.txt] [-c period_ns] [-N] -- command [args]
  *        lab-record -p     probe only: exit 0 if the kernel has the sample
  *                          type, 3 (with a message) if it does not
+ *        lab-record -P [-- command]
+ *                          the bit's open rules: EINVAL with exclude_guest,
+ *                          EACCES for an unprivileged user at
+ *                          perf_event_paranoid 2, success for root; exit 0
+ *                          if all three hold.  Then runs the command, if
+ *                          any, as that user (its status is not used)
  *   -N  stock mode: leave PERF_SAMPLE_GUEST_CTX out (for unpatched kernels)
- *   -x  set exclude_guest (the guest context block must then be all zero)
  *
+ * The block is a u64 size, then struct perf_guest_ctx, or size 0 when no
+ * vCPU was loaded; a missing block is written as zeros.
  * Output lines:
  *   S cpu pid tid time ip misc cr3 asid exit_reason vcpu_id flags
  *   L lost_count
@@ -38,6 +45,8 @@
 static const uint64_t base_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 				  PERF_SAMPLE_CPU;
 static unsigned long nr_samples, nr_lost;
+/* sample record bytes, [0] without and [1] with a guest context */
+static unsigned long long sample_bytes[2], sample_count[2];
 static int exclude_guest;
 
 static int libperf_print(enum libperf_print_level level, const char *fmt, va_list ap)
@@ -93,7 +102,7 @@ static int probe(void)
 static void parse_sample(FILE *out, union perf_event *event, uint64_t sample_type)
 {
 	const __u64 *p = event->sample.array;
-	uint64_t ip, time, ctx[4] = { 0 };
+	uint64_t ip, time, size = 0, ctx[3] = { 0 };
 	uint32_t pid, tid, cpu;
 
 	ip = *p++;
@@ -101,15 +110,82 @@ static void parse_sample(FILE *out, union perf_event *event, uint64_t sample_typ
 	tid = (uint32_t)(*p++ >> 32);
 	time = *p++;
 	cpu = (uint32_t)*p++;
-	if (sample_type & PERF_SAMPLE_GUEST_CTX)
-		memcpy(ctx, p, sizeof(ctx));
-	/* struct perf_guest_ctx: cr3; asid, exit_reason; vcpu_id, flags; reserved */
+	if (sample_type & PERF_SAMPLE_GUEST_CTX) {
+		size = *p++;
+		if (size >= sizeof(ctx))
+			memcpy(ctx, p, sizeof(ctx));
+	}
+	sample_bytes[!!size] += event->header.size;
+	sample_count[!!size]++;
+	/* struct perf_guest_ctx: cr3; asid, exit_reason; vcpu_id, flags */
 	fprintf(out, "S %u %u %u %llu 0x%llx %u 0x%llx %u 0x%x %u 0x%x\n", cpu, pid, tid,
 		(unsigned long long)time, (unsigned long long)ip,
 		event->header.misc & PERF_RECORD_MISC_CPUMODE_MASK,
 		(unsigned long long)ctx[0], (uint32_t)ctx[1], (uint32_t)(ctx[1] >> 32),
 		(uint32_t)ctx[2], (uint32_t)(ctx[2] >> 32));
 	nr_samples++;
+}
+
+/* Open the bit as @uid (0: as we are), and say whether errno was @want. */
+static int open_as(uid_t uid, int excl, int want, const char *what)
+{
+	int status, err;
+	pid_t child;
+
+	child = fork();
+	if (child < 0)
+		return -1;
+	if (!child) {
+		if (uid && (setgid(uid) || setuid(uid)))
+			_exit(100);
+		exclude_guest = excl;
+		err = try_open(base_type | PERF_SAMPLE_GUEST_CTX);
+		_exit(-err);
+	}
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status))
+		return -1;
+	err = WEXITSTATUS(status);
+	printf("lab-record: %s: %s (want %s)\n", what, err ? strerror(err) : "opened",
+	       want ? strerror(want) : "opened");
+	return err == want ? 0 : -1;
+}
+
+static int write_int(const char *path, int val)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%d\n", val) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/* The bit is hypervisor state: gated like PERF_SAMPLE_PHYS_ADDR. */
+static int privilege_probe(char **cmd)
+{
+	int fails = 0, status;
+	pid_t child;
+
+	fails += !!open_as(0, 1, EINVAL, "root, exclude_guest=1");
+	fails += !!open_as(0, 0, 0, "root");
+	if (write_int("/proc/sys/kernel/perf_event_paranoid", 2))
+		return 1;
+	fails += !!open_as(65534, 0, EACCES, "uid 65534, perf_event_paranoid=2");
+	fflush(stdout);
+	if (!*cmd)
+		return fails ? 1 : 0;
+
+	child = fork();
+	if (!child) {
+		if (setgid(65534) || setuid(65534))
+			_exit(126);
+		execvp(cmd[0], cmd);
+		_exit(127);
+	}
+	if (child < 0 || waitpid(child, &status, 0) != child)
+		return 1;
+	return fails ? 1 : 0;
 }
 
 static void drain(struct perf_evlist *evlist, FILE *out, uint64_t sample_type)
@@ -146,15 +222,16 @@ int main(int argc, char **argv)
 	pid_t child;
 	FILE *out;
 
-	while ((c = getopt(argc, argv, "+o:c:Npx")) != -1) {
+	while ((c = getopt(argc, argv, "+o:c:NpP")) != -1) {
 		switch (c) {
 		case 'o': path = optarg; break;
 		case 'c': period = strtoull(optarg, NULL, 0); break;
 		case 'N': sample_type = base_type; break;
-		case 'x': exclude_guest = 1; break;
 		case 'p': return probe();
+		case 'P': return privilege_probe(argv + optind + (optind < argc &&
+							 !strcmp(argv[optind], "--")));
 		default:
-			fprintf(stderr, "usage: %s [-o file] [-c period_ns] [-N] [-x] -- command...\n", argv[0]);
+			fprintf(stderr, "usage: %s [-o file] [-c period_ns] [-N] -- command... | -p | -P\n", argv[0]);
 			return 2;
 		}
 	}
@@ -232,6 +309,11 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "lab-record: %lu samples, %lu lost, command exit status %d\n",
 		nr_samples, nr_lost, WIFEXITED(status) ? WEXITSTATUS(status) : 128);
+	for (int i = 0; i < 2; i++)
+		if (sample_count[i])
+			fprintf(stderr, "lab-record: %s samples: %llu, %llu bytes each\n",
+				i ? "guest-context" : "host-only", sample_count[i],
+				sample_bytes[i] / sample_count[i]);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		return 1;
 	return 0;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # run-lab.sh: the whole vmctx lab, from an empty Debian 12 machine (as root).
 #
-#   install packages -> unpack linux-source-6.1 and apply kernel-patches/ ->
+#   install packages -> unpack linux-source-6.12 and apply kernel-patches/ ->
 #   tinyconfig + l1.config -> build (ccache) -> lab programs -> initramfs ->
 #   build the patched perf and check it on synthetic perf.data ->
 #   boot the patched L1 on AMD SVM (QEMU TCG) and Intel VMX (bochs), run the

@@ -9,13 +9,16 @@
 #   host process "make" (user mode) half the time and is idle otherwise.
 #   'be' writes the file as a big-endian host would (samples only, no
 #   sample_id_all), to exercise perf's cross-endian path.  'file' writes a
-#   perf.data file (header, one attr, data section, no features) instead of
-#   a pipe stream: perf 6.1 sets evsel->needs_swap only for files.
+#   perf.data file (header, one attr, data section, and the HEADER_GUEST_CTX
+#   feature that says what bit 25 is) instead of a pipe stream: perf sets
+#   evsel->needs_swap only for files.  'nofeat' leaves that feature out, as
+#   a perf that does not know it would, so the file must be refused.
 import os, struct, sys
 
 out = sys.argv[1]
 be = 'be' in sys.argv[2:]
 filemode = 'file' in sys.argv[2:]
+nofeat = 'nofeat' in sys.argv[2:]
 E = '>' if be else '<'
 
 PERF_SAMPLE_IP, PERF_SAMPLE_TID, PERF_SAMPLE_TIME = 1 << 0, 1 << 1, 1 << 2
@@ -56,10 +59,15 @@ def comm(pid, tid, name, time):
     s += b'\0' * ((8 - len(s) % 8) % 8)
     return hdr(3, 0, struct.pack(E + 'II', pid, tid) + s + id_sample(pid, tid, time, 0))
 
+# The PERF_SAMPLE_GUEST_CTX block: a u64 size, then struct perf_guest_ctx
+# (cr3; asid, exit_reason; vcpu_id, flags), or size 0 without a vCPU.
 def sample(misc, ip, pid, tid, time, cpu, ctx):
     cr3, asid, exit_reason, vcpu, fl = ctx
     body = struct.pack(E + 'QIIQIIQ', ip, pid, tid, time, cpu, 0, 1000000)
-    body += struct.pack(E + 'QIIIIQ', cr3, asid, exit_reason, vcpu, fl, 0)
+    if fl:
+        body += struct.pack(E + 'QQIIII', 24, cr3, asid, exit_reason, vcpu, fl)
+    else:
+        body += struct.pack(E + 'Q', 0)
     return hdr(9, misc, body)
 
 def switch(out, preempt, pid, tid, time, cpu, npid, ntid):
@@ -113,7 +121,23 @@ if filemode:
     fattr = attr + struct.pack(E + 'QQ', 0, 0)
     fhdr = struct.pack(E + 'QQQ', 0x32454c4946524550, 104, len(fattr))
     fhdr += struct.pack(E + 'QQQQQQ', 104, len(fattr), 104 + len(fattr), len(events), 0, 0)
-    fhdr += b'\0' * 32
+    # adds_features: HEADER_HOSTNAME (3), which perf needs to tell how a
+    # swapped file's bitmap was written, and HEADER_GUEST_CTX (32): sample_type
+    # bit 25, block version 1.  The section table follows the data, one
+    # {offset, size} per feature in bit order, then the features themselves.
+    host = b'vmctx-lab'.ljust(64, b'\0')
+    feats = [struct.pack(E + 'I', len(host)) + host]
+    bits = 1 << 3
+    if not nofeat:
+        feats.append(struct.pack(E + 'II', 25, 1))
+        bits |= 1 << 32
+    fhdr += struct.pack(E + 'QQQQ', bits, 0, 0, 0)
     buf = fhdr + fattr + events
+    off = len(buf) + 16 * len(feats)
+    for f in feats:
+        buf += struct.pack(E + 'QQ', off, len(f))
+        off += len(f)
+    for f in feats:
+        buf += f
 open(out, 'wb').write(buf)
 print('%s: %d bytes, %s-endian' % (out, len(buf), 'big' if be else 'little'))

@@ -23,11 +23,17 @@ cp "$src"/gen-perfdata.py "$src"/gen-wakeup.py .
 head -c 5 v1.vmctx > trunc.vmctx
 python3 gen-perfdata.py le.data >/dev/null; python3 gen-perfdata.py be.data be >/dev/null
 python3 gen-perfdata.py le-file.data file >/dev/null; python3 gen-perfdata.py be-file.data be file >/dev/null
+python3 gen-perfdata.py nofeat.data file nofeat >/dev/null
 ./gen-bundle guest1.vmctx
 
+# the open's missing-features fallback finds the unknown bit
 out=$($P record --vmcs-ctx -e cpu-clock -a -o /tmp/vmcs.data -- sleep 1 2>&1); rc=$?
-check "$out" "perf record: --vmcs-ctx needs a kernel with PERF_SAMPLE_GUEST_CTX (the vmctx KVM patches); this kernel rejects it." "record --vmcs-ctx on an unpatched kernel: one sentence"
-check "$rc" 234 "record --vmcs-ctx on an unpatched kernel: exit status"
+check "$(echo "$out" | grep -v '^Error:$')" "--vmcs-ctx needs a kernel with PERF_SAMPLE_GUEST_CTX (the vmctx KVM patches); this kernel rejects it." "record --vmcs-ctx on an unpatched kernel: one sentence"
+check "$([ $rc -ne 0 ] && echo failed)" failed "record --vmcs-ctx on an unpatched kernel: exit status"
+check "$($P report --header-only -i le-file.data 2>&1 | grep -c '^# guest ctx: PERF_SAMPLE_GUEST_CTX is sample_type bit 25, block version 1$')" 1 "header: HEADER_GUEST_CTX printed"
+out=$($P report --stdio -i nofeat.data 2>&1); rc=$?
+check "$(echo "$out" | grep -c 'does not say it is one (no guest ctx header): refusing to guess')" 1 "a file with bit 25 but no HEADER_GUEST_CTX is refused"
+check "$([ $rc -ne 0 ] && echo failed)" failed "a file with bit 25 but no HEADER_GUEST_CTX: exit status"
 check "$($P test 'Sample parsing' 2>&1 | grep -c ': Ok')" 2 "perf test Sample parsing (generic + x86)"
 
 LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -B -o /tmp/shim.data -- sleep 0.2 >/dev/null 2>&1
@@ -47,7 +53,7 @@ check "$be" "$le" "report -D: big-endian file decodes like the little-endian one
 check "$(echo "$le" | grep -c 'vcpu 0 cr3 0x1234003 asid 7 exit_reason 0x60 (interrupt) flags 0x3d (valid|svm|guest|cpl3)')" 1 "report -D: block and names"
 check "$($P evlist -v -i le-file.data | grep -c 'sample_type: IP|TID|TIME|CPU|PERIOD|GUEST_CTX')" 1 "evlist -v names GUEST_CTX"
 check "$($P script -i le-file.data 2>/dev/null | wc -l)" 4001 "script shows guest samples without --guest-code"
-check "$($P script -i le-file.data -F tid,vcpu,guest_cr3,guest_asid,exit_reason,guest_cpl 2>/dev/null | grep -c 'VCPU:000  1001  cr3:0x1234003 asid:7 exit:0x60(interrupt) cpl:3')" 1000 "script -F guest fields"
+check "$($P script -i le-file.data -F tid,vcpu,guest_cr3,guest_asid,exit_reason,guest_cpl 2>/dev/null | grep -cE 'VCPU:000 +1001 +cr3:0x1234003 asid:7 exit:0x60\(interrupt\) cpl:3')" 1000 "script -F guest fields"
 check "$($P script -i le-file.data -F comm,tid 2>/dev/null | grep -c 'CPU 0/KVM')" 1000 "script: guest samples show the vCPU thread's comm"
 u=$($P report -i le-file.data --guest-maps=guest1.vmctx 2>&1)
 check "$(echo "$u" | grep -c 'work  *bench (VM1)')" 1 "report --guest-maps: guest function resolved"

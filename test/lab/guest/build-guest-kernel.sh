@@ -9,13 +9,13 @@ set -euo pipefail
 src=$LAB_DIR/src/guest
 out=$LAB_DIR/out/guest
 frag=$LAB_SRC/guest/l2.config
-stamp="guest $(sha256sum "$LINUX_TARBALL" | cut -c1-16)"
+stamp="guest $(sha256sum "$GUEST_LINUX_TARBALL" | cut -c1-16)"
 
 if [ "$(cat "$src/.vmctx-stamp" 2>/dev/null)" != "$stamp" ]; then
-	log "unpacking $(basename "$LINUX_TARBALL") into $src"
+	log "unpacking $(basename "$GUEST_LINUX_TARBALL") into $src"
 	rm -rf "$src"
 	mkdir -p "$src"
-	tar -xf "$LINUX_TARBALL" -C "$src" --strip-components=1
+	tar -xf "$GUEST_LINUX_TARBALL" -C "$src" --strip-components=1
 	echo "$stamp" > "$src/.vmctx-stamp"
 fi
 
