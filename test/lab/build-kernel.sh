@@ -30,6 +30,12 @@ if [ "$(cat "$LINUX_TREE/.vmctx-stamp" 2>/dev/null)" != "$stamp" ]; then
 	rm -rf "$LAB_DIR/out/patched" "$LAB_DIR/out/stock"
 fi
 tree_state "$flavour"
+# the lab-only NMI exerciser (test/lab/nmi, not part of the series) is built
+# into both flavours; without PERF_SAMPLE_GUEST_CTX it compiles to nothing
+cmp -s "$LAB_SRC/nmi/vmctx_lab_nmi.c" "$LINUX_TREE/kernel/events/vmctx_lab_nmi.c" ||
+	cp "$LAB_SRC/nmi/vmctx_lab_nmi.c" "$LINUX_TREE/kernel/events/"
+grep -q vmctx_lab_nmi "$LINUX_TREE/kernel/events/Makefile" ||
+	echo 'obj-y += vmctx_lab_nmi.o' >> "$LINUX_TREE/kernel/events/Makefile"
 
 mkdir -p "$out"
 cfg_stamp=$(cat "$LAB_SRC/l1.config" "$LINUX_TREE/.vmctx-stamp" | sha256sum | cut -c1-16)

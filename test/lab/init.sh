@@ -103,6 +103,21 @@ roots=$(grep -cE 'guest_cr3 0x1(0|4)00[0-2]$' /tmp/exits.txt || true)
 grep -m 2 kvm_exit /tmp/exits.txt
 echo "VMCTX-LAB: kvm_exit events: $roots/$total carry guest_cr3 = one of the guest's roots"
 [ "$total" -gt 0 ] && [ "$roots" -eq "$total" ] || finish "FAIL kvm_exit guest_cr3 isa=$isa"
+# the PMI path from real NMIs (test/lab/nmi): the vCPU pinned to CPU 1, NMIs
+# sent to it one at a time; what perf's guest callbacks return in the NMI
+# handler is checked like the samples
+if [ -e /proc/vmctx_lab_nmi ] && [ "$(grep -c ^processor /proc/cpuinfo)" -ge 2 ]; then
+	lab-vmm -g /lab/guest.elf -o /tmp/truth-nmi.txt -n 1 -t 2 -H $halt_us -c 1 &
+	vmmpid=$!
+	sleep 0.3
+	taskset -c 0 sh -c 'echo "1 3000 200" > /proc/vmctx_lab_nmi' ||
+		finish "FAIL sending NMIs isa=$isa"
+	wait $vmmpid || finish "FAIL vmm (NMI) isa=$isa"
+	cat /proc/vmctx_lab_nmi > /tmp/nmi.txt
+	echo "VMCTX-LAB: NMI path: $(grep -c '^S ' /tmp/nmi.txt) NMIs recorded, $(awk '$1 == "S" && $7 >= 4' /tmp/nmi.txt | wc -l) in guest mode"
+	lab-check -t /tmp/truth-nmi.txt -s /tmp/nmi.txt -i "$isa" -m 50 ||
+		finish "FAIL NMI path checks isa=$isa"
+fi
 if [ -n "$also" ]; then
 	/lab/experiments.sh "${exp_secs:-2}" 1000000 "$(echo "$also" | tr , ' ')" ||
 		finish "FAIL experiments isa=$isa"
