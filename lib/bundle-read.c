@@ -3,7 +3,9 @@
  * Reading a bundle (vmctx-bundle(5)).  A bundle comes from a guest, so
  * every byte is hostile: the decompressed size is capped and counted as it
  * is produced, lines and strings have caps, numbers are parsed strictly,
- * and every reference and range is checked before the bundle is handed out.
+ * and every reference and range is checked before the bundle is handed out:
+ * each record here, with the rules of bundle-seal.c, and the whole bundle
+ * when it is sealed, strictly, as it was when written.
  *
  * Two passes over the compressed data: the first only verifies the gzip
  * member (CRC-32, length, size cap), so that damage in transit is reported
@@ -350,7 +352,7 @@ static int rec_task(struct reader *r)
 		exit = VMCTX_TIME_NONE;
 	else if (!s || !parse_dec(s, &exit))
 		return fail(r, -VMCTX_E_SYNTAX, "task: bad exit time");
-	if (exit < start)
+	if (!bundle_lifetime_valid(start, exit))
 		return fail(r, -VMCTX_E_RANGE, "task: exits before it starts");
 	err = vmctx_grow((void **)&b->tasks, &b->tasks_cap, b->ntasks + 1, sizeof(*b->tasks));
 	if (err)
@@ -433,13 +435,9 @@ static int rec_sym(struct reader *r)
 		err = hex_field(r, 3, NULL, &size);
 	if (err)
 		return err;
-	if (size > UINT64_MAX - start)
+	if (!bundle_extent_valid(start, size))
 		return fail(r, -VMCTX_E_RANGE, "sym: end beyond the address space");
 	o = &b->objects[obj];
-	if (o->nsyms && start < o->syms[o->nsyms - 1].start)
-		return fail(r, -VMCTX_E_RANGE, "sym: not sorted by address");
-	if (o->nsyms && start < o->syms[o->nsyms - 1].end)
-		return fail(r, -VMCTX_E_RANGE, "sym: overlaps the previous symbol");
 	err = vmctx_grow((void **)&o->syms, &o->syms_cap, o->nsyms + 1, sizeof(*o->syms));
 	if (err)
 		return err;
@@ -450,6 +448,7 @@ static int rec_sym(struct reader *r)
 	s->start = start;
 	s->end = start + size;
 	s->name = name;
+	b->syms_total++;
 	return 0;
 }
 
@@ -479,13 +478,9 @@ static int rec_map(struct reader *r)
 		err = ref_field(r, field(r, 6, "object"), b->nobjects, true, &obj);
 	if (err)
 		return err;
-	if (start >= end)
+	if (!bundle_map_valid(start, end))
 		return fail(r, -VMCTX_E_RANGE, "map: empty or inverted range");
 	t = &b->tasks[task];
-	if (t->nmaps && start < t->maps[t->nmaps - 1].start)
-		return fail(r, -VMCTX_E_RANGE, "map: not sorted by address");
-	if (t->nmaps && start < t->maps[t->nmaps - 1].end)
-		return fail(r, -VMCTX_E_RANGE, "map: overlaps the previous map");
 	err = vmctx_grow((void **)&t->maps, &t->maps_cap, t->nmaps + 1, sizeof(*t->maps));
 	if (err)
 		return err;
@@ -500,6 +495,7 @@ static int rec_map(struct reader *r)
 	m->object = obj;
 	m->path = path;
 	m->base = bundle_path_base(path);
+	b->maps_total++;
 	return 0;
 }
 
@@ -524,7 +520,7 @@ static int rec_kmod(struct reader *r)
 		err = hex_field(r, 3, NULL, &size);
 	if (err)
 		return err;
-	if (size > UINT64_MAX - start)
+	if (!bundle_extent_valid(start, size))
 		return fail(r, -VMCTX_E_RANGE, "kmod: end beyond the address space");
 	err = vmctx_grow((void **)&b->kmods, &b->kmods_cap, b->nkmods + 1, sizeof(*b->kmods));
 	if (err)
@@ -556,8 +552,6 @@ static int rec_ksym(struct reader *r)
 		err = ref_field(r, r->tok[2], b->nkmods, true, &mod);
 	if (err)
 		return err;
-	if (b->nksyms && addr < b->ksyms[b->nksyms - 1].addr)
-		return fail(r, -VMCTX_E_RANGE, "ksym: not sorted by address");
 	err = vmctx_grow((void **)&b->ksyms, &b->ksyms_cap, b->nksyms + 1, sizeof(*b->ksyms));
 	if (err)
 		return err;
@@ -571,53 +565,6 @@ static int rec_ksym(struct reader *r)
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* True if two of the @n strings are equal (NULLs skipped); -ENOMEM. */
-static int has_dup(char **v, size_t n)
-{
-	size_t i;
-
-	qsort(v, n, sizeof(*v), cmp_str);
-	for (i = 1; i < n; i++)
-		if (!strcmp(v[i - 1], v[i]))
-			return 1;
-	return 0;
-}
-
-/* Build-ids and module names name one record each: the builder looks them up. */
-static int check_unique(struct reader *r)
-{
-	struct vmctx_bundle *b = r->b;
-	size_t i, n = b->nobjects > b->nkmods ? b->nobjects : b->nkmods;
-	char **v;
-	int dup;
-
-	if (!n)
-		return 0;
-	v = malloc(n * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (i = 0, n = 0; i < b->nobjects; i++)
-		if (b->objects[i].build_id)
-			v[n++] = b->objects[i].build_id;
-	dup = has_dup(v, n);
-	if (!dup) {
-		for (i = 0; i < b->nkmods; i++)
-			v[i] = b->kmods[i].name;
-		dup = has_dup(v, b->nkmods) * 2;
-	}
-	free(v);
-	if (dup == 1)
-		return fail(r, -VMCTX_E_SYNTAX, "two objects share a build-id");
-	if (dup == 2)
-		return fail(r, -VMCTX_E_SYNTAX, "two modules share a name");
-	return 0;
-}
-
 static int rec_end(struct reader *r)
 {
 	int i;
@@ -627,7 +574,7 @@ static int rec_end(struct reader *r)
 	for (i = 0; i < C_MAX; i++)
 		if (r->seen[i] != r->counts[i])
 			return fail(r, -VMCTX_E_SYNTAX, "fewer records than counted");
-	return check_unique(r);
+	return 0;
 }
 
 static int (*const handlers[])(struct reader *r) = {
@@ -849,7 +796,7 @@ int vmctx_bundle_read_mem(const void *buf, size_t len, const struct vmctx_read_o
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->b = vmctx_bundle_alloc();
+	r->b = vmctx_bundle_new();
 	if (!r->b) {
 		free(r);
 		return -ENOMEM;
@@ -857,12 +804,8 @@ int vmctx_bundle_read_mem(const void *buf, size_t len, const struct vmctx_read_o
 	err = inflate_all(buf, len, max, r);
 	if (!err)
 		err = finish(r);
-	if (!err) {
-		err = vmctx_bundle_index(r->b);
-		if (err)
-			vmctx_log(VMCTX_LOG_WARN, "bundle: rejected by the index: %s",
-				  vmctx_strerror(err));
-	}
+	if (!err)
+		err = bundle_seal(r->b, true);
 	if (err)
 		vmctx_bundle_free(r->b);
 	else

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-only
 /*
  * Writing a bundle: line-oriented text, gzip-compressed (vmctx-bundle(5)).
- * The gzip trailer's CRC-32 and length are the checksum.
+ * The gzip trailer's CRC-32 and length are the checksum.  Only sealed
+ * bundles are written: sealing has checked, sorted and pruned them, so
+ * every bundle written reads back, and the output is canonical.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -110,68 +112,13 @@ static void emit_str(struct writer *w, const char *s)
 	}
 }
 
-/*
- * Refuse what a reader would reject, so that every bundle written can be
- * read back.  vmctx_bundle_index() has sorted the ranges already.
- */
-static int check(const struct vmctx_bundle *b, size_t *nmaps, size_t *nsyms)
-{
-	size_t i, j;
-
-	*nmaps = 0;
-	*nsyms = 0;
-	for (i = 0; i < b->ntasks; i++) {
-		const struct vmctx_task *t = &b->tasks[i];
-
-		if (t->exit != VMCTX_TIME_NONE && t->exit < t->start)
-			return -VMCTX_E_RANGE;
-		for (j = 0; j < t->nmaps; j++) {
-			const struct vmctx_map *m = &t->maps[j];
-
-			if (m->start >= m->end || (j && m->start < t->maps[j - 1].end))
-				return -VMCTX_E_RANGE;
-			if (m->object < -1 || (m->object >= 0 && (size_t)m->object >= b->nobjects))
-				return -VMCTX_E_REF;
-		}
-		*nmaps += t->nmaps;
-	}
-	for (i = 0; i < b->nobjects; i++) {
-		const struct vmctx_object *o = &b->objects[i];
-
-		for (j = 0; j < o->nsyms; j++) {
-			const struct vmctx_sym *s = &o->syms[j];
-
-			if (s->end < s->start || (j && s->start < o->syms[j - 1].end))
-				return -VMCTX_E_RANGE;
-		}
-		*nsyms += o->nsyms;
-	}
-	for (i = 0; i < b->nkmods; i++)
-		if (b->kmods[i].end < b->kmods[i].start)
-			return -VMCTX_E_RANGE;
-	for (i = 0; i < b->nksyms; i++) {
-		const struct vmctx_ksym *k = &b->ksyms[i];
-
-		if (i && k->addr < b->ksyms[i - 1].addr)
-			return -VMCTX_E_RANGE;
-		if (k->module < -1 || (k->module >= 0 && (size_t)k->module >= b->nkmods))
-			return -VMCTX_E_REF;
-	}
-	if (b->ntasks > BUNDLE_MAX_TASKS || b->nobjects > BUNDLE_MAX_OBJECTS ||
-	    *nmaps > BUNDLE_MAX_MAPS || *nsyms > BUNDLE_MAX_SYMS ||
-	    b->nkmods > BUNDLE_MAX_KMODS || b->nksyms > BUNDLE_MAX_KSYMS)
-		return -VMCTX_E_LIMIT;
-	return 0;
-}
-
-static void emit_records(struct writer *w, const struct vmctx_bundle *b, size_t nmaps,
-			 size_t nsyms)
+static void emit_records(struct writer *w, const struct vmctx_bundle *b)
 {
 	size_t i, j;
 
 	emit(w, "vmctx-bundle %d\n", BUNDLE_VERSION);
 	emit(w, "counts tasks=%zu objects=%zu maps=%zu syms=%zu kmods=%zu ksyms=%zu\n",
-	     b->ntasks, b->nobjects, nmaps, nsyms, b->nkmods, b->nksyms);
+	     b->ntasks, b->nobjects, b->maps_total, b->syms_total, b->nkmods, b->nksyms);
 	emit(w, "identity hostname=");
 	emit_str(w, b->hostname);
 	emit(w, " release=");
@@ -247,22 +194,16 @@ static void emit_records(struct writer *w, const struct vmctx_bundle *b, size_t 
 	emit(w, "end\n");
 }
 
-int vmctx_bundle_write_mem(struct vmctx_bundle *b, void **buf, size_t *len)
+int vmctx_bundle_write_mem(const struct vmctx_bundle *b, void **buf, size_t *len)
 {
-	size_t nmaps, nsyms;
 	struct writer *w;
 	int err;
 
-	if (!b || !buf || !len)
+	if (!buf || !len)
 		return -EINVAL;
-	err = vmctx_bundle_index(b);
+	err = bundle_check_sealed(b);
 	if (err)
 		return err;
-	err = check(b, &nmaps, &nsyms);
-	if (err) {
-		vmctx_log(VMCTX_LOG_WARN, "bundle: not written: %s", vmctx_strerror(err));
-		return err;
-	}
 
 	w = calloc(1, sizeof(*w));
 	if (!w)
@@ -273,7 +214,7 @@ int vmctx_bundle_write_mem(struct vmctx_bundle *b, void **buf, size_t *len)
 		free(w);
 		return -ENOMEM;
 	}
-	emit_records(w, b, nmaps, nsyms);
+	emit_records(w, b);
 	err = w->err;
 	if (!err)
 		err = flush(w, true);
@@ -305,7 +246,7 @@ static int write_all(int fd, const unsigned char *p, size_t len)
 }
 
 /* Readers never see a partial bundle: write a temporary file, then rename it. */
-int vmctx_bundle_write_file(struct vmctx_bundle *b, const char *path)
+int vmctx_bundle_write_file(const struct vmctx_bundle *b, const char *path)
 {
 	static unsigned int seq;
 	char *tmp = NULL;

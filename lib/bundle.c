@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-only
 /*
  * The guest-map bundle in memory: building one (what a guest agent does)
- * and inspecting one.  The file format lives in bundle-write.c and
- * bundle-read.c; sorting and lookups in resolve.c.
+ * and inspecting one.  Each record is checked as it is added, with the
+ * rules of bundle-seal.c, which also seals the whole bundle.  The file
+ * format lives in bundle-write.c and bundle-read.c; lookups in resolve.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 
 #include "vmctx-local.h"
 
-struct vmctx_bundle *vmctx_bundle_alloc(void)
+struct vmctx_bundle *vmctx_bundle_new(void)
 {
 	return calloc(1, sizeof(struct vmctx_bundle));
 }
@@ -62,25 +63,12 @@ void vmctx_bundle_free(struct vmctx_bundle *b)
 	free(b);
 }
 
-/* Any change invalidates what vmctx_bundle_index() built. */
-static void changed(struct vmctx_bundle *b)
+/* Only an unsealed bundle takes records. */
+static int building(const struct vmctx_bundle *b)
 {
-	b->indexed = false;
-	free(b->by_root);
-	b->by_root = NULL;
-}
-
-bool bundle_build_id_valid(const char *id)
-{
-	size_t n;
-
-	for (n = 0; id[n]; n++) {
-		if (n >= BUNDLE_MAX_BUILD_ID)
-			return false;
-		if (!((id[n] >= '0' && id[n] <= '9') || (id[n] >= 'a' && id[n] <= 'f')))
-			return false;
-	}
-	return n >= 2 && !(n & 1);
+	if (!b)
+		return -EINVAL;
+	return b->sealed ? -VMCTX_E_SEALED : 0;
 }
 
 const char *bundle_path_base(const char *path)
@@ -121,8 +109,9 @@ int vmctx_bundle_set_identity(struct vmctx_bundle *b, const char *hostname,
 	char *h = NULL, *r = NULL, *id = NULL;
 	int err;
 
-	if (!b)
-		return -EINVAL;
+	err = building(b);
+	if (err)
+		return err;
 	err = copy_str(&h, hostname, BUNDLE_MAX_SHORT);
 	if (!err)
 		err = copy_str(&r, release, BUNDLE_MAX_SHORT);
@@ -139,27 +128,28 @@ int vmctx_bundle_set_identity(struct vmctx_bundle *b, const char *hostname,
 	b->hostname = h;
 	b->release = r;
 	b->boot_id = id;
-	changed(b);
 	return 0;
 }
 
 int vmctx_bundle_set_clock(struct vmctx_bundle *b, uint64_t tsc_khz, uint64_t tsc, uint64_t ns)
 {
-	if (!b)
-		return -EINVAL;
+	int err = building(b);
+
+	if (err)
+		return err;
 	b->tsc_khz = tsc_khz;
 	b->clock_tsc = tsc;
 	b->clock_ns = ns;
-	changed(b);
 	return 0;
 }
 
 int vmctx_bundle_set_cr3_mask(struct vmctx_bundle *b, uint64_t ignore_mask)
 {
-	if (!b)
-		return -EINVAL;
+	int err = building(b);
+
+	if (err)
+		return err;
 	b->cr3_mask = ignore_mask;
-	changed(b);
 	return 0;
 }
 
@@ -170,9 +160,10 @@ int vmctx_bundle_add_task(struct vmctx_bundle *b, uint64_t root, int pid, int tg
 	char *c;
 	int err;
 
-	if (!b || pid < 0 || tgid < 0)
-		return -EINVAL;
-	if (exit_ns != VMCTX_TIME_NONE && exit_ns < start_ns)
+	err = building(b);
+	if (err)
+		return err;
+	if (pid < 0 || tgid < 0 || !bundle_lifetime_valid(start_ns, exit_ns))
 		return -EINVAL;
 	if (b->ntasks >= BUNDLE_MAX_TASKS)
 		return -VMCTX_E_LIMIT;
@@ -192,7 +183,6 @@ int vmctx_bundle_add_task(struct vmctx_bundle *b, uint64_t root, int pid, int tg
 	t->exit = exit_ns;
 	t->label = NULL;
 	t->maps_from = -1;
-	changed(b);
 	return b->ntasks++;
 }
 
@@ -203,7 +193,10 @@ int vmctx_bundle_add_object(struct vmctx_bundle *b, const char *path, const char
 	size_t i;
 	int err;
 
-	if (!b || !path || !*path)
+	err = building(b);
+	if (err)
+		return err;
+	if (!path || !*path)
 		return -EINVAL;
 	if (build_id) {
 		if (!bundle_build_id_valid(build_id))
@@ -233,7 +226,6 @@ int vmctx_bundle_add_object(struct vmctx_bundle *b, const char *path, const char
 	o->path = p;
 	o->base = bundle_path_base(p);
 	o->build_id = id;
-	changed(b);
 	return b->nobjects++;
 }
 
@@ -252,12 +244,13 @@ int vmctx_bundle_add_symbol(struct vmctx_bundle *b, int object, uint64_t start, 
 	char *n;
 	int err;
 
-	if (!b || object < 0 || (size_t)object >= b->nobjects)
-		return -EINVAL;
-	if (size > UINT64_MAX - start)
+	err = building(b);
+	if (err)
+		return err;
+	if (object < 0 || (size_t)object >= b->nobjects || !bundle_extent_valid(start, size))
 		return -EINVAL;
 	o = &b->objects[object];
-	if (o->nsyms >= BUNDLE_MAX_SYMS)
+	if (b->syms_total >= BUNDLE_MAX_SYMS)
 		return -VMCTX_E_LIMIT;
 	err = copy_name(&n, name, BUNDLE_MAX_SYMNAME);
 	if (err)
@@ -271,7 +264,7 @@ int vmctx_bundle_add_symbol(struct vmctx_bundle *b, int object, uint64_t start, 
 	s->start = start;
 	s->end = start + size;
 	s->name = n;
-	changed(b);
+	b->syms_total++;
 	return 0;
 }
 
@@ -283,12 +276,15 @@ int vmctx_bundle_add_map(struct vmctx_bundle *b, int task, uint64_t start, uint6
 	char *p;
 	int err;
 
-	if (!b || task < 0 || (size_t)task >= b->ntasks || start >= end)
+	err = building(b);
+	if (err)
+		return err;
+	if (task < 0 || (size_t)task >= b->ntasks || !bundle_map_valid(start, end))
 		return -EINVAL;
 	if (object < -1 || (object >= 0 && (size_t)object >= b->nobjects))
 		return -EINVAL;
 	t = &b->tasks[task];
-	if (t->nmaps >= BUNDLE_MAX_MAPS)
+	if (b->maps_total >= BUNDLE_MAX_MAPS)
 		return -VMCTX_E_LIMIT;
 	err = copy_str(&p, path, BUNDLE_MAX_PATH);
 	if (err)
@@ -306,7 +302,7 @@ int vmctx_bundle_add_map(struct vmctx_bundle *b, int task, uint64_t start, uint6
 	m->object = object;
 	m->path = p;
 	m->base = bundle_path_base(p);
-	changed(b);
+	b->maps_total++;
 	return 0;
 }
 
@@ -318,7 +314,10 @@ int vmctx_bundle_add_kmodule(struct vmctx_bundle *b, const char *name, uint64_t 
 	char *n;
 	int err;
 
-	if (!b || size > UINT64_MAX - start)
+	err = building(b);
+	if (err)
+		return err;
+	if (!bundle_extent_valid(start, size))
 		return -EINVAL;
 	if (b->nkmods >= BUNDLE_MAX_KMODS)
 		return -VMCTX_E_LIMIT;
@@ -341,7 +340,6 @@ int vmctx_bundle_add_kmodule(struct vmctx_bundle *b, const char *name, uint64_t 
 	k->name = n;
 	k->start = start;
 	k->end = start + size;
-	changed(b);
 	return b->nkmods++;
 }
 
@@ -354,8 +352,9 @@ int vmctx_bundle_add_ksym(struct vmctx_bundle *b, uint64_t addr, const char *nam
 	char *n;
 	int err;
 
-	if (!b)
-		return -EINVAL;
+	err = building(b);
+	if (err)
+		return err;
 	if (module) {
 		for (i = 0; i < b->nkmods; i++)
 			if (!strcmp(b->kmods[i].name, module))
@@ -378,7 +377,6 @@ int vmctx_bundle_add_ksym(struct vmctx_bundle *b, uint64_t addr, const char *nam
 	k->addr = addr;
 	k->name = n;
 	k->module = mod;
-	changed(b);
 	return 0;
 }
 
@@ -456,13 +454,7 @@ size_t vmctx_bundle_nobjects(const struct vmctx_bundle *b)
 
 size_t vmctx_bundle_nmaps(const struct vmctx_bundle *b)
 {
-	size_t i, n = 0;
-
-	if (!b)
-		return 0;
-	for (i = 0; i < b->ntasks; i++)
-		n += b->tasks[i].nmaps;
-	return n;
+	return b ? b->maps_total : 0;
 }
 
 size_t vmctx_bundle_nksyms(const struct vmctx_bundle *b)

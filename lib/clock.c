@@ -35,7 +35,7 @@ struct span {
 };
 
 struct vmctx_clock_fit {
-	struct vmctx_bundle *b;
+	const struct vmctx_bundle *b;	/* sealed: its index never changes */
 	struct span *spans;	/* by task index */
 	uint64_t total;		/* samples offered */
 	uint64_t used;		/* samples of unambiguous roots */
@@ -80,16 +80,12 @@ static void span_add(struct span *sp, uint64_t t)
 	sp->nruns++;
 }
 
-struct vmctx_clock_fit *vmctx_clock_fit_new(struct vmctx_bundle *b)
+struct vmctx_clock_fit *vmctx_clock_fit_new(const struct vmctx_bundle *b)
 {
 	struct vmctx_clock_fit *f;
 	int err;
 
-	if (!b) {
-		errno = EINVAL;
-		return NULL;
-	}
-	err = vmctx_bundle_index(b);
+	err = bundle_check_sealed(b);
 	if (err) {
 		errno = -err;
 		return NULL;
@@ -130,8 +126,6 @@ int vmctx_clock_fit_add(struct vmctx_clock_fit *f, uint64_t host_ns, uint64_t cr
 	if (!f)
 		return -EINVAL;
 	f->total++;
-	if (f->b->indexed == false)
-		return -ESTALE;		/* the bundle changed under us */
 	pos = root_pos(f->b, cr3);
 	if (pos < 0)
 		return 0;

@@ -50,6 +50,8 @@ static const char *const vmctx_errors[VMCTX_E_MAX - VMCTX_E_BASE] = {
 	[VMCTX_E_LIMIT - VMCTX_E_BASE] = "Count, string or size beyond a limit",
 	[VMCTX_E_RANGE - VMCTX_E_BASE] = "Unsorted or overlapping ranges",
 	[VMCTX_E_REF - VMCTX_E_BASE] = "Reference to a missing record",
+	[VMCTX_E_SEALED - VMCTX_E_BASE] = "Bundle is sealed: it takes no more records",
+	[VMCTX_E_UNSEALED - VMCTX_E_BASE] = "Bundle is not sealed yet",
 };
 
 const char *vmctx_strerror(int err)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-only
 /*
- * Reports: the paper's tables.  A table is built from the session's
- * aggregation for one view, its rows merged by Function and Module text.
+ * Reports: the paper's tables, and the caller's view of each vCPU's
+ * virtual stream.  A table is made from the session's aggregation for one
+ * view, its rows merged by Function and Module text; a stream tick gets
+ * the same texts.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -45,7 +47,7 @@ static bool is_exe(const struct vmctx_bundle *b, int task, const char *dso)
 static void guest_labels(const struct vmctx_session *s, const struct agg_key *k, int cls,
 			 const char **function, const char **module, char *buf, size_t len)
 {
-	const struct vmctx_bundle *b = s->vms[k->vm].bundle;
+	const struct vmctx_bundle *b = s->vms[k->vm_idx].bundle;
 
 	*function = k->function ? k->function : "[unknown]";
 	if (cls == VMCTX_CLASS_OS) {
@@ -64,10 +66,14 @@ static void guest_labels(const struct vmctx_session *s, const struct agg_key *k,
 	*module = buf;
 }
 
-void report_labels(const struct vmctx_session *s, const struct agg_key *k, bool unified,
+/*
+ * The Function and Module texts of an aggregation key.  A module text that
+ * has to be composed is written to @buf.
+ */
+static void labels(const struct vmctx_session *s, const struct agg_key *k, bool unified,
 		   const char **function, const char **module, char *buf, size_t len)
 {
-	const struct vmctx_vm *vm = k->vm >= 0 ? &s->vms[k->vm] : NULL;
+	const struct vmctx_vm *vm = k->vm_idx >= 0 ? &s->vms[k->vm_idx] : NULL;
 
 	if (k->scope == AGG_HOST) {
 		switch (k->cls) {
@@ -111,11 +117,11 @@ void report_labels(const struct vmctx_session *s, const struct agg_key *k, bool 
 		} else {
 			const struct vmctx_vcpu *w = &s->vcpus[k->by - 1];
 
-			if (w->vm == k->vm) {
+			if (w->vm_idx == k->vm_idx) {
 				snprintf(buf, len, "(on vcpu%d)", w->id);
 				*module = buf;
 			} else {
-				*module = s->vms[w->vm].tag;
+				*module = s->vms[w->vm_idx].tag;
 			}
 		}
 		return;
@@ -131,6 +137,24 @@ void report_labels(const struct vmctx_session *s, const struct agg_key *k, bool 
 		guest_labels(s, k, k->cls, function, module, buf, len);
 		return;
 	}
+}
+
+void report_stream(const struct vmctx_session *s, const struct vmctx_vcpu *v,
+		   const struct agg_key *k, uint64_t time, uint64_t count)
+{
+	struct vmctx_tick t = {
+		.sz = sizeof(t),
+		.time = time,
+		.vm_tgid = s->vms[v->vm_idx].tgid,
+		.vcpu = v->id,
+		.cls = k->cls,
+		.count = count,
+		.exit_reason = v->last_exit,
+	};
+	char buf[256];
+
+	labels(s, k, false, &t.function, &t.module, buf, sizeof(buf));
+	s->stream(&t, s->stream_ctx);
 }
 
 static int add_row(struct vmctx_table *t, const char *function, const char *module, uint64_t n,
@@ -236,26 +260,32 @@ steal:
 		qsort(t->steal, t->nsteal, sizeof(*t->steal), cmp_steal);
 }
 
-static bool wanted(const struct agg_key *k, enum vmctx_view view, int vm, int vcpu)
+static bool wanted(const struct agg_key *k, enum vmctx_view view, int vm_idx, int vcpu)
 {
 	if (view == VMCTX_VIEW_HOST || view == VMCTX_VIEW_UNIFIED)
 		return k->scope == AGG_HOST;
-	if (k->scope == AGG_HOST || k->vm != vm - 1)
+	if (k->scope == AGG_HOST || k->vm_idx != vm_idx)
 		return false;
 	return vcpu < 0 || k->vcpu == vcpu;
 }
 
-struct vmctx_table *vmctx_session_table(struct vmctx_session *s, enum vmctx_view view, int vm,
-					int vcpu)
+struct vmctx_table *vmctx_table_new(const struct vmctx_session *s, enum vmctx_view view,
+				    int vm_tgid, int vcpu)
 {
 	struct vmctx_table *t;
+	int vm_idx = -1;
 	size_t i;
 
-	if (!s || view > VMCTX_VIEW_VCPUS ||
-	    ((view == VMCTX_VIEW_GUEST || view == VMCTX_VIEW_VCPUS) &&
-	     (vm < 1 || (size_t)vm > s->nvms))) {
+	if (!s || view > VMCTX_VIEW_VCPUS) {
 		errno = EINVAL;
 		return NULL;
+	}
+	if (view == VMCTX_VIEW_GUEST || view == VMCTX_VIEW_VCPUS) {
+		vm_idx = session_vm_idx(s, vm_tgid);
+		if (vm_idx < 0) {
+			errno = ENOENT;
+			return NULL;
+		}
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -267,7 +297,7 @@ struct vmctx_table *vmctx_session_table(struct vmctx_session *s, enum vmctx_view
 		enum vmctx_class cls;
 		char buf[256];
 
-		if (!e->count || !wanted(&e->key, view, vm, vcpu))
+		if (!e->count || !wanted(&e->key, view, vm_idx, vcpu))
 			continue;
 		if (e->key.scope == AGG_STEAL_EXIT) {
 			t->isa = e->key.sub;
@@ -277,18 +307,17 @@ struct vmctx_table *vmctx_session_table(struct vmctx_session *s, enum vmctx_view
 		}
 		cls = e->key.cls;
 		/* The host view charges a VM with KVM's work for its vCPUs too. */
-		if (view == VMCTX_VIEW_HOST && e->key.scope == AGG_HOST && e->key.vm >= 0)
+		if (view == VMCTX_VIEW_HOST && e->key.scope == AGG_HOST && e->key.vm_idx >= 0)
 			cls = VMCTX_CLASS_VM;
 		t->total += e->count;
 		t->cls[cls] += e->count;
 		if (view == VMCTX_VIEW_VCPUS) {
 			snprintf(buf, sizeof(buf), "vcpu%d", e->key.vcpu);
-			if (add_row(t, buf, s->vms[e->key.vm].name, e->count, e->key.cls))
+			if (add_row(t, buf, s->vms[e->key.vm_idx].name, e->count, e->key.cls))
 				goto nomem;
 			continue;
 		}
-		report_labels(s, &e->key, view == VMCTX_VIEW_UNIFIED, &function, &module, buf,
-			      sizeof(buf));
+		labels(s, &e->key, view == VMCTX_VIEW_UNIFIED, &function, &module, buf, sizeof(buf));
 		if (add_row(t, function, module, e->count, cls))
 			goto nomem;
 	}

@@ -2,7 +2,12 @@
 /*
  * Session: the VMs and vCPUs of one recording, and the entry points that
  * take the host's event stream.  Samples are resolved here (guest CR3 and
- * IP through the VM's bundle) and handed to the timeline.
+ * IP through the VM's bundle) and handed to the timeline, whose output,
+ * runs of each vCPU's virtual stream, comes back through session_emit() to
+ * be counted (aggregate.c) and shown to the caller's stream (report.c).
+ *
+ * A VM is named by its host tgid in every call and must be declared first;
+ * it is numbered vm_nr for its "(VMk)" labels, and kept at s->vms[vm_idx].
  */
 #include <errno.h>
 #include <stdio.h>
@@ -76,18 +81,18 @@ void vmctx_session_free(struct vmctx_session *s)
 	free(s);
 }
 
-static int find_vm(const struct vmctx_session *s, int pid)
+int session_vm_idx(const struct vmctx_session *s, int vm_tgid)
 {
 	size_t i;
 
 	for (i = 0; i < s->nvms; i++)
-		if (s->vms[i].pid == pid)
+		if (s->vms[i].tgid == vm_tgid)
 			return i;
 	return -ENOENT;
 }
 
 /* Name VM @vm, with the labels its rows use. */
-static int name_vm(struct vmctx_vm *vm, const char *name)
+static int name_vm(struct vmctx_vm *vm, const char *name, bool default_name)
 {
 	char *n = strdup(name), *label = NULL;
 
@@ -99,64 +104,60 @@ static int name_vm(struct vmctx_vm *vm, const char *name)
 	free(vm->label);
 	vm->name = n;
 	vm->label = label;
+	vm->default_name = default_name;
 	return 0;
 }
 
-int vmctx_session_add_vm(struct vmctx_session *s, int pid, const char *name)
+int vmctx_session_add_vm(struct vmctx_session *s, int vm_tgid, const char *name)
 {
 	struct vmctx_vm *vm;
 	char buf[32];
 	int i;
 
-	if (!s || pid < 0)
+	if (!s || vm_tgid < 0)
 		return -EINVAL;
-	i = find_vm(s, pid);
+	i = session_vm_idx(s, vm_tgid);
 	if (i >= 0) {
-		if (name && name_vm(&s->vms[i], name))
+		if (name && name_vm(&s->vms[i], name, false))
 			return -ENOMEM;
-		return s->vms[i].num;
+		return s->vms[i].nr;
 	}
 	if (vmctx_grow((void **)&s->vms, &s->vms_cap, s->nvms + 1, sizeof(*s->vms)))
 		return -ENOMEM;
-	if (!name) {
-		snprintf(buf, sizeof(buf), "pid%d", pid);
-		name = buf;
-	}
+	snprintf(buf, sizeof(buf), "pid%d", vm_tgid);
 	vm = &s->vms[s->nvms];
 	memset(vm, 0, sizeof(*vm));
-	vm->pid = pid;
-	vm->num = s->nvms + 1;
-	if (name_vm(vm, name) || asprintf(&vm->tag, "(VM%d)", vm->num) < 0) {
+	vm->tgid = vm_tgid;
+	vm->nr = s->nvms + 1;
+	if (name_vm(vm, name ? name : buf, !name) || asprintf(&vm->tag, "(VM%d)", vm->nr) < 0) {
 		free(vm->name);
 		free(vm->label);
 		return -ENOMEM;
 	}
 	s->nvms++;
-	return vm->num;
+	return vm->nr;
 }
 
-int vmctx_session_attach_bundle(struct vmctx_session *s, int pid, struct vmctx_bundle *b,
-				int64_t guest_ns_offset)
+int vmctx_session_attach_bundle(struct vmctx_session *s, int vm_tgid,
+				const struct vmctx_bundle *b, int64_t guest_ns_offset)
 {
+	struct vmctx_vm *vm;
 	int err, i;
 
-	if (!s || !b)
+	if (!s)
 		return -EINVAL;
-	err = vmctx_bundle_index(b);
+	err = bundle_check_sealed(b);
 	if (err)
 		return err;
-	i = find_vm(s, pid);
-	if (i < 0) {
-		err = vmctx_session_add_vm(s, pid, NULL);
-		if (err < 0)
-			return err;
-		i = err - 1;
-	}
-	s->vms[i].bundle = b;
-	s->vms[i].guest_ns_offset = guest_ns_offset;
+	i = session_vm_idx(s, vm_tgid);
+	if (i < 0)
+		return i;
+	vm = &s->vms[i];
+	vm->bundle = b;
+	vm->guest_ns_offset = guest_ns_offset;
 	/* The guest's host name is a better default than the QEMU pid. */
-	if (!strncmp(s->vms[i].name, "pid", 3) && b->hostname && *b->hostname)
-		return vmctx_session_add_vm(s, pid, b->hostname) < 0 ? -ENOMEM : 0;
+	if (vm->default_name && b->hostname && *b->hostname)
+		return name_vm(vm, b->hostname, true);
 	return 0;
 }
 
@@ -176,7 +177,7 @@ static int rehash_vcpus(struct vmctx_session *s)
 		return -ENOMEM;
 	for (i = 0; i < s->nvcpus; i++) {
 		const struct vmctx_vcpu *v = &s->vcpus[i];
-		size_t j = hash2(s->vms[v->vm].pid, v->id) & (size - 1);
+		size_t j = hash2(s->vms[v->vm_idx].tgid, v->id) & (size - 1);
 
 		while (h[j])
 			j = (j + 1) & (size - 1);
@@ -188,93 +189,27 @@ static int rehash_vcpus(struct vmctx_session *s)
 	return 0;
 }
 
-/* Every pCPU count array and vCPU snapshot has one slot per owner. */
-static int grow_owners(struct vmctx_session *s, size_t owners)
-{
-	size_t cap = s->owners_cap ? s->owners_cap : 16, i;
-
-	if (owners <= s->owners_cap)
-		return 0;
-	while (cap < owners)
-		cap *= 2;
-	for (i = 0; i < s->npcpus; i++) {
-		uint64_t *c = realloc(s->pcpus[i].count, cap * sizeof(*c));
-		uint32_t *seen;
-
-		if (!c)
-			return -ENOMEM;
-		memset(c + s->owners_cap, 0, (cap - s->owners_cap) * sizeof(*c));
-		s->pcpus[i].count = c;
-		seen = realloc(s->pcpus[i].seen, cap * sizeof(*seen));
-		if (!seen)
-			return -ENOMEM;
-		s->pcpus[i].seen = seen;
-	}
-	for (i = 0; i < s->nvcpus; i++) {
-		uint64_t *c = realloc(s->vcpus[i].snap, cap * sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		memset(c + s->owners_cap, 0, (cap - s->owners_cap) * sizeof(*c));
-		s->vcpus[i].snap = c;
-	}
-	s->owners_cap = cap;
-	return 0;
-}
-
-struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu)
-{
-	size_t i;
-
-	if (cpu >= s->max_pcpus) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (cpu < s->npcpus)
-		return &s->pcpus[cpu];
-	if (grow_owners(s, s->nvcpus + 1)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	{
-		struct vmctx_pcpu *p = realloc(s->pcpus, (cpu + 1) * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		s->pcpus = p;
-	}
-	for (i = s->npcpus; i <= cpu; i++) {
-		memset(&s->pcpus[i], 0, sizeof(s->pcpus[i]));
-		s->pcpus[i].cur = -1;
-		s->pcpus[i].count = calloc(s->owners_cap, sizeof(uint64_t));
-		s->pcpus[i].seen = calloc(s->owners_cap, sizeof(uint32_t));
-		if (!s->pcpus[i].count || !s->pcpus[i].seen) {
-			free(s->pcpus[i].count);
-			free(s->pcpus[i].seen);
-			s->npcpus = i;
-			return NULL;
-		}
-	}
-	s->npcpus = cpu + 1;
-	return &s->pcpus[cpu];
-}
-
-/* The vCPU (creating it, and its VM, on first sight), or NULL with errno. */
-static struct vmctx_vcpu *get_vcpu(struct vmctx_session *s, int pid, int id)
+/* vCPU @id of the declared VM @vm_tgid (created on first sight), or NULL with errno. */
+static struct vmctx_vcpu *get_vcpu(struct vmctx_session *s, int vm_tgid, int id)
 {
 	struct vmctx_vcpu *v;
+	int vm_idx;
 	size_t j;
-	int vm;
 
-	if (pid < 0 || id < 0 || id >= MAX_VCPU_ID) {
+	if (id < 0 || id >= MAX_VCPU_ID) {
 		errno = EINVAL;
+		return NULL;
+	}
+	vm_idx = session_vm_idx(s, vm_tgid);
+	if (vm_idx < 0) {
+		errno = ENOENT;
 		return NULL;
 	}
 	if (s->vcpu_hash_size) {
-		j = hash2(pid, id) & (s->vcpu_hash_size - 1);
+		j = hash2(vm_tgid, id) & (s->vcpu_hash_size - 1);
 		while (s->vcpu_hash[j]) {
 			v = &s->vcpus[s->vcpu_hash[j] - 1];
-			if (v->id == id && s->vms[v->vm].pid == pid)
+			if (v->id == id && v->vm_idx == vm_idx)
 				return v;
 			j = (j + 1) & (s->vcpu_hash_size - 1);
 		}
@@ -283,32 +218,22 @@ static struct vmctx_vcpu *get_vcpu(struct vmctx_session *s, int pid, int id)
 		errno = E2BIG;
 		return NULL;
 	}
-	vm = find_vm(s, pid);
-	if (vm < 0) {
-		vm = vmctx_session_add_vm(s, pid, NULL);
-		if (vm < 0)
-			goto nomem;
-		vm--;
-	}
-	if (grow_owners(s, s->nvcpus + 2) ||
-	    vmctx_grow((void **)&s->vcpus, &s->vcpus_cap, s->nvcpus + 1, sizeof(*s->vcpus)))
+	if (vmctx_grow((void **)&s->vcpus, &s->vcpus_cap, s->nvcpus + 1, sizeof(*s->vcpus)))
 		goto nomem;
 	v = &s->vcpus[s->nvcpus];
 	memset(v, 0, sizeof(*v));
-	v->snap = calloc(s->owners_cap, sizeof(*v->snap));
-	if (!v->snap)
+	if (timeline_add_vcpu(s, v))
 		goto nomem;
-	v->vm = vm;
+	v->vm_idx = vm_idx;
 	v->id = id;
 	v->cache_task = -1;
-	v->exit_key = VMCTX_EXIT_OTHER;	/* no exit seen yet */
 	s->nvcpus++;
 	if (s->nvcpus * 2 > s->vcpu_hash_size && rehash_vcpus(s)) {
 		s->nvcpus--;
 		free(v->snap);
 		goto nomem;
 	}
-	j = hash2(pid, id) & (s->vcpu_hash_size - 1);
+	j = hash2(vm_tgid, id) & (s->vcpu_hash_size - 1);
 	while (s->vcpu_hash[j])
 		j = (j + 1) & (s->vcpu_hash_size - 1);
 	s->vcpu_hash[j] = s->nvcpus;
@@ -327,8 +252,8 @@ static int owner_of(const struct vmctx_session *s, const struct vmctx_vcpu *v)
 static int sample_task(struct vmctx_session *s, struct vmctx_vcpu *v,
 		       const struct vmctx_sample *smp)
 {
-	struct vmctx_vm *vm = &s->vms[v->vm];
-	struct vmctx_bundle *b = vm->bundle;
+	const struct vmctx_vm *vm = &s->vms[v->vm_idx];
+	const struct vmctx_bundle *b = vm->bundle;
 	uint64_t t = vm->guest_ns_offset == VMCTX_OFFSET_UNKNOWN ? VMCTX_TIME_NONE :
 		     smp->time + vm->guest_ns_offset;
 	const struct vmctx_task *task;
@@ -361,8 +286,10 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 		return -EINVAL;
 	if (s->finished)
 		return -EINVAL;
-	if (smp->vm >= 0 && smp->vcpu >= 0) {
-		v = get_vcpu(s, smp->vm, smp->vcpu);
+	if (smp->vm_tgid >= 0 && session_vm_idx(s, smp->vm_tgid) < 0)
+		return -ENOENT;
+	if (smp->vm_tgid >= 0 && smp->vcpu >= 0) {
+		v = get_vcpu(s, smp->vm_tgid, smp->vcpu);
 		if (!v)
 			return -errno;
 	} else if (smp->flags & VMCTX_SAMPLE_GUEST) {
@@ -372,14 +299,14 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 	/* The physical view: what this pCPU did. */
 	memset(&k, 0, sizeof(k));
 	k.scope = AGG_HOST;
-	k.vm = -1;
+	k.vm_idx = -1;
 	k.vcpu = -1;
 	k.by = -1;
 	if (smp->flags & VMCTX_SAMPLE_GUEST) {
-		struct vmctx_bundle *b = s->vms[v->vm].bundle;
+		const struct vmctx_bundle *b = s->vms[v->vm_idx].bundle;
 
 		k.cls = VMCTX_CLASS_VM;
-		k.vm = v->vm;
+		k.vm_idx = v->vm_idx;
 		k.sub = smp->cpl == 3 ? VMCTX_CLASS_USER : VMCTX_CLASS_OS;
 		if (k.sub == VMCTX_CLASS_USER) {
 			k.by = sample_task(s, v, smp);
@@ -400,7 +327,7 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 		k.module = smp->host_dso;
 		/* KVM's work for a loaded vCPU: its VM's row in the host view */
 		if (v && (smp->flags & VMCTX_SAMPLE_HOST_VCPU))
-			k.vm = v->vm;
+			k.vm_idx = v->vm_idx;
 	}
 	w = timeline_weight(s, smp);
 	if (!w)
@@ -411,26 +338,27 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 	return timeline_sample(s, smp, owner_of(s, v), v, &k, w);
 }
 
-int vmctx_session_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, int vm, int vcpu,
-			 bool out, bool preempt)
+int vmctx_session_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, int vm_tgid,
+			 int vcpu, bool out, bool preempt)
 {
 	struct vmctx_vcpu *v;
 
 	if (!s || s->finished)
 		return -EINVAL;
-	v = get_vcpu(s, vm, vcpu);
+	v = get_vcpu(s, vm_tgid, vcpu);
 	if (!v)
 		return -errno;
 	return timeline_switch(s, time, cpu, v, out, preempt);
 }
 
-int vmctx_session_halt(struct vmctx_session *s, uint64_t time, int vm, int vcpu, bool halted)
+int vmctx_session_halt(struct vmctx_session *s, uint64_t time, int vm_tgid, int vcpu,
+		       bool halted)
 {
 	struct vmctx_vcpu *v;
 
 	if (!s || s->finished)
 		return -EINVAL;
-	v = get_vcpu(s, vm, vcpu);
+	v = get_vcpu(s, vm_tgid, vcpu);
 	if (!v)
 		return -errno;
 	return timeline_halt(s, time, v, halted);
@@ -438,9 +366,22 @@ int vmctx_session_halt(struct vmctx_session *s, uint64_t time, int vm, int vcpu,
 
 int vmctx_session_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t count)
 {
+	struct agg_key k;
+	int err;
+
 	if (!s || s->finished)
 		return -EINVAL;
-	return timeline_lost(s, time, cpu, count);
+	err = timeline_lost(s, time, cpu, count);
+	if (err)
+		return err;
+	/* The physical view: the pCPU lost them. */
+	memset(&k, 0, sizeof(k));
+	k.scope = AGG_HOST;
+	k.cls = VMCTX_CLASS_LOST;
+	k.vm_idx = -1;
+	k.vcpu = -1;
+	k.by = -1;
+	return agg_add(s, &k, count);
 }
 
 int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
@@ -452,6 +393,37 @@ int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
 	err = timeline_finish(s, time);
 	s->finished = true;
 	return err;
+}
+
+int session_emit(struct vmctx_session *s, const struct vmctx_vcpu *v, const struct agg_key *k,
+		 uint64_t time, uint64_t count)
+{
+	int err;
+
+	if (!count)
+		return 0;
+	err = agg_add(s, k, count);
+	if (err)
+		return err;
+	if (k->cls == VMCTX_CLASS_STEAL) {
+		struct agg_key e;
+
+		/* Steal by the exit that left the vCPU waiting. */
+		memset(&e, 0, sizeof(e));
+		e.scope = AGG_STEAL_EXIT;
+		e.cls = k->cls;
+		e.sub = v->isa;
+		e.vm_idx = v->vm_idx;
+		e.vcpu = v->id;
+		e.by = -1;
+		e.exit = v->exit_key;
+		err = agg_add(s, &e, count);
+		if (err)
+			return err;
+	}
+	if (s->stream)
+		report_stream(s, v, k, time, count);
+	return 0;
 }
 
 void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void *ctx)
@@ -467,13 +439,29 @@ int vmctx_session_nvms(const struct vmctx_session *s)
 	return s ? (int)s->nvms : -EINVAL;
 }
 
-const char *vmctx_session_vm_name(const struct vmctx_session *s, int vm)
+int vmctx_session_vm_tgid(const struct vmctx_session *s, int vm_nr)
 {
-	if (!s || vm < 1 || (size_t)vm > s->nvms) {
+	if (!s || vm_nr < 1 || (size_t)vm_nr > s->nvms)
+		return -ENOENT;
+	return s->vms[vm_nr - 1].tgid;
+}
+
+int vmctx_session_vm_nr(const struct vmctx_session *s, int vm_tgid)
+{
+	int i = s ? session_vm_idx(s, vm_tgid) : -ENOENT;
+
+	return i < 0 ? i : s->vms[i].nr;
+}
+
+const char *vmctx_session_vm_name(const struct vmctx_session *s, int vm_tgid)
+{
+	int i = s ? session_vm_idx(s, vm_tgid) : -ENOENT;
+
+	if (i < 0) {
 		errno = ENOENT;
 		return NULL;
 	}
-	return s->vms[vm - 1].name;
+	return s->vms[i].name;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -481,32 +469,34 @@ static int cmp_int(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
-int vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm)
+int vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm_tgid)
 {
+	int vm_idx = s ? session_vm_idx(s, vm_tgid) : -ENOENT;
 	size_t i;
 	int n = 0;
 
-	if (!s || vm < 1 || (size_t)vm > s->nvms)
-		return -ENOENT;
+	if (vm_idx < 0)
+		return vm_idx;
 	for (i = 0; i < s->nvcpus; i++)
-		n += s->vcpus[i].vm == vm - 1;
+		n += s->vcpus[i].vm_idx == vm_idx;
 	return n;
 }
 
-int vmctx_session_vm_vcpu(const struct vmctx_session *s, int vm, int i)
+int vmctx_session_vm_vcpu(const struct vmctx_session *s, int vm_tgid, int i)
 {
-	int n = vmctx_session_vm_nvcpus(s, vm), *ids, k = 0, id;
+	int n = vmctx_session_vm_nvcpus(s, vm_tgid), *ids, k = 0, id, vm_idx;
 	size_t j;
 
 	if (n < 0)
 		return n;
+	vm_idx = session_vm_idx(s, vm_tgid);
 	if (i < 0 || i >= n)
 		return -ENOENT;
 	ids = malloc(n * sizeof(*ids));
 	if (!ids)
 		return -ENOMEM;
 	for (j = 0; j < s->nvcpus; j++)
-		if (s->vcpus[j].vm == vm - 1)
+		if (s->vcpus[j].vm_idx == vm_idx)
 			ids[k++] = s->vcpus[j].id;
 	qsort(ids, n, sizeof(*ids), cmp_int);
 	id = ids[i];

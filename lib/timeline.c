@@ -7,63 +7,113 @@
  * charged to whoever ran instead.  Charges are counted lazily: each pCPU
  * counts samples per owner, and a waiting vCPU keeps a snapshot of those
  * counts, so a sample costs O(1) and memory never grows with samples.
+ *
+ * The output is runs of ticks of each vCPU's stream, handed to
+ * session_emit(), which counts them and shows them to the caller.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vmctx-local.h"
 
+/* Every pCPU count array and vCPU snapshot has one slot per owner. */
+static int grow_owners(struct vmctx_session *s, size_t owners)
+{
+	size_t cap = s->owners_cap ? s->owners_cap : 16, i;
+
+	if (owners <= s->owners_cap)
+		return 0;
+	while (cap < owners)
+		cap *= 2;
+	for (i = 0; i < s->npcpus; i++) {
+		uint64_t *c = realloc(s->pcpus[i].count, cap * sizeof(*c));
+		uint32_t *seen;
+
+		if (!c)
+			return -ENOMEM;
+		memset(c + s->owners_cap, 0, (cap - s->owners_cap) * sizeof(*c));
+		s->pcpus[i].count = c;
+		seen = realloc(s->pcpus[i].seen, cap * sizeof(*seen));
+		if (!seen)
+			return -ENOMEM;
+		s->pcpus[i].seen = seen;
+	}
+	for (i = 0; i < s->nvcpus; i++) {
+		uint64_t *c = realloc(s->vcpus[i].snap, cap * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		memset(c + s->owners_cap, 0, (cap - s->owners_cap) * sizeof(*c));
+		s->vcpus[i].snap = c;
+	}
+	s->owners_cap = cap;
+	return 0;
+}
+
+int timeline_add_vcpu(struct vmctx_session *s, struct vmctx_vcpu *v)
+{
+	/* owner 0 is the outside, vCPU i is owner i + 1 */
+	if (grow_owners(s, s->nvcpus + 2))
+		return -ENOMEM;
+	v->snap = calloc(s->owners_cap, sizeof(*v->snap));
+	if (!v->snap)
+		return -ENOMEM;
+	v->exit_key = VMCTX_EXIT_OTHER;	/* no exit seen yet */
+	return 0;
+}
+
+struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu)
+{
+	struct vmctx_pcpu *p;
+	size_t i;
+
+	if (cpu >= s->max_pcpus) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (cpu < s->npcpus)
+		return &s->pcpus[cpu];
+	if (grow_owners(s, s->nvcpus + 1)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = realloc(s->pcpus, (cpu + 1) * sizeof(*p));
+	if (!p)
+		return NULL;
+	s->pcpus = p;
+	for (i = s->npcpus; i <= cpu; i++) {
+		memset(&s->pcpus[i], 0, sizeof(s->pcpus[i]));
+		s->pcpus[i].cur = -1;
+		s->pcpus[i].count = calloc(s->owners_cap, sizeof(uint64_t));
+		s->pcpus[i].seen = calloc(s->owners_cap, sizeof(uint32_t));
+		if (!s->pcpus[i].count || !s->pcpus[i].seen) {
+			free(s->pcpus[i].count);
+			free(s->pcpus[i].seen);
+			s->npcpus = i;
+			return NULL;
+		}
+	}
+	s->npcpus = cpu + 1;
+	return &s->pcpus[cpu];
+}
+
+/* One run of @v's virtual stream: @count ticks of @cls up to @time. */
 static int emit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time,
 		enum vmctx_class cls, int by, const char *function, const char *module,
 		uint64_t count)
 {
 	struct agg_key k;
-	int err;
 
-	if (!count)
-		return 0;
 	memset(&k, 0, sizeof(k));
 	k.scope = AGG_VCPU;
 	k.cls = cls;
-	k.vm = v->vm;
+	k.vm_idx = v->vm_idx;
 	k.vcpu = v->id;
 	k.by = by;
 	k.function = function;
 	k.module = module;
-	err = agg_add(s, &k, count);
-	if (err)
-		return err;
-	if (cls == VMCTX_CLASS_STEAL) {
-		struct agg_key e;
-
-		memset(&e, 0, sizeof(e));
-		e.scope = AGG_STEAL_EXIT;
-		e.cls = cls;
-		e.sub = v->isa;
-		e.vm = v->vm;
-		e.vcpu = v->id;
-		e.by = -1;
-		e.exit = v->exit_key;
-		err = agg_add(s, &e, count);
-		if (err)
-			return err;
-	}
-	if (s->stream) {
-		struct vmctx_tick t = {
-			.sz = sizeof(t),
-			.time = time,
-			.vm = v->vm + 1,
-			.vcpu = v->id,
-			.cls = cls,
-			.count = count,
-			.exit_reason = v->last_exit,
-		};
-		char buf[256];
-
-		report_labels(s, &k, false, &t.function, &t.module, buf, sizeof(buf));
-		s->stream(&t, s->stream_ctx);
-	}
-	return 0;
+	return session_emit(s, v, &k, time, count);
 }
 
 static enum vmctx_class blank_class(const struct vmctx_vcpu *v)
@@ -83,13 +133,7 @@ static void start_wait(struct vmctx_vcpu *v, const struct vmctx_pcpu *p)
 	v->snap_lost = p->lost;
 }
 
-/*
- * Charge a waiting vCPU for what its home pCPU sampled since the last
- * charge, at most @cap ticks in this wait.  The cap matters when the vCPU
- * resumes on another pCPU within the same tick as a sample on its home
- * pCPU: that sample is the tick the vCPU did run elsewhere, so the latest
- * owner of the home pCPU gives it back.
- */
+/* Hold @n ticks charged to @owner until the held wait ends (end_hold()). */
 static int hold_charge(struct vmctx_vcpu *v, uint32_t owner, uint64_t n)
 {
 	if (vmctx_grow((void **)&v->pend, &v->pend_cap, v->npend + 1, sizeof(*v->pend)))
@@ -100,6 +144,14 @@ static int hold_charge(struct vmctx_vcpu *v, uint32_t owner, uint64_t n)
 	return 0;
 }
 
+/*
+ * Charge a waiting vCPU for what its home pCPU sampled since the last
+ * charge, at most @cap ticks in this wait.  The cap matters when the vCPU
+ * resumes on another pCPU within the same tick as a sample on its home
+ * pCPU: that sample is the tick the vCPU did run elsewhere, so the latest
+ * owner of the home pCPU gives it back.  @hold: hold the charges instead
+ * (hold_charge()).
+ */
 static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, uint64_t cap,
 		 bool hold)
 {
@@ -151,8 +203,8 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 	return 0;
 }
 
-/* Charge a held wait (see struct vmctx_vcpu): as idle, or as steal. */
-static int resolve(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
+/* End a held wait (see struct vmctx_vcpu): charge what it held as idle, or as steal. */
+static int end_hold(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
 {
 	enum vmctx_class cls = idle ? VMCTX_CLASS_IDLE : VMCTX_CLASS_STEAL;
 	size_t i;
@@ -178,10 +230,6 @@ static int resolve(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
 /* A weight beyond this is a clock jump or hostile input, not a late timer. */
 #define MAX_WEIGHT	1000000
 
-/*
- * Ticks a sample stands for: 1, or with VMCTX_SESSION_WEIGHT_BY_TIME the
- * ticks since the previous sample on its pCPU.  0 (errno set) on a bad pCPU.
- */
 uint64_t timeline_weight(struct vmctx_session *s, const struct vmctx_sample *smp)
 {
 	struct vmctx_pcpu *p = timeline_pcpu(s, smp->cpu);
@@ -281,7 +329,7 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 	 * did, or the vCPU is back in the guest); otherwise it was steal.
 	 */
 	if (v) {
-		err = resolve(s, v, vmctx_exit_reason_is_halt(smp->isa, smp->exit_reason));
+		err = end_hold(s, v, vmctx_exit_reason_is_halt(smp->isa, smp->exit_reason));
 		if (err)
 			return err;
 	}
@@ -341,7 +389,7 @@ int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct
 		return -errno;
 	if (time > s->last_time)
 		s->last_time = time;
-	err = resolve(s, v, false);
+	err = end_hold(s, v, false);
 	if (err)
 		return err;
 	if (out) {
@@ -382,7 +430,7 @@ int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v, 
 	 * It fires after the thread is switched back in, so the wait is
 	 * usually held by then.
 	 */
-	err = resolve(s, v, !halted);
+	err = end_hold(s, v, !halted);
 	if (err)
 		return err;
 	if (!halted && v->state == VCPU_WAITING && v->blocked)
@@ -404,8 +452,6 @@ int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v, 
 int timeline_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t count)
 {
 	struct vmctx_pcpu *p = timeline_pcpu(s, cpu);
-	struct agg_key k;
-	int err;
 
 	if (!p)
 		return -errno;
@@ -413,15 +459,6 @@ int timeline_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t
 		s->last_time = time;
 	p->lost += count;
 	p->last_sample = 0;	/* the lost ticks are counted here, not by weight */
-	memset(&k, 0, sizeof(k));
-	k.scope = AGG_HOST;
-	k.cls = VMCTX_CLASS_LOST;
-	k.vm = -1;
-	k.vcpu = -1;
-	k.by = -1;
-	err = agg_add(s, &k, count);
-	if (err)
-		return err;
 	/* The vCPU this pCPU was running lost its own ticks. */
 	if (p->cur > 0) {
 		struct vmctx_vcpu *v = &s->vcpus[p->cur - 1];
@@ -444,7 +481,7 @@ int timeline_finish(struct vmctx_session *s, uint64_t time)
 	for (i = 0; i < s->nvcpus; i++) {
 		struct vmctx_vcpu *v = &s->vcpus[i];
 
-		err = resolve(s, v, false);
+		err = end_hold(s, v, false);
 		if (err)
 			return err;
 		if (v->state != VCPU_WAITING)

@@ -18,7 +18,7 @@ __hidden void vmctx_log(enum vmctx_log_level level, const char *fmt, ...)
 /* Grow *@arr (elements of @size) so that it holds at least @need; 0 or -ENOMEM. */
 __hidden int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size);
 
-/* ---- bundle (bundle.c, bundle-read.c, bundle-write.c) ---- */
+/* ---- bundle (bundle.c, bundle-seal.c, bundle-read.c, bundle-write.c) ---- */
 
 /* A symbol covers [start, end); name is owned by the symbol's container. */
 struct vmctx_sym {
@@ -32,7 +32,7 @@ struct vmctx_object {
 	char *path;
 	const char *base;	/* points into path: its last component */
 	char *build_id;		/* lowercase hex, or NULL */
-	struct vmctx_sym *syms;	/* sorted by start, no overlaps, once indexed */
+	struct vmctx_sym *syms;	/* sorted by start, no overlaps, once sealed */
 	size_t nsyms;
 	size_t syms_cap;
 };
@@ -56,10 +56,10 @@ struct vmctx_task {
 	char *comm;
 	uint64_t start;		/* guest ns */
 	uint64_t exit;		/* guest ns, VMCTX_TIME_NONE while alive */
-	struct vmctx_map *maps;	/* sorted by start, no overlaps, once indexed */
+	struct vmctx_map *maps;	/* sorted by start, no overlaps, once sealed */
 	size_t nmaps;
 	size_t maps_cap;
-	/* resolve.c */
+	/* set by bundle_seal() */
 	char *label;		/* "comm" or "comm(N)" */
 	int maps_from;		/* task whose maps to use (threads share) */
 };
@@ -91,17 +91,20 @@ struct vmctx_bundle {
 	size_t nobjects, objects_cap;
 	struct vmctx_kmod *kmods;
 	size_t nkmods, kmods_cap;
-	struct vmctx_ksym *ksyms;	/* sorted by addr once indexed */
+	struct vmctx_ksym *ksyms;	/* sorted by addr once sealed */
 	size_t nksyms, ksyms_cap;
+	size_t maps_total;		/* of all tasks */
+	size_t syms_total;		/* of all objects */
 
-	/* resolve.c: built by vmctx_bundle_index(), dropped on any change */
-	bool indexed;
+	/* set by bundle_seal(); nothing changes afterwards */
+	bool sealed;
 	uint32_t *by_root;	/* task indices sorted by (root, start) */
 };
 
 /*
- * What a bundle may hold: the builder refuses more, the writer never emits
- * more, and the reader rejects more with VMCTX_E_LIMIT (see vmctx-bundle(5)).
+ * What a bundle may hold: the builder refuses more and the reader rejects
+ * more with VMCTX_E_LIMIT (see vmctx-bundle(5)), so the writer never emits
+ * more.
  */
 #define BUNDLE_VERSION		1
 #define BUNDLE_MAX_TASKS	(1u << 22)	/* PID_MAX_LIMIT */
@@ -117,33 +120,45 @@ struct vmctx_bundle {
 #define BUNDLE_MAX_LINE		65536		/* bytes, newline included */
 #define BUNDLE_DEFAULT_MAX_SIZE	(64ull << 20)
 
-/* bundle.c: true for 2..BUNDLE_MAX_BUILD_ID lowercase hex digits, even. */
-__hidden bool bundle_build_id_valid(const char *id);
 /* bundle.c: the last component of @path (a pointer into it). */
 __hidden const char *bundle_path_base(const char *path);
 
 /*
- * Sort and check what resolution needs (resolve.c).  Called lazily by the
- * resolvers and by the writer; the reader calls it after its own checks.
+ * bundle-seal.c: the bundle's rules.  The builder and the reader check each
+ * record with the bundle_*_valid() predicates as it comes in; bundle_seal()
+ * checks the whole, sorts and prunes it, and builds the index.  @strict
+ * (the reader): what the builder's bundles get sorted, a file must hold
+ * sorted already, since the writer only writes sealed bundles.
  */
-__hidden int vmctx_bundle_index(struct vmctx_bundle *b);
+__hidden bool bundle_build_id_valid(const char *id);	/* 2..128 lowercase hex digits, even */
+__hidden bool bundle_lifetime_valid(uint64_t start, uint64_t exit);	/* exit >= start */
+__hidden bool bundle_extent_valid(uint64_t start, uint64_t size);	/* start + size fits */
+__hidden bool bundle_map_valid(uint64_t start, uint64_t end);	/* not empty */
+__hidden int bundle_seal(struct vmctx_bundle *b, bool strict);
+/* 0 for a sealed bundle; -EINVAL for NULL; -VMCTX_E_UNSEALED. */
+__hidden int bundle_check_sealed(const struct vmctx_bundle *b);
 
 /*
- * Indexed bundles: the normalised root at position @pos of by_root, and the
- * first position whose root is >= @root (ntasks if none).
+ * resolve.c, for sealed bundles: the normalised root at position @pos of
+ * by_root, and the first position whose root is >= @root (ntasks if none).
  */
 __hidden uint64_t bundle_root_at(const struct vmctx_bundle *b, size_t pos);
 __hidden size_t bundle_root_first(const struct vmctx_bundle *b, uint64_t root);
 
 /* ---- session (session.c, timeline.c, aggregate.c, report.c) ---- */
 
+/*
+ * A VM is known to the API by its tgid and numbered vm_nr for labels;
+ * inside the library, sessions index s->vms with vm_idx (vm_nr - 1).
+ */
 struct vmctx_vm {
-	int pid;			/* host tgid of the QEMU process */
-	int num;			/* k in "(VMk)" */
+	int tgid;			/* host tgid of the QEMU process */
+	int nr;				/* vm_nr: k in "(VMk)" */
 	char *name;
+	bool default_name;		/* "pid<tgid>": a bundle's host name replaces it */
 	char *label;			/* "[name]", its host-level row */
 	char *tag;			/* "(VMk)" */
-	struct vmctx_bundle *bundle;	/* borrowed */
+	const struct vmctx_bundle *bundle;	/* borrowed, sealed */
 	int64_t guest_ns_offset;
 };
 
@@ -162,7 +177,7 @@ struct pend_charge {
 };
 
 struct vmctx_vcpu {
-	int vm;				/* index into session->vms */
+	int vm_idx;			/* index into session->vms */
 	int id;
 	enum vcpu_state state;
 	bool halted;			/* the guest executed HLT and has not woken */
@@ -211,8 +226,9 @@ enum agg_scope {
 struct agg_key {
 	uint8_t scope;
 	uint8_t cls;			/* enum vmctx_class */
-	int16_t sub;			/* AGG_HOST guest rows: guest OS or USER */
-	int32_t vm;			/* index, -1 for host work */
+	int16_t sub;			/* AGG_HOST guest rows: guest OS or USER;
+					   AGG_STEAL_EXIT: the vCPU's ISA */
+	int32_t vm_idx;			/* index into session->vms, -1 for host work */
 	int32_t vcpu;			/* vCPU id, -1 in the host scope */
 	int32_t by;			/* steal: owner that ran instead; guest: task */
 	uint64_t exit;			/* AGG_STEAL_EXIT: exit reason */
@@ -247,10 +263,34 @@ struct vmctx_session {
 	bool finished;
 };
 
+/* session.c: the VM a vm_tgid names (an index into s->vms), or -ENOENT. */
+__hidden int session_vm_idx(const struct vmctx_session *s, int vm_tgid);
+/*
+ * session.c: where the timeline's output goes.  One run of @v's virtual
+ * stream (@k, AGG_VCPU), @count ticks ending at @time: counted, and shown
+ * to the caller's stream observer if there is one.
+ */
+__hidden int session_emit(struct vmctx_session *s, const struct vmctx_vcpu *v,
+			  const struct agg_key *k, uint64_t time, uint64_t count);
+
 /* timeline.c */
-/* @guest: the resolved guest sample (its physical-view key), for guest samples */
-/* @weight: ticks the sample stands for (timeline_weight()) */
+/*
+ * Give the vCPU at s->vcpus[s->nvcpus], not counted yet, its timeline
+ * state: an owner slot on every pCPU and its snapshot of their counts.
+ */
+__hidden int timeline_add_vcpu(struct vmctx_session *s, struct vmctx_vcpu *v);
+/* The state of pCPU @cpu, created on first use; NULL with errno. */
+__hidden struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu);
+/*
+ * Ticks a sample stands for: 1, or with VMCTX_SESSION_WEIGHT_BY_TIME the
+ * ticks since the previous sample on its pCPU.  0 (errno set) on a bad pCPU.
+ */
 __hidden uint64_t timeline_weight(struct vmctx_session *s, const struct vmctx_sample *smp);
+/*
+ * A sample of @owner (OWNER_OUTSIDE, or @v's).  @guest: the resolved guest
+ * sample (its physical-view key), for guest samples.  @weight: ticks the
+ * sample stands for (timeline_weight()).
+ */
 __hidden int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int owner,
 			     struct vmctx_vcpu *v, const struct agg_key *guest, uint64_t weight);
 __hidden int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu,
@@ -259,14 +299,10 @@ __hidden int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_
 			   bool halted);
 __hidden int timeline_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t count);
 __hidden int timeline_finish(struct vmctx_session *s, uint64_t time);
-__hidden struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu);
 
-/*
- * report.c: the Function and Module texts of an aggregation key.  A module
- * text that has to be composed is written to @buf.
- */
-__hidden void report_labels(const struct vmctx_session *s, const struct agg_key *k, bool unified,
-			    const char **function, const char **module, char *buf, size_t len);
+/* report.c: hand one run of @v's virtual stream (see session_emit()) to s->stream. */
+__hidden void report_stream(const struct vmctx_session *s, const struct vmctx_vcpu *v,
+			    const struct agg_key *k, uint64_t time, uint64_t count);
 
 /* aggregate.c */
 __hidden int agg_add(struct vmctx_session *s, const struct agg_key *key, uint64_t n);

@@ -9,8 +9,15 @@
  *
  * Conventions: functions returning int give 0 (or a non-negative value) on
  * success and a negative errno or a negative VMCTX_E_* code on failure.
- * Functions returning pointers give NULL and set errno.  Free functions
- * accept NULL.  The library never prints; see vmctx_set_log().
+ * Functions returning pointers give NULL and set errno (to an errno value
+ * or a VMCTX_E_* code).  Every handle has one lifetime pair, _new() and
+ * _free(): they handle memory only, and _free() accepts NULL.  Options
+ * structures start with size_t sz.  The library never prints; see
+ * vmctx_set_log().
+ *
+ * Man pages: libvmctx(3) for the overview, then one page per group below:
+ * vmctx_strerror(3), vmctx_exit_reason(3), vmctx_bundle(3),
+ * vmctx_resolve(3), vmctx_clock_fit(3), vmctx_session(3), vmctx_table(3).
  */
 #ifndef VMCTX_H
 #define VMCTX_H
@@ -23,7 +30,7 @@
 extern "C" {
 #endif
 
-/* ---- Errors ----------------------------------------------------------- */
+/* ---- Errors and diagnostics (vmctx_strerror(3)) ---------------------------- */
 
 /* vmctx's own codes, returned negated, beyond the errno range. */
 enum vmctx_error {
@@ -37,10 +44,19 @@ enum vmctx_error {
 	VMCTX_E_LIMIT,			/* count, string or size beyond a limit */
 	VMCTX_E_RANGE,			/* unsorted or overlapping ranges */
 	VMCTX_E_REF,			/* reference to a missing record */
+	VMCTX_E_SEALED,			/* the bundle is sealed: it no longer changes */
+	VMCTX_E_UNSEALED,		/* the bundle is not sealed yet */
 	VMCTX_E_MAX,
 };
 
-/* Describe @err (negative or positive; errno values too). Never NULL. */
+/**
+ * vmctx_strerror() - Describe an error code
+ * @err: a libvmctx return value: a negative errno or VMCTX_E_* code; the
+ *	positive value (errno after a pointer function failed) is accepted too
+ *
+ * Return: a description that is never NULL.  It is either static or held
+ * in thread-local storage until the thread's next call.
+ */
 const char *vmctx_strerror(int err);
 
 enum vmctx_log_level {
@@ -51,13 +67,17 @@ enum vmctx_log_level {
 
 typedef void (*vmctx_log_fn)(enum vmctx_log_level level, const char *msg, void *ctx);
 
-/*
- * Route the library's diagnostics (for example the line and reason a bundle
- * was rejected) to @fn.  NULL, the default, discards them.  Process-wide.
+/**
+ * vmctx_set_log() - Route the library's diagnostics to a callback
+ * @fn: called with each message (for example the line and the reason a
+ *	bundle was rejected); NULL, the default, discards them
+ * @ctx: passed to @fn as is
+ *
+ * The setting is process-wide.  @msg is valid during the call only.
  */
 void vmctx_set_log(vmctx_log_fn fn, void *ctx);
 
-/* ---- Exit reasons (one table for the whole project) ---------------------- */
+/* ---- Exit reasons: one table for the whole project (vmctx_exit_reason(3)) -- */
 
 enum vmctx_isa {
 	VMCTX_ISA_NONE = 0,
@@ -65,26 +85,60 @@ enum vmctx_isa {
 	VMCTX_ISA_SVM = 2,	/* AMD-V, VMCB exit_code */
 };
 
-/*
- * Name of a VM-exit reason as Linux 6.1 spells it ("HLT", "EXTERNAL_INTERRUPT",
- * "hlt", "interrupt", ...), or NULL when the code is unknown.  For VMX only the
- * basic reason (bits 15:0) is looked up.
+/**
+ * vmctx_exit_reason_name() - Name a VM-exit reason
+ * @isa: VMCTX_ISA_VMX or VMCTX_ISA_SVM
+ * @reason: the exit code; for VMX only the basic reason (bits 15:0) counts
+ *
+ * Return: the name as Linux 6.1 spells it ("HLT", "EXTERNAL_INTERRUPT",
+ * "hlt", "interrupt", ...), static, or NULL when the code has no name.
  */
 const char *vmctx_exit_reason_name(enum vmctx_isa isa, uint64_t reason);
 
-/* True when @reason is the guest executing HLT (VMX 12, SVM 0x78). */
+/**
+ * vmctx_exit_reason_is_halt() - Tell whether an exit is the guest executing HLT
+ * @isa: VMCTX_ISA_VMX or VMCTX_ISA_SVM
+ * @reason: the exit code
+ *
+ * Return: true for VMX 12 and SVM 0x78, false otherwise.
+ */
 bool vmctx_exit_reason_is_halt(enum vmctx_isa isa, uint64_t reason);
 
-/* Number of named reasons for @isa, and the @i'th of them, in code order. */
+/**
+ * vmctx_exit_reason_count() - Count the named exit reasons of an ISA
+ * @isa: VMCTX_ISA_VMX or VMCTX_ISA_SVM
+ *
+ * Return: the number of entries vmctx_exit_reason_at() walks; 0 for an
+ * unknown @isa.
+ */
 size_t vmctx_exit_reason_count(enum vmctx_isa isa);
+
+/**
+ * vmctx_exit_reason_at() - Get one named exit reason, in code order
+ * @isa: VMCTX_ISA_VMX or VMCTX_ISA_SVM
+ * @i: position, below vmctx_exit_reason_count()
+ * @reason: set to the code (may be NULL)
+ * @name: set to its static name (may be NULL)
+ *
+ * Return: 0, or -ENOENT when @i is out of range.
+ */
 int vmctx_exit_reason_at(enum vmctx_isa isa, size_t i, uint64_t *reason, const char **name);
 
-/* ---- Guest-map bundle (.vmctx) ------------------------------------------- */
+/* ---- Guest-map bundle (.vmctx) (vmctx_bundle(3)) --------------------------- */
 
 /*
  * A bundle is what a guest agent knows and the host cannot see: the task
  * table (page-table roots), memory maps, symbols, kernel symbols and clock
  * data.  It comes from a guest, so reading one treats every byte as hostile.
+ *
+ * A bundle is built, then sealed once: vmctx_bundle_new(), the
+ * vmctx_bundle_set_*() and vmctx_bundle_add_*() calls, then
+ * vmctx_bundle_seal(), which checks the whole bundle, sorts it and indexes
+ * it.  Reading a bundle seals it.  A sealed bundle never changes: adding
+ * to it fails with -VMCTX_E_SEALED, and writing, resolution, the clock fit
+ * and sessions take it as const and refuse an unsealed one with
+ * -VMCTX_E_UNSEALED.  The inspectors (vmctx_bundle_hostname() ...
+ * vmctx_bundle_guest_ns()) work on both.
  */
 struct vmctx_bundle;
 
@@ -96,137 +150,470 @@ struct vmctx_read_opts {
 	uint64_t max_size;		/* decompressed bytes; 0: 64 MiB */
 };
 
-struct vmctx_bundle *vmctx_bundle_alloc(void);
+/**
+ * vmctx_bundle_new() - Allocate an empty bundle to build
+ *
+ * Return: an unsealed bundle that the caller owns and frees with
+ * vmctx_bundle_free(), or NULL with errno set.
+ */
+struct vmctx_bundle *vmctx_bundle_new(void);
+
+/**
+ * vmctx_bundle_free() - Free a bundle and every string it holds
+ * @b: the bundle, or NULL
+ *
+ * Strings and labels the bundle handed out become invalid, so free it
+ * after every session and clock fit that uses it.
+ */
 void vmctx_bundle_free(struct vmctx_bundle *b);
 
+/**
+ * vmctx_bundle_seal() - Check, sort and index a built bundle, once
+ * @b: the bundle
+ *
+ * Maps are sorted and must not overlap; symbols are sorted, aliases at the
+ * same address are pruned (the longest wins), zero-sized symbols reach to
+ * the next one and overlaps are clipped; kernel symbols are sorted; process
+ * labels and the index by page-table root are built.  Sealing a sealed
+ * bundle does nothing.  On failure the bundle stays unsealed, and can only
+ * be freed.
+ *
+ * Return: 0; -VMCTX_E_RANGE for overlapping maps (the log says which
+ * task); -ENOMEM.
+ */
+int vmctx_bundle_seal(struct vmctx_bundle *b);
+
+/**
+ * vmctx_bundle_read_mem() - Read a bundle from memory
+ * @buf: the file's bytes (a gzip member, see vmctx-bundle(5))
+ * @len: their number
+ * @opts: limits, or NULL for the defaults
+ * @out: set to the new, sealed bundle on success only
+ *
+ * Every byte is treated as hostile: the decompressed size is capped, and
+ * every record, reference and range is checked.  The log callback gets the
+ * line and the reason of a rejection.
+ *
+ * Return: 0; -EINVAL; -ENOMEM; or the VMCTX_E_* code of what is wrong.
+ */
 int vmctx_bundle_read_mem(const void *buf, size_t len, const struct vmctx_read_opts *opts,
 			  struct vmctx_bundle **out);
+
+/**
+ * vmctx_bundle_read_file() - Read a bundle from a file
+ * @path: the file
+ * @opts: limits, or NULL for the defaults
+ * @out: set to the new, sealed bundle on success only
+ *
+ * As vmctx_bundle_read_mem(); a file larger than any bundle within the
+ * size limit is refused before it is read.
+ *
+ * Return: 0; -errno of open() or read(); -EISDIR; or as
+ * vmctx_bundle_read_mem().
+ */
 int vmctx_bundle_read_file(const char *path, const struct vmctx_read_opts *opts,
 			   struct vmctx_bundle **out);
-/* On success *buf is malloc'ed and owned by the caller. */
-int vmctx_bundle_write_mem(struct vmctx_bundle *b, void **buf, size_t *len);
-int vmctx_bundle_write_file(struct vmctx_bundle *b, const char *path);
 
-/* Building a bundle.  Strings are copied. */
+/**
+ * vmctx_bundle_write_mem() - Write a sealed bundle to memory
+ * @b: the sealed bundle
+ * @buf: set to the malloc'ed bytes, which the caller frees
+ * @len: set to their number
+ *
+ * The output is canonical: a bundle read and written again gives the same
+ * bytes.
+ *
+ * Return: 0; -EINVAL; -VMCTX_E_UNSEALED; -ENOMEM.
+ */
+int vmctx_bundle_write_mem(const struct vmctx_bundle *b, void **buf, size_t *len);
+
+/**
+ * vmctx_bundle_write_file() - Write a sealed bundle to a file, atomically
+ * @b: the sealed bundle
+ * @path: the file, replaced whole: readers never see a partial bundle
+ *
+ * Return: 0; -errno of the file operations; or as vmctx_bundle_write_mem().
+ */
+int vmctx_bundle_write_file(const struct vmctx_bundle *b, const char *path);
+
+/*
+ * Building a bundle.  Strings are copied.  Every call refuses a sealed
+ * bundle with -VMCTX_E_SEALED, and strings beyond the limits of
+ * vmctx-bundle(5) with -VMCTX_E_LIMIT.
+ */
+
+/**
+ * vmctx_bundle_set_identity() - Set the guest's identity
+ * @b: the bundle
+ * @hostname: the guest's host name (NULL: empty)
+ * @release: its kernel release (NULL: empty)
+ * @boot_id: its boot id (NULL: empty)
+ *
+ * Return: 0; -EINVAL; -VMCTX_E_SEALED; -VMCTX_E_LIMIT; -ENOMEM.
+ */
 int vmctx_bundle_set_identity(struct vmctx_bundle *b, const char *hostname,
 			      const char *release, const char *boot_id);
-/* Guest TSC frequency and one simultaneous (guest TSC, guest CLOCK_MONOTONIC ns) pair. */
+
+/**
+ * vmctx_bundle_set_clock() - Set the guest clock data
+ * @b: the bundle
+ * @tsc_khz: the guest TSC frequency (0: unknown)
+ * @tsc: a guest TSC value
+ * @ns: guest CLOCK_MONOTONIC ns at the same moment as @tsc
+ *
+ * Return: 0; -EINVAL; -VMCTX_E_SEALED.
+ */
 int vmctx_bundle_set_clock(struct vmctx_bundle *b, uint64_t tsc_khz, uint64_t tsc, uint64_t ns);
-/* Extra CR3 bits to ignore, such as the guest's SME encryption mask. */
+
+/**
+ * vmctx_bundle_set_cr3_mask() - Set extra CR3 bits to ignore
+ * @b: the bundle
+ * @ignore_mask: bits such as the guest's SME encryption bit
+ *
+ * Return: 0; -EINVAL; -VMCTX_E_SEALED.
+ */
 int vmctx_bundle_set_cr3_mask(struct vmctx_bundle *b, uint64_t ignore_mask);
-/* Returns the task's index.  @exit_ns is VMCTX_TIME_NONE while the task lives. */
+
+/**
+ * vmctx_bundle_add_task() - Add a task: one page-table root over one lifetime
+ * @b: the bundle
+ * @root: the root's physical address, or a raw CR3 value
+ * @pid: the guest pid
+ * @tgid: the guest tgid; threads share their process's root
+ * @comm: the task's name (NULL: empty)
+ * @start_ns: guest CLOCK_MONOTONIC ns when the root became the task's
+ * @exit_ns: when the task ended, or VMCTX_TIME_NONE while it lives
+ *
+ * Return: the task's index (0, 1, ... in order of addition); -EINVAL
+ * (negative ids, or @exit_ns before @start_ns); -VMCTX_E_SEALED;
+ * -VMCTX_E_LIMIT; -ENOMEM.
+ */
 int vmctx_bundle_add_task(struct vmctx_bundle *b, uint64_t root, int pid, int tgid,
 			  const char *comm, uint64_t start_ns, uint64_t exit_ns);
-/*
- * Returns the object's index.  Objects are deduplicated by build-id: adding
- * one whose build-id is known returns the existing index, so its symbols
- * need adding once.  @build_id is lowercase hex, or NULL.
+
+/**
+ * vmctx_bundle_add_object() - Add an ELF object, deduplicated by build-id
+ * @b: the bundle
+ * @path: the object's path in the guest
+ * @build_id: lowercase hex, an even number of 2 to 128 digits, or NULL
+ *
+ * Adding an object whose build-id is known returns the existing index, so
+ * its symbols need adding once (see vmctx_bundle_object_nsyms()).
+ *
+ * Return: the object's index; -EINVAL; -VMCTX_E_SEALED; -VMCTX_E_LIMIT;
+ * -ENOMEM.
  */
 int vmctx_bundle_add_object(struct vmctx_bundle *b, const char *path, const char *build_id);
-/* Number of symbols @object holds so far. */
+
+/**
+ * vmctx_bundle_object_nsyms() - Count the symbols an object holds
+ * @b: the bundle, sealed or not
+ * @object: the object's index
+ *
+ * Sealing prunes aliases, so the count may drop when the bundle is sealed.
+ *
+ * Return: the count, or -EINVAL for a missing object.
+ */
 int vmctx_bundle_object_nsyms(const struct vmctx_bundle *b, int object);
+
+/**
+ * vmctx_bundle_add_symbol() - Add a symbol to an object
+ * @b: the bundle
+ * @object: the object's index
+ * @start: the symbol's ELF virtual address
+ * @size: its size; 0 reaches to the next symbol once sealed
+ * @name: its name, not empty
+ *
+ * Return: 0; -EINVAL; -VMCTX_E_SEALED; -VMCTX_E_LIMIT; -ENOMEM.
+ */
 int vmctx_bundle_add_symbol(struct vmctx_bundle *b, int object, uint64_t start, uint64_t size,
 			    const char *name);
-/*
- * Map [start, end) of @task's address space to @object (-1 if none).
- * An IP in the map is the object's ELF virtual address ip - @bias.
+
+/**
+ * vmctx_bundle_add_map() - Map part of a task's address space
+ * @b: the bundle
+ * @task: the task's index
+ * @start: the first address of the mapping
+ * @end: the address after it
+ * @pgoff: the file offset of @start
+ * @bias: an IP in the map is the object's ELF virtual address ip - @bias
+ * @object: the mapped object's index, or -1 if none
+ * @path: the mapped file's path (NULL: empty)
+ *
+ * A task without maps resolves through its thread group leader's.
+ *
+ * Return: 0; -EINVAL; -VMCTX_E_SEALED; -VMCTX_E_LIMIT; -ENOMEM.
  */
 int vmctx_bundle_add_map(struct vmctx_bundle *b, int task, uint64_t start, uint64_t end,
 			 uint64_t pgoff, uint64_t bias, int object, const char *path);
+
+/**
+ * vmctx_bundle_add_kmodule() - Add a guest kernel module
+ * @b: the bundle
+ * @name: the module's name, unique in the bundle
+ * @start: its first address
+ * @size: its size
+ *
+ * Return: the module's index; -EINVAL; -EEXIST for a known name;
+ * -VMCTX_E_SEALED; -VMCTX_E_LIMIT; -ENOMEM.
+ */
 int vmctx_bundle_add_kmodule(struct vmctx_bundle *b, const char *name, uint64_t start,
 			     uint64_t size);
-/* A guest kernel symbol; @module is NULL for vmlinux. */
+
+/**
+ * vmctx_bundle_add_ksym() - Add a guest kernel symbol
+ * @b: the bundle
+ * @addr: the symbol's address
+ * @name: its name, not empty
+ * @module: the name of a module added before, or NULL for vmlinux
+ *
+ * Return: 0; -EINVAL; -ENOENT for an unknown module; -VMCTX_E_SEALED;
+ * -VMCTX_E_LIMIT; -ENOMEM.
+ */
 int vmctx_bundle_add_ksym(struct vmctx_bundle *b, uint64_t addr, const char *name,
 			  const char *module);
 
-/* Inspecting a bundle. Strings belong to the bundle. */
+/* Inspecting a bundle, sealed or not.  Strings belong to the bundle. */
+
+/**
+ * vmctx_bundle_hostname() - Get the guest's host name
+ * @b: the bundle
+ *
+ * Return: the name ("" when unset), or NULL with errno EINVAL when @b is NULL.
+ */
 const char *vmctx_bundle_hostname(const struct vmctx_bundle *b);
+
+/**
+ * vmctx_bundle_release() - Get the guest's kernel release
+ * @b: the bundle
+ *
+ * Return: the release ("" when unset), or NULL with errno EINVAL when @b
+ * is NULL.
+ */
 const char *vmctx_bundle_release(const struct vmctx_bundle *b);
+
+/**
+ * vmctx_bundle_boot_id() - Get the guest's boot id
+ * @b: the bundle
+ *
+ * Return: the boot id ("" when unset), or NULL with errno EINVAL when @b
+ * is NULL.
+ */
 const char *vmctx_bundle_boot_id(const struct vmctx_bundle *b);
+
+/**
+ * vmctx_bundle_clock() - Get the guest clock data
+ * @b: the bundle
+ * @tsc_khz: set to the guest TSC frequency, 0 if unknown (may be NULL)
+ * @tsc: set to the guest TSC of the clock pair (may be NULL)
+ * @ns: set to the guest ns of the clock pair (may be NULL)
+ *
+ * Return: 0, or -EINVAL when @b is NULL.
+ */
 int vmctx_bundle_clock(const struct vmctx_bundle *b, uint64_t *tsc_khz, uint64_t *tsc,
 		       uint64_t *ns);
+
+/**
+ * vmctx_bundle_ntasks() - Count the tasks
+ * @b: the bundle
+ *
+ * Return: the number of tasks; 0 when @b is NULL.
+ */
 size_t vmctx_bundle_ntasks(const struct vmctx_bundle *b);
+
+/**
+ * vmctx_bundle_task() - Get a task's fields
+ * @b: the bundle
+ * @i: the task's index, below vmctx_bundle_ntasks()
+ * @root: set to the root as added (not normalised) (may be NULL)
+ * @pid: set to the guest pid (may be NULL)
+ * @tgid: set to the guest tgid (may be NULL)
+ * @comm: set to the task's name, owned by the bundle (may be NULL)
+ * @start_ns: set to its start in guest ns (may be NULL)
+ * @exit_ns: set to its exit, or VMCTX_TIME_NONE (may be NULL)
+ *
+ * Return: 0, or -EINVAL for a missing task.
+ */
 int vmctx_bundle_task(const struct vmctx_bundle *b, size_t i, uint64_t *root, int *pid,
 		      int *tgid, const char **comm, uint64_t *start_ns, uint64_t *exit_ns);
+
+/**
+ * vmctx_bundle_nobjects() - Count the ELF objects
+ * @b: the bundle
+ *
+ * Return: the number of objects; 0 when @b is NULL.
+ */
 size_t vmctx_bundle_nobjects(const struct vmctx_bundle *b);
+
+/**
+ * vmctx_bundle_nmaps() - Count the maps of all tasks together
+ * @b: the bundle
+ *
+ * Return: the number of maps; 0 when @b is NULL.
+ */
 size_t vmctx_bundle_nmaps(const struct vmctx_bundle *b);
+
+/**
+ * vmctx_bundle_nksyms() - Count the guest kernel symbols
+ * @b: the bundle
+ *
+ * Return: the number of kernel symbols; 0 when @b is NULL.
+ */
 size_t vmctx_bundle_nksyms(const struct vmctx_bundle *b);
 
-/*
- * Guest CLOCK_MONOTONIC ns at guest TSC value @guest_tsc, from the bundle's
- * clock pair and TSC frequency: how a host that knows the guest's TSC (host
- * TSC plus KVM's TSC offset) relates guest times to its own.  -ENODATA when
- * the bundle has no clock data, -ERANGE when the result does not fit.
+/**
+ * vmctx_bundle_guest_ns() - Turn a guest TSC value into guest time
+ * @b: the bundle
+ * @guest_tsc: a guest TSC value (host TSC plus KVM's TSC offset)
+ * @ns: set to guest CLOCK_MONOTONIC ns at @guest_tsc
+ *
+ * Uses the bundle's clock pair and TSC frequency: how a host that knows
+ * the guest's TSC relates guest times to its own.
+ *
+ * Return: 0; -EINVAL; -ENODATA when the bundle has no clock data; -ERANGE
+ * when the result does not fit.
  */
 int vmctx_bundle_guest_ns(const struct vmctx_bundle *b, uint64_t guest_tsc, uint64_t *ns);
 
-/* ---- Resolution: CR3 to guest process, IP to symbol ---------------------- */
+/* ---- Resolution: CR3 to guest process, IP to symbol (vmctx_resolve(3)) ----- */
 
-/*
- * Reduce a raw guest CR3 to the page-table root's physical address: drop
- * PCID/flag bits (11:0), the PTI user-root bit (12), bit 63 (no-flush),
- * bits above the architectural 52-bit limit, and @ignore_mask (for example
- * an SME/SEV encryption bit).
+/**
+ * vmctx_cr3_normalize() - Reduce a raw guest CR3 to the page-table root
+ * @cr3: the raw value
+ * @ignore_mask: extra bits to drop, for example an SME/SEV encryption bit
+ *
+ * Drops the PCID/flag bits (11:0), the PTI user-root bit (12), bit 63
+ * (no-flush) and bits above the architectural 52-bit limit.
+ *
+ * Return: the root's physical address.
  */
 uint64_t vmctx_cr3_normalize(uint64_t cr3, uint64_t ignore_mask);
 
-/*
- * Index of the task that owned @cr3 at guest time @guest_ns, or -ENOENT.
+/**
+ * vmctx_bundle_find_task() - Find the task that owned a root at a guest time
+ * @b: the sealed bundle
+ * @cr3: a raw guest CR3 value, normalised with the bundle's CR3 mask
+ * @guest_ns: the guest time of the sample, or VMCTX_TIME_NONE when unknown
+ *
  * A root freed and reused by a later process resolves by lifetime, so an
- * old sample never resolves to the new owner.  With @guest_ns
- * VMCTX_TIME_NONE (guest time unknown) a root resolves only if a single
- * process ever owned it.
+ * old sample never resolves to the new owner.  Threads share their
+ * process's root: the process leader is preferred.  With @guest_ns
+ * VMCTX_TIME_NONE a root resolves only if a single process ever owned it.
+ *
+ * Return: the task's index; -ENOENT when nobody owned the root then;
+ * -EINVAL; -VMCTX_E_UNSEALED.
  */
-int vmctx_bundle_find_task(struct vmctx_bundle *b, uint64_t cr3, uint64_t guest_ns);
+int vmctx_bundle_find_task(const struct vmctx_bundle *b, uint64_t cr3, uint64_t guest_ns);
 
-/*
- * Task label as the paper prints it: "comm", or "comm(N)" when several
- * processes of the bundle share the comm (N counts them in start order).
+/**
+ * vmctx_bundle_task_label() - Get a task's label as the paper prints it
+ * @b: the sealed bundle
+ * @task: the task's index
+ *
+ * Return: "comm", or "comm(N)" when several processes of the bundle share
+ * the comm (N counts them in start order); threads carry their process's
+ * label.  The string belongs to the bundle.  NULL with errno ENOENT for a
+ * missing task, EINVAL, or VMCTX_E_UNSEALED.
  */
-const char *vmctx_bundle_task_label(struct vmctx_bundle *b, int task);
+const char *vmctx_bundle_task_label(const struct vmctx_bundle *b, int task);
 
-/*
- * Resolve a guest user IP in @task's address space.  *sym is NULL when the
- * IP is mapped but no symbol covers it.  *dso is the mapped file's base name.
- * Returns -ENOENT when nothing is mapped at @ip.
+/**
+ * vmctx_bundle_resolve_user() - Resolve a guest user IP in a task's address space
+ * @b: the sealed bundle
+ * @task: the task's index
+ * @ip: the guest IP
+ * @sym: set to the symbol's name, or NULL when the IP is mapped but no
+ *	symbol covers it (may be NULL)
+ * @dso: set to the mapped file's base name (may be NULL)
+ *
+ * Return: 0; -ENOENT when nothing is mapped at @ip or the task is
+ * missing; -EINVAL; -VMCTX_E_UNSEALED.
  */
-int vmctx_bundle_resolve_user(struct vmctx_bundle *b, int task, uint64_t ip, const char **sym,
-			      const char **dso);
-/* Resolve a guest kernel IP; *module is "vmlinux" or the module's name. */
-int vmctx_bundle_resolve_kernel(struct vmctx_bundle *b, uint64_t ip, const char **sym,
+int vmctx_bundle_resolve_user(const struct vmctx_bundle *b, int task, uint64_t ip,
+			      const char **sym, const char **dso);
+
+/**
+ * vmctx_bundle_resolve_kernel() - Resolve a guest kernel IP
+ * @b: the sealed bundle
+ * @ip: the guest IP
+ * @sym: set to the kernel symbol's name, or NULL if none covers @ip (may
+ *	be NULL)
+ * @module: set to "vmlinux" or the module's name (may be NULL)
+ *
+ * Return: 0; -EINVAL; -VMCTX_E_UNSEALED.
+ */
+int vmctx_bundle_resolve_kernel(const struct vmctx_bundle *b, uint64_t ip, const char **sym,
 				const char **module);
 
-/* ---- Clock fit: host time to guest time, from the samples ----------------- */
+/* ---- Clock fit: host time to guest time, from the samples (vmctx_clock_fit(3)) */
 
 /*
  * When nothing relates the host's clock to a guest's, the samples can: a
  * sample must fall inside the lifetime of one of its page-table root's
- * owners.  Offer every guest sample (host time and raw
- * CR3) of one VM, then ask for the offset (guest ns = host ns + offset) that
- * the most samples agree with, to pass to vmctx_session_attach_bundle().
- * Needs processes that start or exit while sampled; memory is O(tasks).
- * Offer guest user-mode samples only: guest kernel threads and the idle
- * task run on the last process's page tables (lazy TLB), so a kernel-mode
- * CR3 can be the root of a process that has exited.
+ * owners.  Offer every guest sample (host time and raw CR3) of one VM,
+ * then ask for the offset (guest ns = host ns + offset) that the most
+ * samples agree with, to pass to vmctx_session_attach_bundle().  Needs
+ * processes that start or exit while sampled; memory is O(tasks).  Offer
+ * guest user-mode samples only: guest kernel threads and the idle task
+ * run on the last process's page tables (lazy TLB), so a kernel-mode CR3
+ * can be the root of a process that has exited.
  */
 struct vmctx_clock_fit;
 
-struct vmctx_clock_fit *vmctx_clock_fit_new(struct vmctx_bundle *b);
+/**
+ * vmctx_clock_fit_new() - Allocate a clock fit for one VM's bundle
+ * @b: the VM's sealed bundle, which must outlive the fit
+ *
+ * Return: the fit, which the caller frees with vmctx_clock_fit_free(), or
+ * NULL with errno EINVAL, VMCTX_E_UNSEALED or ENOMEM.
+ */
+struct vmctx_clock_fit *vmctx_clock_fit_new(const struct vmctx_bundle *b);
+
+/**
+ * vmctx_clock_fit_free() - Free a clock fit
+ * @f: the fit, or NULL
+ */
 void vmctx_clock_fit_free(struct vmctx_clock_fit *f);
+
+/**
+ * vmctx_clock_fit_add() - Offer one guest user-mode sample
+ * @f: the fit
+ * @host_ns: the sample's host time
+ * @cr3: its raw guest CR3
+ *
+ * Samples of roots the bundle does not know are counted and ignored.
+ *
+ * Return: 0, or -EINVAL.
+ */
 int vmctx_clock_fit_add(struct vmctx_clock_fit *f, uint64_t host_ns, uint64_t cr3);
-/*
- * -ENODATA when no offered sample had a root the bundle knows.  *agree:
- * samples consistent with *offset; *used: samples of roots the bundle knows.
+
+/**
+ * vmctx_clock_fit_offset() - Find the offset the most samples agree with
+ * @f: the fit
+ * @offset: set to the offset, guest ns = host ns + @offset
+ * @agree: set to the number of samples consistent with @offset (may be NULL)
+ * @used: set to the number of samples of roots the bundle knows (may be NULL)
+ *
+ * Return: 0; -EINVAL; -ENODATA when no offered sample had a root the
+ * bundle knows; -ERANGE; -ENOMEM.
  */
 int vmctx_clock_fit_offset(const struct vmctx_clock_fit *f, int64_t *offset, uint64_t *agree,
 			   uint64_t *used);
 
-/* ---- Session: timeline engine and aggregation ---------------------------- */
+/* ---- Session: timeline engine and aggregation (vmctx_session(3)) ----------- */
 
 /*
  * A session consumes one time-ordered stream of host events and keeps, per
  * vCPU, a virtual sample stream on host time.  Memory is bounded by the
  * number of vCPUs, pCPUs and distinct symbols, never by the sample count.
+ *
+ * A VM is its QEMU process: its identity in every call is that process's
+ * host tgid, called vm_tgid.  A VM is declared with vmctx_session_add_vm()
+ * before any event names it; a call naming a VM the session does not know
+ * fails with -ENOENT.  Declaration also numbers VMs 1, 2, ... (vm_nr): the
+ * k of the "(VMk)" labels, and the way to iterate over VMs
+ * (vmctx_session_vm_tgid()).  vCPUs are known by their id within their VM
+ * and need no declaration.
  */
 struct vmctx_session;
 
@@ -254,26 +641,59 @@ struct vmctx_session_opts {
  */
 #define VMCTX_SESSION_WEIGHT_BY_TIME	(1u << 0)
 
+/**
+ * vmctx_session_new() - Allocate a session
+ * @opts: options, or NULL for the defaults (no tick, default bounds)
+ *
+ * Return: the session, which the caller frees with vmctx_session_free(),
+ * or NULL with errno EINVAL (a short @opts, an unknown flag, or
+ * VMCTX_SESSION_WEIGHT_BY_TIME without tick_ns) or ENOMEM.
+ */
 struct vmctx_session *vmctx_session_new(const struct vmctx_session_opts *opts);
+
+/**
+ * vmctx_session_free() - Free a session
+ * @s: the session, or NULL
+ *
+ * Tables made from the session stay valid; bundles attached to it are the
+ * caller's to free, after this.
+ */
 void vmctx_session_free(struct vmctx_session *s);
 
-/*
- * Declare a VM (its QEMU process, host tgid @pid) and its name.  Returns the
- * VM number k used in "(VMk)" labels: 1, 2, ... in declaration order.  VMs
- * first seen in a sample are declared automatically, named "pid<tgid>".
+/**
+ * vmctx_session_add_vm() - Declare a VM, or rename a declared one
+ * @s: the session
+ * @vm_tgid: the host tgid of the VM's QEMU process
+ * @name: its name, copied; NULL names a new VM "pid<tgid>" and leaves a
+ *	declared VM's name alone
+ *
+ * A VM named by default takes its bundle's host name when one is attached.
+ *
+ * Return: the VM's number vm_nr (1, 2, ... in declaration order); -EINVAL;
+ * -ENOMEM.
  */
-int vmctx_session_add_vm(struct vmctx_session *s, int pid, const char *name);
+int vmctx_session_add_vm(struct vmctx_session *s, int vm_tgid, const char *name);
 
 /*
- * Resolve VM @pid's guest samples through @b, which the caller keeps and
- * frees after the session.  @guest_ns_offset is added to host time to get
- * the guest time used for task lifetimes; VMCTX_OFFSET_UNKNOWN when the two
- * clocks cannot be related, and then roots resolve only when a single
- * process ever owned them (see vmctx_bundle_find_task()).
+ * Offset for vmctx_session_attach_bundle() when the host and guest clocks
+ * cannot be related.
  */
 #define VMCTX_OFFSET_UNKNOWN INT64_MIN
-int vmctx_session_attach_bundle(struct vmctx_session *s, int pid, struct vmctx_bundle *b,
-				int64_t guest_ns_offset);
+
+/**
+ * vmctx_session_attach_bundle() - Resolve a VM's guest samples through a bundle
+ * @s: the session
+ * @vm_tgid: a declared VM
+ * @b: its sealed bundle, which the caller keeps and frees after the session
+ * @guest_ns_offset: added to host time to get the guest time used for task
+ *	lifetimes; VMCTX_OFFSET_UNKNOWN, and then roots resolve only when a
+ *	single process ever owned them (see vmctx_bundle_find_task())
+ *
+ * Return: 0; -EINVAL; -ENOENT for an undeclared VM; -VMCTX_E_UNSEALED;
+ * -ENOMEM.
+ */
+int vmctx_session_attach_bundle(struct vmctx_session *s, int vm_tgid,
+				const struct vmctx_bundle *b, int64_t guest_ns_offset);
 
 /* Sample flags. */
 #define VMCTX_SAMPLE_GUEST	(1u << 0)	/* taken while the CPU ran guest code */
@@ -286,7 +706,7 @@ struct vmctx_sample {
 	uint64_t time;		/* host time, ns */
 	uint32_t cpu;		/* physical CPU */
 	int32_t pid, tid;	/* host process and thread */
-	int32_t vm;		/* host tgid of the VM, or -1 */
+	int32_t vm_tgid;	/* a declared VM whose vCPU was loaded, or -1 */
 	int32_t vcpu;		/* vCPU id, or -1 */
 	uint32_t flags;		/* VMCTX_SAMPLE_* */
 	uint32_t cpl;		/* guest CPL, for guest samples */
@@ -299,16 +719,65 @@ struct vmctx_sample {
 	const char *host_dso;
 };
 
+/**
+ * vmctx_session_sample() - Take one host sample
+ * @s: the session
+ * @smp: the sample; events come in host time order
+ *
+ * Return: 0; -EINVAL (a short @smp, a guest sample without a vCPU, a pCPU
+ * beyond max_pcpus, an absurd vCPU id, or after vmctx_session_finish());
+ * -ENOENT for an undeclared VM; -E2BIG beyond max_vcpus; -ENOMEM.
+ */
 int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp);
 
-/* A vCPU thread switched out (@preempt: still runnable) or in on @cpu. */
-int vmctx_session_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, int vm, int vcpu,
-			 bool out, bool preempt);
-/* Halt evidence: the vCPU halted (HLT exit), or woke (kvm_vcpu_wakeup). */
-int vmctx_session_halt(struct vmctx_session *s, uint64_t time, int vm, int vcpu, bool halted);
-/* @count samples were lost on @cpu ending at @time. */
+/**
+ * vmctx_session_switch() - Take a context switch of a vCPU thread
+ * @s: the session
+ * @time: host time, ns
+ * @cpu: the pCPU
+ * @vm_tgid: the declared VM
+ * @vcpu: the vCPU id
+ * @out: the thread switched out (else in)
+ * @preempt: switched out while still runnable (else it blocked)
+ *
+ * Return: as vmctx_session_sample().
+ */
+int vmctx_session_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, int vm_tgid,
+			 int vcpu, bool out, bool preempt);
+
+/**
+ * vmctx_session_halt() - Take halt evidence of a vCPU
+ * @s: the session
+ * @time: host time, ns
+ * @vm_tgid: the declared VM
+ * @vcpu: the vCPU id
+ * @halted: the vCPU halted (an HLT exit), or woke (kvm_vcpu_wakeup)
+ *
+ * Return: as vmctx_session_sample().
+ */
+int vmctx_session_halt(struct vmctx_session *s, uint64_t time, int vm_tgid, int vcpu,
+		       bool halted);
+
+/**
+ * vmctx_session_lost() - Take a lost-samples record
+ * @s: the session
+ * @time: host time the loss ends, ns
+ * @cpu: the pCPU that lost them
+ * @count: how many; they become [lost], never steal
+ *
+ * Return: 0; -EINVAL; -ENOMEM.
+ */
 int vmctx_session_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t count);
-/* End of the recording: close every open blank interval at @time. */
+
+/**
+ * vmctx_session_finish() - End the recording
+ * @s: the session
+ * @time: host time of the end, ns; every open blank interval closes here
+ *
+ * The session takes no event afterwards.
+ *
+ * Return: 0; -EINVAL (also when already finished); -ENOMEM.
+ */
 int vmctx_session_finish(struct vmctx_session *s, uint64_t time);
 
 /* What a tick of a vCPU's virtual stream is. */
@@ -327,7 +796,7 @@ enum vmctx_class {
 struct vmctx_tick {
 	size_t sz;
 	uint64_t time;		/* host time of the run's last tick */
-	int vm;			/* VM number */
+	int vm_tgid;		/* the VM */
 	int vcpu;
 	enum vmctx_class cls;
 	uint64_t count;		/* ticks in this run */
@@ -338,10 +807,72 @@ struct vmctx_tick {
 
 typedef void (*vmctx_stream_fn)(const struct vmctx_tick *tick, void *ctx);
 
-/* Observe every vCPU's virtual stream as it is produced (optional). */
+/**
+ * vmctx_session_set_stream() - Observe every vCPU's virtual stream
+ * @s: the session
+ * @fn: called with each run of ticks as it is produced, in host time order
+ *	per vCPU; NULL stops observing
+ * @ctx: passed to @fn as is
+ *
+ * The tick and its strings are valid during the call only.
+ */
 void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void *ctx);
 
-/* ---- Reports -------------------------------------------------------------- */
+/**
+ * vmctx_session_nvms() - Count the declared VMs
+ * @s: the session
+ *
+ * Return: the number of VMs (the highest vm_nr), or -EINVAL.
+ */
+int vmctx_session_nvms(const struct vmctx_session *s);
+
+/**
+ * vmctx_session_vm_tgid() - Get the VM with a given number
+ * @s: the session
+ * @vm_nr: the VM's number, 1 to vmctx_session_nvms()
+ *
+ * Return: the VM's host tgid, or -ENOENT.
+ */
+int vmctx_session_vm_tgid(const struct vmctx_session *s, int vm_nr);
+
+/**
+ * vmctx_session_vm_nr() - Get a VM's number
+ * @s: the session
+ * @vm_tgid: the VM
+ *
+ * Return: its number vm_nr, the k of its "(VMk)" labels, or -ENOENT.
+ */
+int vmctx_session_vm_nr(const struct vmctx_session *s, int vm_tgid);
+
+/**
+ * vmctx_session_vm_name() - Get a VM's name
+ * @s: the session
+ * @vm_tgid: the VM
+ *
+ * Return: the name, owned by the session, or NULL with errno ENOENT.
+ */
+const char *vmctx_session_vm_name(const struct vmctx_session *s, int vm_tgid);
+
+/**
+ * vmctx_session_vm_nvcpus() - Count the vCPUs seen of a VM
+ * @s: the session
+ * @vm_tgid: the VM
+ *
+ * Return: the count, or -ENOENT.
+ */
+int vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm_tgid);
+
+/**
+ * vmctx_session_vm_vcpu() - Get a VM's vCPUs in id order
+ * @s: the session
+ * @vm_tgid: the VM
+ * @i: position, below vmctx_session_vm_nvcpus()
+ *
+ * Return: the @i'th vCPU id; -ENOENT; -ENOMEM.
+ */
+int vmctx_session_vm_vcpu(const struct vmctx_session *s, int vm_tgid, int i);
+
+/* ---- Tables: the paper's reports (vmctx_table(3)) ---------------------------- */
 
 enum vmctx_view {
 	VMCTX_VIEW_UNIFIED,	/* host functions and guest functions together */
@@ -352,46 +883,124 @@ enum vmctx_view {
 
 struct vmctx_table;
 
-/*
- * Build a table.  @vm is a VM number for VMCTX_VIEW_GUEST and
- * VMCTX_VIEW_VCPUS (ignored otherwise); @vcpu is -1 for all vCPUs.
+/**
+ * vmctx_table_new() - Make a table of a session's samples for one view
+ * @s: the session; the table copies what it needs, so it outlives @s
+ * @view: the view
+ * @vm_tgid: the VM, for VMCTX_VIEW_GUEST and VMCTX_VIEW_VCPUS (ignored
+ *	otherwise: pass -1)
+ * @vcpu: a vCPU id, or -1 for all vCPUs (VMCTX_VIEW_GUEST)
+ *
+ * Return: the table, which the caller frees with vmctx_table_free(), or
+ * NULL with errno EINVAL (a bad view), ENOENT (an undeclared VM) or ENOMEM.
  */
-struct vmctx_table *vmctx_session_table(struct vmctx_session *s, enum vmctx_view view, int vm,
-					int vcpu);
+struct vmctx_table *vmctx_table_new(const struct vmctx_session *s, enum vmctx_view view,
+				    int vm_tgid, int vcpu);
+
+/**
+ * vmctx_table_free() - Free a table
+ * @t: the table, or NULL
+ */
 void vmctx_table_free(struct vmctx_table *t);
 
+/**
+ * vmctx_table_total() - Count the table's samples
+ * @t: the table
+ *
+ * Return: the total of all rows; 0 when @t is NULL.
+ */
 uint64_t vmctx_table_total(const struct vmctx_table *t);
+
+/**
+ * vmctx_table_class() - Count the table's samples of one class
+ * @t: the table
+ * @cls: the class
+ *
+ * Return: the count; 0 when @t is NULL or @cls is out of range.
+ */
 uint64_t vmctx_table_class(const struct vmctx_table *t, enum vmctx_class cls);
+
+/**
+ * vmctx_table_nrows() - Count the table's rows
+ * @t: the table
+ *
+ * Return: the number of rows; 0 when @t is NULL.
+ */
 size_t vmctx_table_nrows(const struct vmctx_table *t);
-/* Rows are sorted by samples, descending. */
+
+/**
+ * vmctx_table_row() - Get a row
+ * @t: the table
+ * @i: the row, below vmctx_table_nrows(); rows are sorted by samples,
+ *	descending (VMCTX_VIEW_VCPUS: by vCPU id)
+ * @samples: set to the row's samples (may be NULL)
+ * @function: set to its Function text, owned by the table (may be NULL)
+ * @module: set to its Module text, owned by the table (may be NULL)
+ *
+ * Return: 0, or -ENOENT for a missing row.
+ */
 int vmctx_table_row(const struct vmctx_table *t, size_t i, uint64_t *samples,
 		    const char **function, const char **module);
-/* Samples of class @cls in row @i (VMCTX_VIEW_VCPUS rows carry classes). */
+
+/**
+ * vmctx_table_row_class() - Count a row's samples of one class
+ * @t: the table
+ * @i: the row
+ * @cls: the class (VMCTX_VIEW_VCPUS rows carry all classes)
+ *
+ * Return: the count; 0 for a missing row or class.
+ */
 uint64_t vmctx_table_row_class(const struct vmctx_table *t, size_t i, enum vmctx_class cls);
-/* Samples of the row matching @function and @module (NULL matches any). */
+
+/**
+ * vmctx_table_lookup() - Count the samples of the rows matching two texts
+ * @t: the table
+ * @function: the Function text, or NULL for any
+ * @module: the Module text, or NULL for any
+ *
+ * Return: the samples of the matching rows together; 0 when none match.
+ */
 uint64_t vmctx_table_lookup(const struct vmctx_table *t, const char *function, const char *module);
+
 /*
- * Steal broken down by the vCPU's last exit reason, descending.  Codes
- * without a name for the vCPU's ISA share the row VMCTX_EXIT_OTHER.
+ * Steal after an exit code that has no name for the vCPU's ISA is counted
+ * under this reason.
  */
 #define VMCTX_EXIT_OTHER UINT64_C(0xfffffffffffffffe)
+
+/**
+ * vmctx_table_nsteal_reasons() - Count the exit reasons behind the table's steal
+ * @t: the table
+ *
+ * Return: the number of reasons; 0 when @t is NULL.
+ */
 size_t vmctx_table_nsteal_reasons(const struct vmctx_table *t);
+
+/**
+ * vmctx_table_steal_reason() - Get steal by the vCPU's last exit reason
+ * @t: the table
+ * @i: position, below vmctx_table_nsteal_reasons(); sorted by samples,
+ *	descending
+ * @reason: set to the exit code, or VMCTX_EXIT_OTHER (may be NULL)
+ * @samples: set to the steal samples after it (may be NULL)
+ *
+ * Return: 0, or -ENOENT for a missing position.
+ */
 int vmctx_table_steal_reason(const struct vmctx_table *t, size_t i, uint64_t *reason,
 			     uint64_t *samples);
 
-/*
- * Render @t as text: the "Total samples: N  OS:USER:steal:idle = ..." header,
- * then "Samples %Ratio Function Module" rows (at most @max_rows; 0: all),
- * then the steal breakdown.  *out is malloc'ed and owned by the caller.
+/**
+ * vmctx_table_format() - Render a table as text
+ * @t: the table
+ * @max_rows: print at most this many rows; 0 prints all
+ * @out: set to the malloc'ed text, which the caller frees
+ *
+ * The text is the "Total samples: N  OS:USER:steal:idle = ..." header,
+ * then "Samples %Ratio Function Module" rows, then the steal breakdown.
+ *
+ * Return: 0; -EINVAL; -ENOMEM.
  */
 int vmctx_table_format(const struct vmctx_table *t, size_t max_rows, char **out);
-
-/* Number of VMs, a VM's name and vCPU count, for iterating views. */
-int vmctx_session_nvms(const struct vmctx_session *s);
-const char *vmctx_session_vm_name(const struct vmctx_session *s, int vm);
-int vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm);
-/* The @i'th vCPU id of VM @vm, in id order. */
-int vmctx_session_vm_vcpu(const struct vmctx_session *s, int vm, int i);
 
 #ifdef __cplusplus
 }

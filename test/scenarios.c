@@ -22,7 +22,7 @@ static int mixpos[16][8];
 
 struct vmctx_bundle *scen_guest_bundle(const char *hostname, int nprocs)
 {
-	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	struct vmctx_bundle *b = vmctx_bundle_new();
 	int exe, libc, p;
 
 	if (!b)
@@ -51,7 +51,8 @@ struct vmctx_bundle *scen_guest_bundle(const char *hostname, int nprocs)
 	}
 	if (vmctx_bundle_add_ksym(b, KSYM_APIC, "apic_timer_interrupt", NULL) ||
 	    vmctx_bundle_add_ksym(b, KSYM_APIC + 0x1000, "native_apic_mem_write", NULL) ||
-	    vmctx_bundle_add_ksym(b, KSYM_APIC + 0x100000, "_etext", NULL))
+	    vmctx_bundle_add_ksym(b, KSYM_APIC + 0x100000, "_etext", NULL) ||
+	    vmctx_bundle_seal(b))
 		goto fail;
 	return b;
 fail:
@@ -120,7 +121,7 @@ static struct vmctx_sample vcpu_sample(int i, int cpu, int vm, int vcpu, uint32_
 		.cpu = cpu,
 		.pid = VM_PID(vm),
 		.tid = VM_PID(vm) + 1 + vcpu,
-		.vm = VM_PID(vm),
+		.vm_tgid = VM_PID(vm),
 		.vcpu = vcpu,
 		.flags = flags,
 		.isa = VMCTX_ISA_VMX,
@@ -183,7 +184,7 @@ static void host(struct scen *sc, int i, int cpu, bool idle)
 		.cpu = cpu,
 		.pid = idle ? 0 : HOST_TID,
 		.tid = idle ? 0 : HOST_TID,
-		.vm = -1,
+		.vm_tgid = -1,
 		.vcpu = -1,
 		.flags = idle ? VMCTX_SAMPLE_IDLE : 0,
 		.ip = 0xffffffff81000000ULL,

@@ -25,7 +25,7 @@
 #define VMX_HLT		12
 #define VMX_APIC	44
 
-/* QEMU pids of the synthetic VMs. */
+/* QEMU pids (vm_tgid) of the synthetic VMs: VM n is declared n'th, so its vm_nr is n. */
 #define VM_PID(n)	(1000 + (n))
 
 /* Guest page-table roots: process p of a guest. */
@@ -38,7 +38,7 @@ struct scen {
 	int err;	/* first error of the stream */
 };
 
-/* Make a guest bundle with @nprocs "libquantum" processes at ROOT(0..). */
+/* Make a sealed guest bundle with @nprocs "libquantum" processes at ROOT(0..). */
 struct vmctx_bundle *scen_guest_bundle(const char *hostname, int nprocs);
 
 int scen_init(struct scen *sc, uint64_t tick_ns);

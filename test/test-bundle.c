@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-only
 /*
  * Guest-map bundle: a written bundle reads back with every field intact,
- * and every class of malformed bundle is refused with its own error code,
+ * a sealed bundle never changes and only sealed bundles are written, and
+ * every class of malformed bundle is refused with its own error code,
  * bounded memory and nothing leaked (run under ASan/LSan to check that).
  * Malformed inputs are built here from text and gzipped with zlib.
  */
@@ -173,7 +174,7 @@ static const char odd_name[] = "a b%c\nd\t\x01\x7f\xc3\xa9-=";
 
 static struct vmctx_bundle *build_sample(void)
 {
-	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	struct vmctx_bundle *b = vmctx_bundle_new();
 	int libc, sh, again, t0, t1, t2, km;
 
 	CHECK(b, "alloc");
@@ -218,6 +219,7 @@ static struct vmctx_bundle *build_sample(void)
 	CHECK(!vmctx_bundle_add_ksym(b, 0xffffffff81000000ull, "_stext", NULL), "ksym");
 	CHECK(!vmctx_bundle_add_ksym(b, 0xffffffff81000100ull, "do_idle", NULL), "ksym");
 	CHECK(!vmctx_bundle_add_ksym(b, 0xffffffffc0200010ull, "e1000_intr", "e1000"), "ksym");
+	CHECK(!vmctx_bundle_seal(b), "seal");
 	return b;
 }
 
@@ -226,7 +228,7 @@ static bool streq(const char *a, const char *b)
 	return a && b && !strcmp(a, b);
 }
 
-/* Every field of @b equals @a's (both indexed). */
+/* Every field of @b equals @a's (both sealed). */
 static void compare(const char *what, const struct vmctx_bundle *a,
 		    const struct vmctx_bundle *b)
 {
@@ -322,7 +324,7 @@ static void test_round_trip_preserves_every_field(void)
 	      "map paths and base names");
 	CHECK(b->ksyms[0].module == -1 && b->ksyms[2].module == 0 && b->ksyms[3].module == 1,
 	      "ksym modules by index");
-	CHECK(b->tasks[0].maps_from >= 0 || !b->indexed, "reader leaves the bundle indexed");
+	CHECK(b->sealed, "reading seals the bundle");
 
 	/* Writing what was read gives the same bytes: the format is canonical. */
 	err = vmctx_bundle_write_mem(b, &buf2, &len2);
@@ -330,14 +332,15 @@ static void test_round_trip_preserves_every_field(void)
 	if (!err)
 		free(buf2);
 
-	/* A change after reading drops the index and is written out. */
-	CHECK(vmctx_bundle_add_task(b, 0x50000, 300, 300, "late", 1, 2) == 4, "add after read");
-	CHECK(!b->indexed && !b->by_root, "a change drops the index");
+	/* What was read is sealed: it takes no more records and stays as it was. */
+	CHECK(vmctx_bundle_add_task(b, 0x50000, 300, 300, "late", 1, 2) == -VMCTX_E_SEALED,
+	      "add after read");
+	CHECK(!vmctx_bundle_seal(b), "sealing a sealed bundle does nothing");
 	err = vmctx_bundle_write_mem(b, &buf2, &len2);
-	CHECK(!err, "write after change");
+	CHECK(!err, "write after a refused change");
 	if (!err) {
 		err = read_buf(buf2, len2, 0, &c);
-		CHECK(!err && vmctx_bundle_ntasks(c) == 5, "changed bundle reads back");
+		CHECK(!err && vmctx_bundle_ntasks(c) == 4, "the refused task is not written");
 		vmctx_bundle_free(c);
 		free(buf2);
 	}
@@ -351,7 +354,7 @@ out:
 /* The text matches vmctx-bundle(5) line for line. */
 static void test_written_text_is_the_documented_format(void)
 {
-	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	struct vmctx_bundle *b = vmctx_bundle_new();
 	static const char want[] =
 		"vmctx-bundle 1\n"
 		"counts tasks=1 objects=1 maps=1 syms=1 kmods=1 ksyms=2\n"
@@ -381,8 +384,8 @@ static void test_written_text_is_the_documented_format(void)
 	vmctx_bundle_add_kmodule(b, "m", 0xffffffffc0000000ull, 0x100);
 	vmctx_bundle_add_ksym(b, 0xffffffffc0000000ull, "m_init", "m");
 	vmctx_bundle_add_ksym(b, 0xffffffff81000000ull, "_text", NULL);
-	if (vmctx_bundle_write_mem(b, &buf, &len)) {
-		CHECK(0, "write_mem");
+	if (vmctx_bundle_seal(b) || vmctx_bundle_write_mem(b, &buf, &len)) {
+		CHECK(0, "seal and write_mem");
 		vmctx_bundle_free(b);
 		return;
 	}
@@ -397,11 +400,11 @@ static void test_written_text_is_the_documented_format(void)
 
 static void test_empty_bundle_round_trips(void)
 {
-	struct vmctx_bundle *a = vmctx_bundle_alloc(), *b = NULL;
+	struct vmctx_bundle *a = vmctx_bundle_new(), *b = NULL;
 	size_t len;
 	void *buf;
 
-	CHECK(!vmctx_bundle_write_mem(a, &buf, &len), "write empty");
+	CHECK(!vmctx_bundle_seal(a) && !vmctx_bundle_write_mem(a, &buf, &len), "write empty");
 	CHECK(!read_buf(buf, len, 0, &b), "read empty");
 	if (b) {
 		compare("empty", a, b);
@@ -466,7 +469,7 @@ static void test_write_file_is_atomic_and_reads_back(void)
 
 static void test_builder_rejects_bad_arguments(void)
 {
-	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	struct vmctx_bundle *b = vmctx_bundle_new();
 	char long_comm[BUNDLE_MAX_SHORT + 2];
 	int obj;
 
@@ -500,17 +503,47 @@ static void test_builder_rejects_bad_arguments(void)
 	vmctx_bundle_free(NULL);
 }
 
-/* The writer refuses what a reader would reject. */
-static void test_writer_refuses_overlapping_maps(void)
+/*
+ * Sealing refuses what a reader would reject, and only sealed bundles are
+ * written: a refused bundle stays unsealed and is never written.
+ */
+static void test_seal_refuses_overlapping_maps(void)
 {
-	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	struct vmctx_bundle *b = vmctx_bundle_new();
 	size_t len = 0;
 	void *buf = NULL;
 
 	vmctx_bundle_add_task(b, 0x1000, 1, 1, "a", 0, VMCTX_TIME_NONE);
 	vmctx_bundle_add_map(b, 0, 0x1000, 0x3000, 0, 0, -1, "a");
 	vmctx_bundle_add_map(b, 0, 0x2000, 0x4000, 0, 0, -1, "b");
-	CHECK(vmctx_bundle_write_mem(b, &buf, &len) == -VMCTX_E_RANGE, "overlapping maps written");
+	CHECK(vmctx_bundle_write_mem(b, &buf, &len) == -VMCTX_E_UNSEALED, "unsealed bundle written");
+	CHECK(vmctx_bundle_seal(b) == -VMCTX_E_RANGE, "overlapping maps sealed");
+	CHECK(strstr(last_log, "task 0"), "log names the task: \"%s\"", last_log);
+	CHECK(!b->sealed && vmctx_bundle_write_mem(b, &buf, &len) == -VMCTX_E_UNSEALED,
+	      "refused bundle stays unsealed and unwritten");
+	CHECK(vmctx_bundle_seal(NULL) == -EINVAL, "seal NULL");
+	vmctx_bundle_free(b);
+}
+
+/* Once sealed, every setter and adder refuses; the inspectors still answer. */
+static void test_sealed_bundle_takes_no_records(void)
+{
+	struct vmctx_bundle *b = build_sample();
+	size_t ntasks = vmctx_bundle_ntasks(b), nmaps = vmctx_bundle_nmaps(b);
+	int e = -VMCTX_E_SEALED;
+
+	CHECK(vmctx_bundle_set_identity(b, "x", "y", "z") == e, "set_identity");
+	CHECK(vmctx_bundle_set_clock(b, 1, 2, 3) == e, "set_clock");
+	CHECK(vmctx_bundle_set_cr3_mask(b, 1) == e, "set_cr3_mask");
+	CHECK(vmctx_bundle_add_task(b, 0x1000, 1, 1, "x", 0, 1) == e, "add_task");
+	CHECK(vmctx_bundle_add_object(b, "/x", NULL) == e, "add_object");
+	CHECK(vmctx_bundle_add_symbol(b, 0, 0x1, 0x1, "f") == e, "add_symbol");
+	CHECK(vmctx_bundle_add_map(b, 0, 0x1, 0x2, 0, 0, -1, "x") == e, "add_map");
+	CHECK(vmctx_bundle_add_kmodule(b, "new", 0x1, 0x1) == e, "add_kmodule");
+	CHECK(vmctx_bundle_add_ksym(b, 0x1, "f", NULL) == e, "add_ksym");
+	CHECK(vmctx_bundle_ntasks(b) == ntasks && vmctx_bundle_nmaps(b) == nmaps &&
+	      streq(vmctx_bundle_hostname(b), "guest one"), "the bundle is unchanged");
+	CHECK(vmctx_bundle_object_nsyms(b, 0) == 3, "inspectors answer on a sealed bundle");
 	vmctx_bundle_free(b);
 }
 
@@ -887,7 +920,8 @@ int main(void)
 	test_empty_bundle_round_trips();
 	test_write_file_is_atomic_and_reads_back();
 	test_builder_rejects_bad_arguments();
-	test_writer_refuses_overlapping_maps();
+	test_seal_refuses_overlapping_maps();
+	test_sealed_bundle_takes_no_records();
 	test_baseline_text_is_valid();
 	test_truncated_gzip_is_truncated();
 	test_truncated_text_is_truncated();

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-only
 /*
  * CR3 resolution: normalisation of PTI/PCID/flag/encryption variants, task
- * lookup by lifetime when a root is reused, process labels, and user and
- * kernel IP resolution.
+ * lookup by lifetime when a root is reused, process labels, user and
+ * kernel IP resolution, and lookups that take sealed bundles only.
  */
 #include <errno.h>
 #include <string.h>
@@ -34,12 +34,14 @@ static void pti_pcid_variants_normalise_to_the_root(void)
 
 static void reused_root_resolves_by_lifetime(void)
 {
-	struct vmctx_bundle *b = vmctx_bundle_alloc();
-	int old, new, t;
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	int old, new, solo, t;
 
 	old = vmctx_bundle_add_task(b, R, 100, 100, "old", 1000, 2000);
 	new = vmctx_bundle_add_task(b, R | 0x1000, 300, 300, "new", 3000, VMCTX_TIME_NONE);
-	CHECK(old >= 0 && new >= 0, "tasks added");
+	solo = vmctx_bundle_add_task(b, R + 0x4000, 400, 400, "solo", 5000, 6000);
+	CHECK(old >= 0 && new >= 0 && solo >= 0, "tasks added");
+	CHECK(!vmctx_bundle_seal(b), "sealed");
 	CHECK_EQ(vmctx_bundle_find_task(b, R | 0x1000 | 3, 1500), old, "old sample -> old owner");
 	CHECK_EQ(vmctx_bundle_find_task(b, R, 1000), old, "start is inclusive");
 	CHECK_EQ(vmctx_bundle_find_task(b, R, 3500), new, "new sample -> new owner");
@@ -52,8 +54,7 @@ static void reused_root_resolves_by_lifetime(void)
 	CHECK(t == -ENOENT, "before the first owner resolves to nobody (got %d)", t);
 	t = vmctx_bundle_find_task(b, R, VMCTX_TIME_NONE);
 	CHECK(t == -ENOENT, "time unknown: a reused root is ambiguous (got %d)", t);
-	t = vmctx_bundle_add_task(b, R + 0x4000, 400, 400, "solo", 5000, 6000);
-	CHECK_EQ(vmctx_bundle_find_task(b, R + 0x4000, VMCTX_TIME_NONE), t,
+	CHECK_EQ(vmctx_bundle_find_task(b, R + 0x4000, VMCTX_TIME_NONE), solo,
 		 "time unknown: a root one process owned resolves");
 	t = vmctx_bundle_find_task(b, R + 0x2000, 1500);
 	CHECK(t == -ENOENT, "unknown root resolves to nobody (got %d)", t);
@@ -62,7 +63,7 @@ static void reused_root_resolves_by_lifetime(void)
 
 static void labels_tell_same_comm_processes_apart(void)
 {
-	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	struct vmctx_bundle *b = vmctx_bundle_new();
 	int a, c, d, th;
 	const char *l;
 
@@ -71,6 +72,7 @@ static void labels_tell_same_comm_processes_apart(void)
 	c = vmctx_bundle_add_task(b, R + 0x4000, 10, 10, "libquantum", 100, VMCTX_TIME_NONE);
 	d = vmctx_bundle_add_task(b, R + 0x8000, 30, 30, "init", 0, VMCTX_TIME_NONE);
 	th = vmctx_bundle_add_task(b, R, 21, 20, "worker", 600, VMCTX_TIME_NONE);
+	CHECK(!vmctx_bundle_seal(b), "sealed");
 	l = vmctx_bundle_task_label(b, c);
 	CHECK(l && !strcmp(l, "libquantum(1)"), "first started is (1), got %s", l ? l : "NULL");
 	l = vmctx_bundle_task_label(b, a);
@@ -86,7 +88,7 @@ static void labels_tell_same_comm_processes_apart(void)
 
 static void user_and_kernel_ips_resolve(void)
 {
-	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	struct vmctx_bundle *b = vmctx_bundle_new();
 	const char *sym, *dso;
 	int exe, lib, t, th, kvm;
 
@@ -107,6 +109,12 @@ static void user_and_kernel_ips_resolve(void)
 	vmctx_bundle_add_map(b, t, 0x7f0000000000ULL, 0x7f0000010000ULL, 0, 0x7f0000000000ULL,
 			     lib, "/lib/libm.so.6");
 	vmctx_bundle_add_map(b, t, 0x7ffff0000000ULL, 0x7ffff0001000ULL, 0, 0, -1, "[stack]");
+	vmctx_bundle_add_ksym(b, 0xffffffff81000000ULL, "_stext", NULL);
+	vmctx_bundle_add_ksym(b, 0xffffffff81001000ULL, "schedule", NULL);
+	kvm = vmctx_bundle_add_kmodule(b, "virtio_net", 0xffffffffc0000000ULL, 0x10000);
+	CHECK(kvm >= 0, "module added");
+	vmctx_bundle_add_ksym(b, 0xffffffffc0001000ULL, "virtnet_poll", "virtio_net");
+	CHECK(!vmctx_bundle_seal(b), "sealed");
 
 	CHECK(!vmctx_bundle_resolve_user(b, t, 0x555555555010ULL, &sym, &dso) &&
 	      sym && !strcmp(sym, "main") && !strcmp(dso, "app"), "exe IP -> main in app");
@@ -124,11 +132,6 @@ static void user_and_kernel_ips_resolve(void)
 	CHECK(vmctx_bundle_resolve_user(b, t, 0x1000, &sym, &dso) == -ENOENT,
 	      "unmapped IP is -ENOENT");
 
-	vmctx_bundle_add_ksym(b, 0xffffffff81000000ULL, "_stext", NULL);
-	vmctx_bundle_add_ksym(b, 0xffffffff81001000ULL, "schedule", NULL);
-	kvm = vmctx_bundle_add_kmodule(b, "virtio_net", 0xffffffffc0000000ULL, 0x10000);
-	CHECK(kvm >= 0, "module added");
-	vmctx_bundle_add_ksym(b, 0xffffffffc0001000ULL, "virtnet_poll", "virtio_net");
 	CHECK(!vmctx_bundle_resolve_kernel(b, 0xffffffff81001234ULL, &sym, &dso) &&
 	      sym && !strcmp(sym, "schedule") && !strcmp(dso, "vmlinux"), "kernel IP -> schedule");
 	CHECK(!vmctx_bundle_resolve_kernel(b, 0xffffffffc0001010ULL, &sym, &dso) &&
@@ -143,7 +146,7 @@ static void user_and_kernel_ips_resolve(void)
 
 static void guest_tsc_maps_to_guest_time(void)
 {
-	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	struct vmctx_bundle *b = vmctx_bundle_new();
 	uint64_t ns = 0;
 
 	CHECK(vmctx_bundle_guest_ns(b, 1000, &ns) == -ENODATA, "no clock data");
@@ -167,7 +170,7 @@ static void guest_tsc_maps_to_guest_time(void)
 static void clock_fit_finds_the_offset(void)
 {
 	const int64_t off = 4600000000LL;
-	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	struct vmctx_bundle *b = vmctx_bundle_new();
 	struct vmctx_clock_fit *f;
 	uint64_t agree = 0, used = 0, t;
 	int64_t got = 0;
@@ -177,6 +180,7 @@ static void clock_fit_finds_the_offset(void)
 	vmctx_bundle_add_task(b, R + 0x4000, 12, 12, "c", 1000, VMCTX_TIME_NONE);
 	vmctx_bundle_add_task(b, R + 0x6000, 13, 13, "d", 5000000000ULL, 5200000000ULL);
 	vmctx_bundle_add_task(b, R + 0x6000, 14, 14, "e", 6000000000ULL, VMCTX_TIME_NONE);
+	CHECK(!vmctx_bundle_seal(b), "sealed");
 	f = vmctx_clock_fit_new(b);
 	CHECK(vmctx_clock_fit_offset(f, &got, NULL, NULL) == -ENODATA, "no samples, no offset");
 	/*
@@ -211,8 +215,36 @@ static void clock_fit_finds_the_offset(void)
 	vmctx_bundle_free(b);
 }
 
+/* Lookups, the clock fit and sessions refuse a bundle still being built. */
+static void lookups_need_a_sealed_bundle(void)
+{
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	struct vmctx_clock_fit *f;
+	const char *sym = NULL, *l;
+	int t;
+
+	t = vmctx_bundle_add_task(b, R, 7, 7, "app", 0, VMCTX_TIME_NONE);
+	vmctx_bundle_add_map(b, t, 0x1000, 0x2000, 0, 0, -1, "app");
+	CHECK_EQ(vmctx_bundle_find_task(b, R, 1), -VMCTX_E_UNSEALED, "find_task");
+	CHECK_EQ(vmctx_bundle_resolve_user(b, t, 0x1000, &sym, NULL), -VMCTX_E_UNSEALED,
+		 "resolve_user");
+	CHECK_EQ(vmctx_bundle_resolve_kernel(b, 0x1000, &sym, NULL), -VMCTX_E_UNSEALED,
+		 "resolve_kernel");
+	errno = 0;
+	l = vmctx_bundle_task_label(b, t);
+	CHECK(!l && errno == VMCTX_E_UNSEALED, "task_label: NULL, errno VMCTX_E_UNSEALED");
+	errno = 0;
+	f = vmctx_clock_fit_new(b);
+	CHECK(!f && errno == VMCTX_E_UNSEALED, "clock_fit_new: NULL, errno VMCTX_E_UNSEALED");
+	CHECK(!vmctx_bundle_seal(b), "sealed");
+	CHECK_EQ(vmctx_bundle_find_task(b, R, 1), t, "find_task once sealed");
+	CHECK_EQ(vmctx_bundle_find_task(NULL, R, 1), -EINVAL, "find_task on NULL");
+	vmctx_bundle_free(b);
+}
+
 int main(void)
 {
+	lookups_need_a_sealed_bundle();
 	clock_fit_finds_the_offset();
 	guest_tsc_maps_to_guest_time();
 	pti_pcid_variants_normalise_to_the_root();

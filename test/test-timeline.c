@@ -11,12 +11,18 @@
 #include "scenarios.h"
 #include "tap.h"
 
-static struct vmctx_table *table(struct scen *sc, enum vmctx_view view, int vm, int vcpu)
+static struct vmctx_table *table(struct scen *sc, enum vmctx_view view, int vm_tgid, int vcpu)
 {
-	struct vmctx_table *t = vmctx_session_table(sc->s, view, vm, vcpu);
+	struct vmctx_table *t = vmctx_table_new(sc->s, view, vm_tgid, vcpu);
 
-	CHECK(t, "table view %d vm %d vcpu %d", view, vm, vcpu);
+	CHECK(t, "table view %d vm_tgid %d vcpu %d", view, vm_tgid, vcpu);
 	return t;
+}
+
+/* The streams below name VM1 (tgid VM_PID(1)); a session knows only declared VMs. */
+static void declare_vm1(struct vmctx_session *s)
+{
+	CHECK(vmctx_session_add_vm(s, VM_PID(1), NULL) == 1, "VM1 declared as vm_nr 1");
 }
 
 static uint64_t guest_ticks(uint64_t n)		/* running ticks -> user ticks */
@@ -34,7 +40,7 @@ static void fig9_blank_time_goes_to_who_ran_instead(void)
 	CHECK(!scen_init(&sc, SCEN_TICK_NS) && !scen_fig9(&sc, K, L), "fig9 stream accepted");
 
 	/* guestA's vCPU runs 2 slots of 3; in the third, guestB's vcpu0 holds its pCPU */
-	t = table(&sc, VMCTX_VIEW_GUEST, 1, -1);
+	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), -1);
 	CHECK_EQ(vmctx_table_total(t), 3 * K * L, "VM1 virtual ticks cover the whole window");
 	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_USER), guest_ticks(2 * K * L), "VM1 user");
 	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_OS), 2 * K * L / MIX_LEN, "VM1 kernel");
@@ -44,7 +50,7 @@ static void fig9_blank_time_goes_to_who_ran_instead(void)
 		 2 * K * L / MIX_LEN * MIX_TOFFOLI, "VM1 toffoli");
 	vmctx_table_free(t);
 
-	t = table(&sc, VMCTX_VIEW_GUEST, 2, 0);
+	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(2), 0);
 	CHECK_EQ(vmctx_table_total(t), 3 * K * L, "VM2 vcpu0 ticks");
 	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu1)"), K * L, "vcpu0 stolen by vcpu1");
 	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_STEAL), K * L, "vcpu0 steal");
@@ -53,14 +59,14 @@ static void fig9_blank_time_goes_to_who_ran_instead(void)
 	vmctx_table_free(t);
 
 	/* vcpu1 first runs in slot 1: one rotation fewer of waiting */
-	t = table(&sc, VMCTX_VIEW_GUEST, 2, 1);
+	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(2), 1);
 	CHECK_EQ(vmctx_table_total(t), 3 * K * L - L, "VM2 vcpu1 ticks from its first sample");
 	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(VM1)"), (K - 1) * L, "vcpu1 stolen by VM1");
 	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_STEAL), (K - 1) * L, "vcpu1 steal");
 	vmctx_table_free(t);
 
 	/* the per-vCPU view: one row per vCPU, in id order, with its own classes */
-	t = table(&sc, VMCTX_VIEW_VCPUS, 2, -1);
+	t = table(&sc, VMCTX_VIEW_VCPUS, VM_PID(2), -1);
 	CHECK_EQ(vmctx_table_nrows(t), 2, "per-vCPU view rows");
 	{
 		const char *f0 = NULL, *f1 = NULL;
@@ -76,13 +82,13 @@ static void fig9_blank_time_goes_to_who_ran_instead(void)
 	}
 	vmctx_table_free(t);
 
-	t = table(&sc, VMCTX_VIEW_HOST, 0, -1);
+	t = table(&sc, VMCTX_VIEW_HOST, -1, -1);
 	CHECK_EQ(vmctx_table_total(t), 6 * K * L, "host: every pCPU sample");
 	CHECK_EQ(vmctx_table_lookup(t, "[guestA]", "(VM1)"), 2 * K * L, "host: VM1 row");
 	CHECK_EQ(vmctx_table_lookup(t, "[guestB]", "(VM2)"), 4 * K * L, "host: VM2 row");
 	vmctx_table_free(t);
 
-	t = table(&sc, VMCTX_VIEW_UNIFIED, 0, -1);
+	t = table(&sc, VMCTX_VIEW_UNIFIED, -1, -1);
 	CHECK_EQ(vmctx_table_lookup(t, "quantum_toffoli", "libquantum(2) (VM2)"),
 		 2 * K * L / MIX_LEN * MIX_TOFFOLI, "unified: guest function of VM2's process 2");
 	vmctx_table_free(t);
@@ -101,7 +107,7 @@ static void two_processes_stay_apart(void)
 	int i;
 
 	CHECK(!scen_init(&sc, SCEN_TICK_NS) && !scen_two_procs(&sc, C, L), "stream accepted");
-	t = table(&sc, VMCTX_VIEW_GUEST, 1, -1);
+	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), -1);
 	for (i = 0; i < 4; i++) {
 		CHECK_EQ(vmctx_table_lookup(t, fn[i], "libquantum(1)"),
 			 (uint64_t)C * L / MIX_LEN * share[i], fn[i]);
@@ -131,7 +137,7 @@ static void two_vcpus_steal_from_each_other(void)
 	int s;
 
 	CHECK(!scen_init(&sc, SCEN_TICK_NS) && !scen_two_vcpus(&sc, C, L), "stream accepted");
-	t = table(&sc, VMCTX_VIEW_GUEST, 1, 0);
+	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), 0);
 	CHECK_EQ(vmctx_table_total(t), 2 * C * L, "vcpu0 ticks");
 	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu1)"), C * L, "vcpu0 stolen by vcpu1");
 	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(outside)"), C, "vcpu0 KVM exit handling");
@@ -158,7 +164,7 @@ static void two_vcpus_steal_from_each_other(void)
 	CHECK_EQ(vmctx_table_nsteal_reasons(t), 2, "two exit reasons behind steal");
 	vmctx_table_free(t);
 
-	t = table(&sc, VMCTX_VIEW_GUEST, 1, 1);
+	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), 1);
 	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu0)"), (C - 1) * L,
 		 "vcpu1 stolen by vcpu0 after its first slot");
 	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(outside)"), C, "vcpu1 KVM exit handling");
@@ -175,8 +181,8 @@ static void three_vms_steal_equals_host_share_of_others(void)
 	struct scen sc;
 
 	CHECK(!scen_init(&sc, SCEN_TICK_NS) && !scen_three_vms(&sc, C, L), "stream accepted");
-	g = table(&sc, VMCTX_VIEW_GUEST, 1, -1);
-	h = table(&sc, VMCTX_VIEW_HOST, 0, -1);
+	g = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), -1);
+	h = table(&sc, VMCTX_VIEW_HOST, -1, -1);
 	/* VM1 exists from tick 1 (tick 0 is the first kworker tick) */
 	CHECK_EQ(vmctx_table_total(g), 3 * C * L - 1, "VM1 ticks");
 	CHECK_EQ(vmctx_table_lookup(g, "[steal]", "(VM2)"), C * (L - 1), "VM1 stolen by VM2");
@@ -208,7 +214,7 @@ static void halt_is_idle_not_steal(bool pmu_idle)
 	struct scen sc;
 
 	CHECK(!scen_init(&sc, SCEN_TICK_NS) && !scen_halt(&sc, N, W, pmu_idle), "stream accepted");
-	g = table(&sc, VMCTX_VIEW_GUEST, 1, -1);
+	g = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), -1);
 	CHECK_EQ(vmctx_table_total(g), N, pmu_idle ? "pmu: ticks" : "cpu-clock: ticks");
 	CHECK_EQ(vmctx_table_class(g, VMCTX_CLASS_IDLE), N - busy - wakes,
 		 pmu_idle ? "pmu: idle" : "cpu-clock: idle");
@@ -216,7 +222,7 @@ static void halt_is_idle_not_steal(bool pmu_idle)
 	CHECK_EQ(vmctx_table_class(g, VMCTX_CLASS_OS), busy / MIX_LEN + wakes, "guest kernel");
 	CHECK_EQ(vmctx_table_lookup(g, "[idle]", "(halt_exit)"), N - busy - wakes, "idle row");
 	if (!pmu_idle) {
-		h = table(&sc, VMCTX_VIEW_HOST, 0, -1);
+		h = table(&sc, VMCTX_VIEW_HOST, -1, -1);
 		CHECK_EQ(vmctx_table_class(h, VMCTX_CLASS_IDLE), N - busy - 2 * wakes, "host idle");
 		/* KVM's work for the vCPU (its HLT exits) is the VM's in the host view */
 		CHECK_EQ(vmctx_table_lookup(h, "vmx_vcpu_run", NULL), 0, "host: no KVM row");
@@ -225,7 +231,7 @@ static void halt_is_idle_not_steal(bool pmu_idle)
 		CHECK_EQ(vmctx_table_lookup(h, "[guestOS1]", "(VM1)"), busy + 2 * wakes, "host: VM row");
 		vmctx_table_free(h);
 		/* ... and a host function in the unified view */
-		h = table(&sc, VMCTX_VIEW_UNIFIED, 0, -1);
+		h = table(&sc, VMCTX_VIEW_UNIFIED, -1, -1);
 		CHECK_EQ(vmctx_table_lookup(h, "vmx_vcpu_run", "kvm_intel"), wakes, "unified: HLT exits");
 		CHECK_EQ(vmctx_table_class(h, VMCTX_CLASS_VM), busy + wakes, "unified: guest code");
 		vmctx_table_free(h);
@@ -238,7 +244,7 @@ static struct vmctx_sample gsample(uint64_t tick, int vcpu)
 {
 	struct vmctx_sample s = {
 		.sz = sizeof(s), .time = tick * SCEN_TICK_NS, .cpu = 0, .pid = VM_PID(1),
-		.tid = VM_PID(1) + 1 + vcpu, .vm = VM_PID(1), .vcpu = vcpu,
+		.tid = VM_PID(1) + 1 + vcpu, .vm_tgid = VM_PID(1), .vcpu = vcpu,
 		.flags = VMCTX_SAMPLE_GUEST, .cpl = 0, .isa = VMCTX_ISA_SVM,
 		.cr3 = ROOT(0), .ip = 0xffffffff81001000ULL, .exit_reason = 0x60,
 	};
@@ -256,7 +262,7 @@ static void on_tick(const struct vmctx_tick *t, void *ctx)
 {
 	struct stream_sum *sum = ctx;
 
-	if (t->vcpu < 0 || t->vcpu > 1)
+	if (t->vcpu < 0 || t->vcpu > 1 || t->vm_tgid != VM_PID(1))
 		return;
 	sum->ticks[t->vcpu][t->cls] += t->count;
 	if (t->time < sum->last_time[t->vcpu])
@@ -277,6 +283,7 @@ static void lost_samples_are_never_steal(bool record_lost)
 	int i;
 
 	CHECK(!scen_init(&sc, SCEN_TICK_NS), "session");
+	declare_vm1(sc.s);
 	vmctx_session_set_stream(sc.s, on_tick, &sum);
 	for (i = 0; i < 40; i++) {
 		if (i >= 20 && i < 25)
@@ -287,7 +294,7 @@ static void lost_samples_are_never_steal(bool record_lost)
 			CHECK(!vmctx_session_lost(sc.s, 25 * SCEN_TICK_NS - 1, 0, 5), "lost record");
 	}
 	CHECK(!vmctx_session_finish(sc.s, 39 * SCEN_TICK_NS), "finish");
-	t = table(&sc, VMCTX_VIEW_GUEST, 1, 1);
+	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), 1);
 	if (record_lost) {
 		CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_LOST), 5, "waiting vCPU: lost");
 		CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu0)"), 15, "waiting vCPU: steal");
@@ -298,7 +305,7 @@ static void lost_samples_are_never_steal(bool record_lost)
 	}
 	CHECK_EQ(vmctx_table_total(t), 40, "vcpu1 has a tick for every tick of the window");
 	vmctx_table_free(t);
-	t = table(&sc, VMCTX_VIEW_GUEST, 1, 0);
+	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), 0);
 	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_LOST), record_lost ? 5 : 0, "running vCPU: lost");
 	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_OS), 15, "running vCPU: real ticks");
 	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu1)"), 10, "running vCPU: last slot");
@@ -307,7 +314,7 @@ static void lost_samples_are_never_steal(bool record_lost)
 	vmctx_table_free(t);
 
 	/* the per-vCPU stream carries exactly what the tables count, in time order */
-	t = table(&sc, VMCTX_VIEW_GUEST, 1, 1);
+	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), 1);
 	CHECK_EQ(sum.ticks[1][VMCTX_CLASS_STEAL] + sum.ticks[1][VMCTX_CLASS_LOST] +
 		 sum.ticks[1][VMCTX_CLASS_OS], vmctx_table_total(t), "stream total of vcpu1");
 	CHECK(sum.ordered, "stream runs are in host time order per vCPU");
@@ -350,12 +357,13 @@ static void wakeup_ends_an_unseen_halt(bool wakeup)
 	int i, tick = 0;
 
 	CHECK(!scen_init(&sc, SCEN_TICK_NS), "session");
+	declare_vm1(sc.s);
 	tick = run_guest(&sc, tick, RUN);
 	switch_vcpu0(&sc, tick, true);
 	for (i = 0; i < IDLE + STEAL; i++, tick++) {
 		struct vmctx_sample h = {
 			.sz = sizeof(h), .time = tick * SCEN_TICK_NS, .cpu = 0,
-			.pid = i < IDLE ? 0 : 2000, .tid = i < IDLE ? 0 : 2000, .vm = -1,
+			.pid = i < IDLE ? 0 : 2000, .tid = i < IDLE ? 0 : 2000, .vm_tgid = -1,
 			.vcpu = -1, .flags = i < IDLE ? VMCTX_SAMPLE_IDLE : VMCTX_SAMPLE_USER,
 			.ip = 0x401000, .host_sym = i < IDLE ? "default_idle" : "main",
 			.host_dso = i < IDLE ? "[kernel.kallsyms]" : "make",
@@ -369,7 +377,7 @@ static void wakeup_ends_an_unseen_halt(bool wakeup)
 	switch_vcpu0(&sc, tick, false);
 	tick = run_guest(&sc, tick, RUN);
 	CHECK(!vmctx_session_finish(sc.s, (tick - 1) * SCEN_TICK_NS), "finish");
-	t = table(&sc, VMCTX_VIEW_GUEST, 1, 0);
+	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), 0);
 	CHECK_EQ(vmctx_table_total(t), 2 * RUN + IDLE + STEAL, "a tick for every tick of the window");
 	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_IDLE), wakeup ? IDLE : 0,
 		 wakeup ? "woken: the blocked wait was idle" : "no wake-up: no idle");
@@ -394,11 +402,12 @@ static void wakeup_after_the_switch_in(bool wakeup, bool hlt_sample)
 	int i, tick = 0;
 
 	CHECK(!scen_init(&sc, SCEN_TICK_NS), "session");
+	declare_vm1(sc.s);
 	tick = run_guest(&sc, tick, RUN);
 	switch_vcpu0(&sc, tick, true);
 	for (i = 0; i < IDLE; i++, tick++) {
 		struct vmctx_sample h = {
-			.sz = sizeof(h), .time = tick * SCEN_TICK_NS, .cpu = 0, .vm = -1,
+			.sz = sizeof(h), .time = tick * SCEN_TICK_NS, .cpu = 0, .vm_tgid = -1,
 			.vcpu = -1, .flags = VMCTX_SAMPLE_IDLE, .host_sym = "default_idle",
 		};
 
@@ -419,7 +428,7 @@ static void wakeup_after_the_switch_in(bool wakeup, bool hlt_sample)
 		      "kvm_vcpu_wakeup after the switch-in");
 	tick = run_guest(&sc, tick, RUN);
 	CHECK(!vmctx_session_finish(sc.s, (tick - 1) * SCEN_TICK_NS), "finish");
-	t = table(&sc, VMCTX_VIEW_GUEST, 1, 0);
+	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), 0);
 	CHECK_EQ(vmctx_table_total(t), 2 * RUN + IDLE + hlt_sample,
 		 "a tick for every tick of the window");
 	/* the HLT sample is itself a tick of the halt: idle */
@@ -455,6 +464,7 @@ static void clock_samples_weighted_by_time(bool weight)
 	CHECK(s, "session");
 	if (!s)
 		return;
+	declare_vm1(s);
 	for (ms = 1; ms <= 298; ms += 3) {
 		smp = gsample(0, 0);
 		smp.time = ms * MS;
@@ -470,14 +480,14 @@ static void clock_samples_weighted_by_time(bool weight)
 	CHECK(!vmctx_session_switch(s, 299 * MS + MS / 2, 0, VM_PID(1), 0, true, false), "block");
 	for (ms = 300; ms < 900; ms++) {
 		struct vmctx_sample h = {
-			.sz = sizeof(h), .time = ms * MS, .cpu = 0, .vm = -1, .vcpu = -1,
+			.sz = sizeof(h), .time = ms * MS, .cpu = 0, .vm_tgid = -1, .vcpu = -1,
 			.flags = VMCTX_SAMPLE_IDLE, .host_sym = "default_idle",
 		};
 
 		CHECK(!vmctx_session_sample(s, &h), "idle sample");
 	}
 	CHECK(!vmctx_session_finish(s, 899 * MS), "finish");
-	t = vmctx_session_table(s, VMCTX_VIEW_GUEST, 1, -1);
+	t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(1), -1);
 	CHECK(t, "guest table");
 	if (t) {
 		CHECK_EQ(vmctx_table_total(t), 899, "a tick per ms of the window");
@@ -488,7 +498,7 @@ static void clock_samples_weighted_by_time(bool weight)
 		CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_IDLE), 601, "the halt is idle");
 	}
 	vmctx_table_free(t);
-	t = vmctx_session_table(s, VMCTX_VIEW_HOST, 0, -1);
+	t = vmctx_table_new(s, VMCTX_VIEW_HOST, -1, -1);
 	CHECK(t, "host table");
 	if (t)
 		/* + 1: the HLT exit, KVM's work for the vCPU, is the VM's too */
@@ -517,6 +527,7 @@ static void weighting_is_bounded(void)
 	CHECK(s, "session");
 	if (!s)
 		return;
+	declare_vm1(s);
 	smp = gsample(0, 0);
 	smp.time = 1000;
 	CHECK(!vmctx_session_sample(s, &smp), "first sample");
@@ -525,7 +536,7 @@ static void weighting_is_bounded(void)
 	CHECK(!vmctx_session_sample(s, &smp), "after the loss");
 	smp.time = 6000 + 1000 * 2000000ULL;	/* a clock jump, not a late timer */
 	CHECK(!vmctx_session_sample(s, &smp), "after a jump");
-	t = vmctx_session_table(s, VMCTX_VIEW_HOST, 0, -1);
+	t = vmctx_table_new(s, VMCTX_VIEW_HOST, -1, -1);
 	CHECK(t, "host table");
 	if (t) {
 		CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_VM), 3, "one tick each after a loss or a jump");
@@ -542,7 +553,7 @@ static void report_has_the_papers_header(void)
 	char *text = NULL;
 
 	CHECK(!scen_init(&sc, SCEN_TICK_NS) && !scen_two_vcpus(&sc, 50, 20), "stream accepted");
-	t = table(&sc, VMCTX_VIEW_GUEST, 1, 0);
+	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), 0);
 	CHECK(!vmctx_table_format(t, 5, &text) && text, "format");
 	/* 2000 ticks: 1000 (on vcpu1) + 50 (outside) steal; guest 950, 1/20 of it kernel */
 	CHECK(text && strstr(text, "Total samples: 2000  OS:USER:steal:idle = "
@@ -552,7 +563,7 @@ static void report_has_the_papers_header(void)
 	CHECK(text && strstr(text, "Steal by exit reason: EXTERNAL_INTERRUPT"), "exit breakdown");
 	free(text);
 	vmctx_table_free(t);
-	t = table(&sc, VMCTX_VIEW_HOST, 0, -1);
+	t = table(&sc, VMCTX_VIEW_HOST, -1, -1);
 	CHECK(!vmctx_table_format(t, 0, &text) && text &&
 	      strstr(text, "[guestOS1]                       (VM1)"), "host row for the VM");
 	free(text);
@@ -560,12 +571,79 @@ static void report_has_the_papers_header(void)
 	scen_fini(&sc);
 }
 
+/*
+ * A VM is its tgid and must be declared: a call naming an undeclared VM
+ * (a VM number passed as a tgid, say) fails and creates nothing.
+ */
+static void undeclared_vms_are_refused(void)
+{
+	struct vmctx_bundle *b = scen_guest_bundle("g", 1);
+	struct vmctx_sample smp = gsample(0, 0);
+	struct vmctx_session *s = vmctx_session_new(NULL);
+	struct vmctx_table *t;
+
+	CHECK_EQ(vmctx_session_sample(s, &smp), -ENOENT, "sample of an undeclared VM");
+	CHECK_EQ(vmctx_session_switch(s, 1, 0, VM_PID(1), 0, true, false), -ENOENT,
+		 "switch of an undeclared VM");
+	CHECK_EQ(vmctx_session_halt(s, 1, VM_PID(1), 0, true), -ENOENT, "halt of an undeclared VM");
+	CHECK_EQ(vmctx_session_attach_bundle(s, VM_PID(1), b, 0), -ENOENT,
+		 "bundle for an undeclared VM");
+	CHECK_EQ(vmctx_session_nvms(s), 0, "nothing was declared on the way");
+	declare_vm1(s);
+	CHECK_EQ(vmctx_session_add_vm(s, VM_PID(2), "two"), 2, "the next VM is vm_nr 2");
+	CHECK_EQ(vmctx_session_add_vm(s, VM_PID(1), "one"), 1, "declaring again renames");
+	CHECK_EQ(vmctx_session_attach_bundle(s, VM_PID(1), b, 0), 0, "bundle for VM1");
+	CHECK(!vmctx_session_sample(s, &smp), "sample of VM1");
+	smp.vm_tgid = 1;
+	CHECK_EQ(vmctx_session_sample(s, &smp), -ENOENT, "a vm_nr is not a vm_tgid");
+	CHECK_EQ(vmctx_session_vm_tgid(s, 2), VM_PID(2), "vm_nr 2 is VM_PID(2)");
+	CHECK_EQ(vmctx_session_vm_nr(s, VM_PID(1)), 1, "VM_PID(1) is vm_nr 1");
+	CHECK_EQ(vmctx_session_vm_tgid(s, 3), -ENOENT, "no vm_nr 3");
+	CHECK_EQ(vmctx_session_vm_nr(s, 1), -ENOENT, "no VM of tgid 1");
+	CHECK(!strcmp(vmctx_session_vm_name(s, VM_PID(1)), "one"), "VM1 keeps its given name");
+	CHECK(!vmctx_session_vm_name(s, 1) && errno == ENOENT, "no name for tgid 1");
+	CHECK_EQ(vmctx_session_vm_nvcpus(s, VM_PID(1)), 1, "VM1 has one vCPU");
+	CHECK_EQ(vmctx_session_vm_nvcpus(s, 1), -ENOENT, "no vCPUs for tgid 1");
+	CHECK_EQ(vmctx_session_vm_vcpu(s, VM_PID(1), 0), 0, "VM1's vcpu0");
+	errno = 0;
+	CHECK(!vmctx_table_new(s, VMCTX_VIEW_GUEST, 1, -1) && errno == ENOENT,
+	      "no guest table for tgid 1");
+	t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(2), -1);
+	CHECK(t && !vmctx_table_total(t), "a declared VM without samples has an empty table");
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+	vmctx_bundle_free(b);
+}
+
+/* A VM named by default takes its bundle's host name; a given name stays. */
+static void bundles_name_vms_named_by_default(void)
+{
+	struct vmctx_bundle *b = scen_guest_bundle("guest-host", 1);
+	struct vmctx_bundle *u = vmctx_bundle_new();
+	struct vmctx_session *s = vmctx_session_new(NULL);
+
+	CHECK_EQ(vmctx_session_add_vm(s, VM_PID(1), NULL), 1, "VM1 declared");
+	CHECK_EQ(vmctx_session_add_vm(s, VM_PID(2), "pidgin"), 2, "VM2 declared");
+	CHECK(!strcmp(vmctx_session_vm_name(s, VM_PID(1)), "pid1001"), "default name");
+	CHECK_EQ(vmctx_session_attach_bundle(s, VM_PID(1), u, 0), -VMCTX_E_UNSEALED,
+		 "an unsealed bundle is refused");
+	CHECK(!vmctx_session_attach_bundle(s, VM_PID(1), b, 0) &&
+	      !vmctx_session_attach_bundle(s, VM_PID(2), b, 0), "bundles attached");
+	CHECK(!strcmp(vmctx_session_vm_name(s, VM_PID(1)), "guest-host"),
+	      "the bundle names a VM named by default");
+	CHECK(!strcmp(vmctx_session_vm_name(s, VM_PID(2)), "pidgin"), "a given name stays");
+	vmctx_session_free(s);
+	vmctx_bundle_free(u);
+	vmctx_bundle_free(b);
+}
+
 static void bad_input_is_refused(void)
 {
 	struct vmctx_sample smp = gsample(0, 0);
 	struct vmctx_session *s = vmctx_session_new(NULL);
 
-	smp.vm = -1;
+	declare_vm1(s);
+	smp.vm_tgid = -1;
 	CHECK(vmctx_session_sample(s, &smp) == -EINVAL, "guest sample without a VM");
 	smp = gsample(0, 0);
 	smp.cpu = 1u << 30;
@@ -576,7 +654,8 @@ static void bad_input_is_refused(void)
 	smp = gsample(0, 0);
 	smp.sz = 8;
 	CHECK(vmctx_session_sample(s, &smp) == -EINVAL, "short struct");
-	CHECK(!vmctx_session_table(s, VMCTX_VIEW_GUEST, 7, -1) && errno == EINVAL, "unknown VM");
+	CHECK(!vmctx_table_new(s, VMCTX_VIEW_GUEST, 7, -1) && errno == ENOENT, "unknown VM");
+	CHECK(!vmctx_table_new(s, 42, -1, -1) && errno == EINVAL, "unknown view");
 	CHECK(!vmctx_session_finish(s, 0), "finish");
 	smp = gsample(1, 0);
 	CHECK(vmctx_session_sample(s, &smp) == -EINVAL, "no samples after finish");
@@ -595,6 +674,7 @@ static void hostile_streams_are_bounded(void)
 	struct vmctx_table *t;
 	int i, err;
 
+	declare_vm1(s);
 	smp = gsample(0, 0);
 	smp.cpu = 4;
 	CHECK(vmctx_session_sample(s, &smp) == -EINVAL, "pCPU beyond max_pcpus");
@@ -613,7 +693,7 @@ static void hostile_streams_are_bounded(void)
 		CHECK(!vmctx_session_sample(s, &smp), "host sample %d", i);
 	}
 	CHECK(!vmctx_session_finish(s, 3000 * SCEN_TICK_NS), "finish");
-	t = vmctx_session_table(s, VMCTX_VIEW_GUEST, 1, -1);
+	t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(1), -1);
 	CHECK_EQ(vmctx_table_nsteal_reasons(t), 2, "unnamed exits share a row (plus intr)");
 	{
 		uint64_t reason = 0, n = 0;
@@ -645,6 +725,8 @@ int main(void)
 	clock_samples_weighted_by_time(false);
 	weighting_is_bounded();
 	report_has_the_papers_header();
+	undeclared_vms_are_refused();
+	bundles_name_vms_named_by_default();
 	bad_input_is_refused();
 	hostile_streams_are_bounded();
 	return tap_result("test-timeline");

@@ -31,10 +31,10 @@ static void usage(FILE *f)
 
 static int rows = 12;
 
-static int print_table(struct vmctx_session *s, const char *title, enum vmctx_view view, int vm,
-		       int vcpu)
+static int print_table(struct vmctx_session *s, const char *title, enum vmctx_view view,
+		       int vm_tgid, int vcpu)
 {
-	struct vmctx_table *t = vmctx_session_table(s, view, vm, vcpu);
+	struct vmctx_table *t = vmctx_table_new(s, view, vm_tgid, vcpu);
 	char *text;
 	int err;
 
@@ -56,28 +56,30 @@ static int print_table(struct vmctx_session *s, const char *title, enum vmctx_vi
 /* Guest level per VM, then per vCPU, then host level and unified. */
 static int print_all(struct vmctx_session *s)
 {
-	int vm, i, ret = 0;
+	int vm_nr, i, ret = 0;
 	char title[128];
 
-	for (vm = 1; vm <= vmctx_session_nvms(s); vm++) {
-		const char *name = vmctx_session_vm_name(s, vm);
-		int n = vmctx_session_vm_nvcpus(s, vm);
+	for (vm_nr = 1; vm_nr <= vmctx_session_nvms(s); vm_nr++) {
+		int vm_tgid = vmctx_session_vm_tgid(s, vm_nr);
+		const char *name = vmctx_session_vm_name(s, vm_tgid);
+		int n = vmctx_session_vm_nvcpus(s, vm_tgid);
 
-		snprintf(title, sizeof(title), "guest level: %s (VM%d), all vCPUs", name, vm);
-		ret |= print_table(s, title, VMCTX_VIEW_GUEST, vm, -1);
+		snprintf(title, sizeof(title), "guest level: %s (VM%d), all vCPUs", name, vm_nr);
+		ret |= print_table(s, title, VMCTX_VIEW_GUEST, vm_tgid, -1);
 		if (n > 1) {
-			snprintf(title, sizeof(title), "per vCPU: %s (VM%d)", name, vm);
-			ret |= print_table(s, title, VMCTX_VIEW_VCPUS, vm, -1);
+			snprintf(title, sizeof(title), "per vCPU: %s (VM%d)", name, vm_nr);
+			ret |= print_table(s, title, VMCTX_VIEW_VCPUS, vm_tgid, -1);
 		}
 		for (i = 0; n > 1 && i < n; i++) {
-			int id = vmctx_session_vm_vcpu(s, vm, i);
+			int id = vmctx_session_vm_vcpu(s, vm_tgid, i);
 
-			snprintf(title, sizeof(title), "guest level: %s (VM%d), vcpu%d", name, vm, id);
-			ret |= print_table(s, title, VMCTX_VIEW_GUEST, vm, id);
+			snprintf(title, sizeof(title), "guest level: %s (VM%d), vcpu%d", name, vm_nr,
+				 id);
+			ret |= print_table(s, title, VMCTX_VIEW_GUEST, vm_tgid, id);
 		}
 	}
-	ret |= print_table(s, "host level", VMCTX_VIEW_HOST, 0, -1);
-	ret |= print_table(s, "unified", VMCTX_VIEW_UNIFIED, 0, -1);
+	ret |= print_table(s, "host level", VMCTX_VIEW_HOST, -1, -1);
+	ret |= print_table(s, "unified", VMCTX_VIEW_UNIFIED, -1, -1);
 	return ret;
 }
 

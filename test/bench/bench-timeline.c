@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 			.cpu = cpu,
 			.pid = VM_PID(g / NVCPUS),
 			.tid = VM_PID(g / NVCPUS) + 1 + g % NVCPUS,
-			.vm = VM_PID(g / NVCPUS),
+			.vm_tgid = VM_PID(g / NVCPUS),
 			.vcpu = g % NVCPUS,
 			.flags = VMCTX_SAMPLE_GUEST,
 			.cpl = mix ? 3 : 0,
@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	{
-		struct vmctx_table *t = vmctx_session_table(s, VMCTX_VIEW_GUEST, 1, -1);
+		struct vmctx_table *t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(0), -1);
 
 		if (!t || !vmctx_table_total(t)) {
 			fprintf(stderr, "bench-timeline: empty report\n");

@@ -33,7 +33,9 @@ static int put_bundle(const char *name, struct vmctx_bundle *b)
 	void *buf;
 	int err;
 
-	err = vmctx_bundle_write_mem(b, &buf, &len);
+	err = vmctx_bundle_seal(b);
+	if (!err)
+		err = vmctx_bundle_write_mem(b, &buf, &len);
 	if (err) {
 		fprintf(stderr, "%s: %s\n", name, vmctx_strerror(err));
 		return -1;
@@ -68,7 +70,7 @@ static int put_text(const char *name, const char *text)
 
 static struct vmctx_bundle *sample(void)
 {
-	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	struct vmctx_bundle *b = vmctx_bundle_new();
 	int libc, sh;
 
 	vmctx_bundle_set_identity(b, "guest one", "6.1.0-13-amd64", "9f0e8d2c-1111-4a4a-8b8b-01");
@@ -115,7 +117,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	dir = argv[1];
-	err |= put_bundle("valid-empty.vmctx", vmctx_bundle_alloc());
+	err |= put_bundle("valid-empty.vmctx", vmctx_bundle_new());
 	err |= put_bundle("valid-sample.vmctx", sample());
 
 	snprintf(text, sizeof(text), "%ssym 0 0x10 0x10 f\n"

@@ -5,7 +5,7 @@
 
 int main(int argc, char **argv)
 {
-	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	struct vmctx_bundle *b = vmctx_bundle_new();
 	int task, obj, err;
 
 	if (argc != 2 || !b)
@@ -22,7 +22,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "building the bundle failed: %d/%d/%d\n", task, obj, err);
 		return 1;
 	}
-	err = vmctx_bundle_write_file(b, argv[1]);
+	err = vmctx_bundle_seal(b);
+	if (!err)
+		err = vmctx_bundle_write_file(b, argv[1]);
 	if (err) {
 		fprintf(stderr, "%s: %s\n", argv[1], vmctx_strerror(err));
 		return 1;

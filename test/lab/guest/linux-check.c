@@ -193,10 +193,10 @@ static int64_t fit_offset(const char *path, int qemu, struct vmctx_bundle *b)
 	return offset;
 }
 
-static void print_view(struct vmctx_session *s, const char *title, enum vmctx_view view, int vm,
-		       int rows)
+static void print_view(struct vmctx_session *s, const char *title, enum vmctx_view view,
+		       int vm_tgid, int rows)
 {
-	struct vmctx_table *t = vmctx_session_table(s, view, vm, -1);
+	struct vmctx_table *t = vmctx_table_new(s, view, vm_tgid, -1);
 	char *text;
 
 	if (t && !vmctx_table_format(t, rows, &text)) {
@@ -306,11 +306,11 @@ int main(int argc, char **argv)
 		smp.cpu = cpu;
 		smp.pid = pid;
 		smp.tid = tid;
-		smp.vm = -1;
+		smp.vm_tgid = -1;
 		smp.vcpu = -1;
 		smp.ip = ip;
 		if ((flags & CTX_VALID) && (int)pid == qemu) {
-			smp.vm = pid;
+			smp.vm_tgid = pid;
 			smp.vcpu = vcpu;
 			smp.isa = flags & CTX_ISA_VMX ? VMCTX_ISA_VMX : VMCTX_ISA_SVM;
 			smp.exit_reason = exit_reason;
@@ -474,10 +474,10 @@ int main(int argc, char **argv)
 		      blip);
 	}
 
-	print_view(s, "guest level: guest1 (VM1)", VMCTX_VIEW_GUEST, 1, rows);
-	print_view(s, "host level", VMCTX_VIEW_HOST, 0, rows);
-	print_view(s, "per vCPU: guest1 (VM1)", VMCTX_VIEW_VCPUS, 1, rows);
-	print_view(s, "unified", VMCTX_VIEW_UNIFIED, 0, rows);
+	print_view(s, "guest level: guest1 (VM1)", VMCTX_VIEW_GUEST, qemu, rows);
+	print_view(s, "host level", VMCTX_VIEW_HOST, -1, rows);
+	print_view(s, "per vCPU: guest1 (VM1)", VMCTX_VIEW_VCPUS, qemu, rows);
+	print_view(s, "unified", VMCTX_VIEW_UNIFIED, -1, rows);
 	vmctx_session_free(s);
 	vmctx_bundle_free(b);
 	printf("lab-linux-check: RESULT %s\n", failures ? "FAIL" : "PASS");

@@ -426,11 +426,11 @@ static void write_truth(const char *path, struct vcpu *vcpus, int nr_vcpus, int 
  */
 static void write_bundle(const char *path, const char *name, int nprocs, int same)
 {
-	struct vmctx_bundle *b = vmctx_bundle_alloc();
+	struct vmctx_bundle *b = vmctx_bundle_new();
 	int obj[2], task, i, err = 0;
 
 	if (!b)
-		die("vmctx_bundle_alloc");
+		die("vmctx_bundle_new");
 	err = vmctx_bundle_set_identity(b, name, "lab-guest", NULL);
 	obj[0] = vmctx_bundle_add_object(b, "/lab/work", NULL);
 	obj[1] = same ? obj[0] : vmctx_bundle_add_object(b, "/lab/proc_b", NULL);
@@ -465,7 +465,9 @@ static void write_bundle(const char *path, const char *name, int nprocs, int sam
 		if (err)
 			goto fail;
 	}
-	err = vmctx_bundle_write_file(b, path);
+	err = vmctx_bundle_seal(b);
+	if (!err)
+		err = vmctx_bundle_write_file(b, path);
 	if (err)
 		goto fail;
 	vmctx_bundle_free(b);
