@@ -373,7 +373,9 @@ static int run(struct agent *a, bool record, const struct options *o)
 			agent_err(a, "cannot build the bundle: %s", vmctx_strerror(err));
 		return err;
 	}
-	err = vmctx_bundle_write_file(a->bundle, o->output);
+	err = vmctx_bundle_seal(a->bundle);
+	if (!err)
+		err = vmctx_bundle_write_file(a->bundle, o->output);
 	if (err) {
 		agent_err(a, "%s: %s", o->output, vmctx_strerror(err));
 		return err;
@@ -500,7 +502,7 @@ int main(int argc, char **argv)
 	}
 	a.real_root = !strcmp(real, "/");
 	a.kmod_dir = kmod_dir ? strdup(kmod_dir) : agent_path(&a, "proc/vmctx_guest");
-	a.bundle = vmctx_bundle_alloc();
+	a.bundle = vmctx_bundle_new();
 	a.elves = elf_cache_new();
 	if (!a.kmod_dir || !a.bundle || !a.elves) {
 		agent_err(&a, "%s", a.elves ? strerror(ENOMEM) : "libelf does not work");
