@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# build-kernel.sh patched|stock: build the L1 kernel from linux-source-6.12
-# with (patched) or without (stock) the kernel-patches series.
+# build-kernel.sh patched|stock|debug: build the L1 kernel from
+# linux-source-6.12 with (patched) or without (stock) the kernel-patches
+# series; debug is the patched kernel with lockdep, KASAN and UBSAN
+# (l1-debug.config on top of l1.config).
 #
 # One unpacked tree serves both flavours: quilt pushes or pops the series, and
 # each flavour builds into its own O= directory.  The compiler sees the same
@@ -11,8 +13,13 @@
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
-flavour=${1:?usage: build-kernel.sh patched|stock}
-case $flavour in patched|stock) ;; *) die "unknown flavour $flavour" ;; esac
+flavour=${1:?usage: build-kernel.sh patched|stock|debug}
+frags=("$LAB_SRC/l1.config")
+case $flavour in
+patched|stock) ;;
+debug) frags+=("$LAB_SRC/l1-debug.config") ;;
+*) die "unknown flavour $flavour" ;;
+esac
 lab_lock
 out=$LAB_DIR/out/$flavour
 
@@ -27,9 +34,9 @@ if [ "$(cat "$LINUX_TREE/.vmctx-stamp" 2>/dev/null)" != "$stamp" ]; then
 	echo "$stamp" > "$LINUX_TREE/.vmctx-stamp"
 	# tar keeps the archive's old mtimes: objects built from an earlier
 	# series could look newer than a file that changed, so start over
-	rm -rf "$LAB_DIR/out/patched" "$LAB_DIR/out/stock"
+	rm -rf "$LAB_DIR/out/patched" "$LAB_DIR/out/stock" "$LAB_DIR/out/debug"
 fi
-tree_state "$flavour"
+if [ "$flavour" = stock ]; then tree_state stock; else tree_state patched; fi
 # the lab-only NMI exerciser (test/lab/nmi, not part of the series) is built
 # into both flavours; without PERF_SAMPLE_GUEST_CTX it compiles to nothing
 cmp -s "$LAB_SRC/nmi/vmctx_lab_nmi.c" "$LINUX_TREE/kernel/events/vmctx_lab_nmi.c" ||
@@ -38,13 +45,13 @@ grep -q vmctx_lab_nmi "$LINUX_TREE/kernel/events/Makefile" ||
 	echo 'obj-y += vmctx_lab_nmi.o' >> "$LINUX_TREE/kernel/events/Makefile"
 
 mkdir -p "$out"
-cfg_stamp=$(cat "$LAB_SRC/l1.config" "$LINUX_TREE/.vmctx-stamp" | sha256sum | cut -c1-16)
+cfg_stamp=$(cat "${frags[@]}" "$LINUX_TREE/.vmctx-stamp" | sha256sum | cut -c1-16)
 if [ "$(cat "$out/.vmctx-config-stamp" 2>/dev/null)" != "$cfg_stamp" ]; then
-	log "configuring $flavour: tinyconfig + l1.config"
+	log "configuring $flavour: tinyconfig + ${frags[*]##*/}"
 	make -s -C "$LINUX_TREE" O="$out" ARCH=x86_64 tinyconfig >"$out/merge_config.log" 2>&1 ||
 		die "tinyconfig failed, see $out/merge_config.log"
 	"$LINUX_TREE/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
-		"$LAB_SRC/l1.config" >>"$out/merge_config.log" 2>&1 ||
+		"${frags[@]}" >>"$out/merge_config.log" 2>&1 ||
 		die "merge_config failed, see $out/merge_config.log"
 	make -s -C "$LINUX_TREE" O="$out" ARCH=x86_64 olddefconfig >>"$out/merge_config.log" 2>&1 ||
 		die "olddefconfig failed, see $out/merge_config.log"
@@ -57,7 +64,7 @@ if [ "$(cat "$out/.vmctx-config-stamp" 2>/dev/null)" != "$cfg_stamp" ]; then
 			sym=${sym%% *}
 			if grep -q "^$sym=" "$out/.config"; then die "config: $sym should be off"; fi ;;
 		esac
-	done < "$LAB_SRC/l1.config"
+	done < <(cat "${frags[@]}")
 	echo "$cfg_stamp" > "$out/.vmctx-config-stamp"
 fi
 

@@ -26,6 +26,8 @@
 #   VMCTX_EXP_SECS     seconds each experiment runs on SVM (default 8)
 #   VMCTX_LAB_BENCH=0  skip the overhead benchmark
 #   VMCTX_LAB_LINUX=0  skip the Linux-guest lab
+#   VMCTX_LAB_DEBUG=1  also build the debug L1 (lockdep, KASAN, UBSAN) and
+#                      boot it on SVM: the checks must pass with no splat
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
@@ -89,6 +91,23 @@ if [ "$want_bochs" = 1 ]; then
 		vmctx.bench="${VMCTX_LAB_BENCH:-1}" vmctx.bench_rounds=100 vmctx.bench_reps=2
 	log "VMX boot took $((SECONDS - t)) s"
 	report "VMX patched" "$RESULTS_DIR/vmx-patched.log" PASS || failures=$((failures + 1))
+fi
+
+if [ "${VMCTX_LAB_DEBUG:-0}" = 1 ]; then
+	"$LAB_SRC/build-kernel.sh" debug
+	log "SVM: debug L1 (lockdep, KASAN, UBSAN)"
+	t=$SECONDS
+	VMCTX_QEMU_TIMEOUT=900 "$LAB_SRC/boot-qemu.sh" "$LAB_DIR/out/debug/arch/x86/boot/bzImage" \
+		"$RESULTS_DIR/svm-debug.log" vmctx.mode=patched vmctx.secs="${VMCTX_LAB_SECS:-3}"
+	log "debug boot took $((SECONDS - t)) s"
+	if report "SVM debug" "$RESULTS_DIR/svm-debug.log" PASS &&
+	   grep -aq '^VMCTX-LAB: kernel splats: 0' "$RESULTS_DIR/svm-debug.log"; then
+		:
+	else
+		grep -aE -B2 -A12 'WARNING:|BUG:|KASAN:|UBSAN:|possible circular|inconsistent lock|suspicious RCU' \
+			"$RESULTS_DIR/svm-debug.log" | head -n 60
+		failures=$((failures + 1))
+	fi
 fi
 
 if [ "$want_stock" = 1 ]; then
