@@ -275,7 +275,7 @@ static int add_kallsyms(struct agent *a, char *buf)
 static int add_modules(struct agent *a, char *buf)
 {
 	char *line, *next;
-	int err;
+	int idx;
 
 	for (line = buf; *line; line = next) {
 		unsigned long long size, addr;
@@ -286,9 +286,10 @@ static int add_modules(struct agent *a, char *buf)
 			*next++ = '\0';
 		if (sscanf(line, "%256s %llu %*s %*s %*s %llx", name, &size, &addr) != 3)
 			continue;
-		err = vmctx_bundle_add_kmodule(a->bundle, name, addr, size);
-		if (err && err != -EEXIST)
-			return err;
+		/* The module's index on success. */
+		idx = vmctx_bundle_add_kmodule(a->bundle, name, addr, size);
+		if (idx < 0 && idx != -EEXIST)
+			return idx;
 	}
 	return 0;
 }

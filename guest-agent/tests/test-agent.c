@@ -574,6 +574,106 @@ static void test_errors(const struct proc *p1, const struct proc *p2)
 	free(err);
 }
 
+/*
+ * /proc/modules as a Debian 12 KVM guest (6.1.0-*-amd64) shows it: the
+ * modules such a guest loads with their sizes and dependency lists, in
+ * load order, newest first, and a tainted out-of-tree one.  The addresses
+ * are laid out to match the sizes, not copied from one machine.
+ */
+static const char debian_modules[] =
+	"binfmt_misc 24576 1 - Live 0xffffffffc0a69000\n"
+	"nls_ascii 16384 1 - Live 0xffffffffc0a64000\n"
+	"nls_cp437 20480 1 - Live 0xffffffffc0a5e000\n"
+	"vfat 20480 1 - Live 0xffffffffc0a58000\n"
+	"fat 86016 1 vfat, Live 0xffffffffc0a42000\n"
+	"intel_rapl_msr 20480 0 - Live 0xffffffffc0a3c000\n"
+	"intel_rapl_common 32768 1 intel_rapl_msr, Live 0xffffffffc0a33000\n"
+	"kvm_intel 380928 0 - Live 0xffffffffc09d5000\n"
+	"kvm 1142784 1 kvm_intel, Live 0xffffffffc08bd000\n"
+	"irqbypass 16384 1 kvm, Live 0xffffffffc08b8000\n"
+	"ghash_clmulni_intel 16384 0 - Live 0xffffffffc08b3000\n"
+	"sha512_ssse3 49152 0 - Live 0xffffffffc08a6000\n"
+	"sha512_generic 16384 1 sha512_ssse3, Live 0xffffffffc08a1000\n"
+	"aesni_intel 393216 0 - Live 0xffffffffc0840000\n"
+	"crypto_simd 16384 1 aesni_intel, Live 0xffffffffc083b000\n"
+	"cryptd 28672 2 ghash_clmulni_intel,crypto_simd, Live 0xffffffffc0833000\n"
+	"snd_hda_codec_generic 98304 1 - Live 0xffffffffc081a000\n"
+	"snd_hda_intel 57344 0 - Live 0xffffffffc080b000\n"
+	"snd_intel_dspcfg 36864 1 snd_hda_intel, Live 0xffffffffc0801000\n"
+	"snd_hda_codec 184320 2 snd_hda_codec_generic,snd_hda_intel, Live 0xffffffffc07d3000\n"
+	"snd_hwdep 16384 1 snd_hda_codec, Live 0xffffffffc07ce000\n"
+	"snd_hda_core 118784 3 snd_hda_codec_generic,snd_hda_intel,snd_hda_codec, Live 0xffffffffc07b0000\n"
+	"snd_pcm 155648 3 snd_hda_intel,snd_hda_codec,snd_hda_core, Live 0xffffffffc0789000\n"
+	"snd_timer 49152 1 snd_pcm, Live 0xffffffffc077c000\n"
+	"snd 126976 6 snd_hda_codec_generic,snd_hda_intel,snd_hda_codec,snd_hwdep,snd_pcm,snd_timer, Live 0xffffffffc075c000\n"
+	"soundcore 16384 1 snd, Live 0xffffffffc0757000\n"
+	"virtio_balloon 24576 0 - Live 0xffffffffc0750000\n"
+	"virtio_console 45056 1 - Live 0xffffffffc0744000\n"
+	"joydev 28672 0 - Live 0xffffffffc073c000\n"
+	"evdev 28672 3 - Live 0xffffffffc0734000\n"
+	"serio_raw 20480 0 - Live 0xffffffffc072e000\n"
+	"button 24576 0 - Live 0xffffffffc0727000\n"
+	"vmctx_guest 24576 0 - Live 0xffffffffc0720000 (OE)\n"
+	"fuse 176128 1 - Live 0xffffffffc06f4000\n"
+	"dm_mod 184320 0 - Live 0xffffffffc06c6000\n"
+	"loop 32768 0 - Live 0xffffffffc06bd000\n"
+	"efi_pstore 16384 0 - Live 0xffffffffc06b8000\n"
+	"configfs 57344 1 - Live 0xffffffffc06a9000\n"
+	"qemu_fw_cfg 20480 0 - Live 0xffffffffc06a3000\n"
+	"ip_tables 36864 0 - Live 0xffffffffc0699000\n"
+	"x_tables 53248 1 ip_tables, Live 0xffffffffc068b000\n"
+	"autofs4 53248 2 - Live 0xffffffffc067d000\n"
+	"ext4 987136 1 - Live 0xffffffffc058b000\n"
+	"crc16 16384 1 ext4, Live 0xffffffffc0586000\n"
+	"mbcache 16384 1 ext4, Live 0xffffffffc0581000\n"
+	"jbd2 184320 1 ext4, Live 0xffffffffc0553000\n"
+	"crc32c_generic 16384 0 - Live 0xffffffffc054e000\n"
+	"virtio_net 69632 0 - Live 0xffffffffc053c000\n"
+	"net_failover 24576 1 virtio_net, Live 0xffffffffc0535000\n"
+	"failover 16384 1 net_failover, Live 0xffffffffc0530000\n"
+	"virtio_blk 24576 2 - Live 0xffffffffc0529000\n"
+	"crc32_pclmul 16384 0 - Live 0xffffffffc0524000\n"
+	"crc32c_intel 24576 2 - Live 0xffffffffc051d000\n"
+	"psmouse 188416 0 - Live 0xffffffffc04ee000\n"
+	"virtio_pci 24576 0 - Live 0xffffffffc04e7000\n"
+	"virtio_pci_legacy_dev 16384 1 virtio_pci, Live 0xffffffffc04e2000\n"
+	"virtio_pci_modern_dev 20480 1 virtio_pci, Live 0xffffffffc04dc000\n"
+	"virtio 16384 6 virtio_balloon,virtio_console,virtio_net,virtio_blk,virtio_pci, Live 0xffffffffc04d7000\n"
+	"virtio_ring 45056 6 virtio_balloon,virtio_console,virtio_net,virtio_blk,virtio_pci, Live 0xffffffffc04cb000\n"
+;
+
+static void test_many_modules(const struct proc *p1, const struct proc *p2)
+{
+	char *out = fmt("%s/mods.vmctx", top), *err;
+	struct vmctx_bundle *b;
+	const char *sym, *mod;
+	int rc;
+
+	put(fmt("%s/proc/modules", fake), debian_modules);
+	put(fmt("%s/proc/kallsyms", fake),
+	    "ffffffff81000000 T _stext\n"
+	    "ffffffffc0a5e010 t cp437_uni2char\t[nls_cp437]\n"
+	    "ffffffffc0789100 t snd_pcm_open\t[snd_pcm]\n"
+	    "ffffffffc0720040 t vg_events_read\t[vmctx_guest]\n"
+	    "ffffffffc04cb200 T virtqueue_add_sgs\t[virtio_ring]\n");
+	rc = run_agent(fmt("snapshot -r %s -o %s", fake, out), &err);
+	CHECK(rc == 0 && !*err,
+	      "a guest with 59 kernel modules gets a bundle, silently (status %d: %s)", rc, err);
+	CHECK_EQ(count_lines(out, "kmod ", ""), 59, "every module of /proc/modules is in the bundle");
+	b = rc == 0 ? read_bundle(out) : NULL;
+	CHECK(b && !vmctx_bundle_resolve_kernel(b, 0xffffffffc0789180, &sym, &mod) && sym &&
+	      !strcmp(sym, "snd_pcm_open") && !strcmp(mod, "snd_pcm"),
+	      "a symbol of a module in the middle resolves with its module");
+	CHECK(b && !vmctx_bundle_resolve_kernel(b, 0xffffffffc04cb210, &sym, &mod) && sym &&
+	      !strcmp(sym, "virtqueue_add_sgs") && !strcmp(mod, "virtio_ring"),
+	      "... and one of the last module");
+	CHECK(b && !vmctx_bundle_resolve_kernel(b, 0xffffffffc0720050, &sym, &mod) && sym &&
+	      !strcmp(mod, "vmctx_guest"), "a tainted module's line (OE) is read too");
+	vmctx_bundle_free(b);
+	free(err);
+	write_tree(p1, p2);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -599,6 +699,7 @@ int main(void)
 	test_snapshot(&p1, &p2);
 	test_record(&p1, &p2);
 	test_errors(&p1, &p2);
+	test_many_modules(&p1, &p2);
 
 	stop_proc(&p1);
 	stop_proc(&p2);
