@@ -4,6 +4,8 @@
  * else .dynsym) and the PT_LOAD segments that give each mapping's load
  * bias.  Each path is read once per run; the bundle deduplicates objects
  * by build-id, so symbols are added only to an object that has none yet.
+ * Paths come from the guest's processes: anything but a regular file is
+ * skipped without being read.
  */
 #include "agent.h"
 
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define VDSO_PATH	"[vdso]"
@@ -284,6 +287,28 @@ static int read_vdso(struct agent *a, struct elf_entry *e)
 	return err;
 }
 
+/*
+ * A FIFO or device may stand at a mapped path since it was mapped: open
+ * without waiting or taking a terminal, and read regular files only.
+ */
+static int open_regular(const struct agent *a, const char *full)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(full, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		agent_note(a, "%s: %s (mapped, but no symbols)", full, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		agent_note(a, "%s: not a regular file (mapped, but no symbols)", full);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static int read_file(struct agent *a, const char *path, struct elf_entry *e)
 {
 	char *full;
@@ -294,13 +319,10 @@ static int read_file(struct agent *a, const char *path, struct elf_entry *e)
 	full = agent_path(a, path);
 	if (!full)
 		return -ENOMEM;
-	fd = open(full, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		agent_note(a, "%s: %s (mapped, but no symbols)", full, strerror(errno));
-		free(full);
-		return 0;
-	}
+	fd = open_regular(a, full);
 	free(full);
+	if (fd < 0)
+		return 0;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf) {
 		close(fd);
