@@ -2,10 +2,10 @@
 /*
  * ELF objects behind the mappings: build-id, function symbols (.symtab,
  * else .dynsym) and the PT_LOAD segments that give each mapping's load
- * bias.  Each path is read once per run; the bundle deduplicates objects
- * by build-id, so symbols are added only to an object that has none yet.
- * Paths come from the guest's processes: anything but a regular file is
- * skipped without being read.
+ * bias.  Each path is read once per run (a tree finds it again); the
+ * bundle deduplicates objects by build-id, so symbols are added only
+ * to an object that has none yet.  Paths come from the guest's processes:
+ * anything but a regular file is skipped without being read.
  */
 #include "agent.h"
 
@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +30,9 @@ struct elf_entry {
 	uint64_t (*loads)[4];	/* PT_LOAD: p_offset, p_vaddr, p_filesz, p_flags */
 };
 
+/* Entries by path, in a tree (tsearch): a lookup costs O(log n) for n distinct paths. */
 struct elf_cache {
-	size_t n;
-	size_t cap;
-	struct elf_entry *v;
+	void *tree;		/* struct elf_entry * */
 };
 
 struct elf_cache *elf_cache_new(void)
@@ -42,17 +42,25 @@ struct elf_cache *elf_cache_new(void)
 	return calloc(1, sizeof(struct elf_cache));
 }
 
+static int cmp_entry(const void *x, const void *y)
+{
+	return strcmp(((const struct elf_entry *)x)->path, ((const struct elf_entry *)y)->path);
+}
+
+static void free_entry(void *p)
+{
+	struct elf_entry *e = p;
+
+	free(e->path);
+	free(e->loads);
+	free(e);
+}
+
 void elf_cache_free(struct elf_cache *c)
 {
-	size_t i;
-
 	if (!c)
 		return;
-	for (i = 0; i < c->n; i++) {
-		free(c->v[i].path);
-		free(c->v[i].loads);
-	}
-	free(c->v);
+	tdestroy(c->tree, free_entry);
 	free(c);
 }
 
@@ -336,39 +344,28 @@ static int read_file(struct agent *a, const char *path, struct elf_entry *e)
 
 static struct elf_entry *cache_get(struct agent *a, const char *path, int *err)
 {
+	struct elf_entry key = { .path = (char *)path }, *e, **found;
 	struct elf_cache *c = a->elves;
-	struct elf_entry *e;
-	size_t i;
 
 	*err = 0;
-	for (i = 0; i < c->n; i++)
-		if (!strcmp(c->v[i].path, path))
-			return &c->v[i];
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 64;
-		struct elf_entry *nv = realloc(c->v, cap * sizeof(*nv));
-
-		if (!nv) {
-			*err = -ENOMEM;
-			return NULL;
-		}
-		c->v = nv;
-		c->cap = cap;
-	}
-	e = &c->v[c->n];
-	memset(e, 0, sizeof(*e));
-	e->path = strdup(path);
-	if (!e->path) {
+	found = tfind(&key, &c->tree, cmp_entry);
+	if (found)
+		return *found;
+	e = calloc(1, sizeof(*e));
+	if (e)
+		e->path = strdup(path);
+	if (!e || !e->path) {
+		free(e);
 		*err = -ENOMEM;
 		return NULL;
 	}
 	*err = strcmp(path, VDSO_PATH) ? read_file(a, path, e) : read_vdso(a, e);
+	if (!*err && !tsearch(e, &c->tree, cmp_entry))
+		*err = -ENOMEM;
 	if (*err) {
-		free(e->path);
-		free(e->loads);
+		free_entry(e);
 		return NULL;
 	}
-	c->n++;
 	return e;
 }
 
