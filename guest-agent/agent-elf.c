@@ -206,7 +206,7 @@ static Elf_Scn *symbol_table(Elf *elf, GElf_Shdr *sh)
 }
 
 /* Functions with a definition; the bundle reduces aliases and sizes. */
-static int add_symbols(struct agent *a, Elf *elf, int object)
+static int add_symbols(struct agent *a, Elf *elf, int object, const char *path)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn = symbol_table(elf, &sh);
@@ -237,8 +237,11 @@ static int add_symbols(struct agent *a, Elf *elf, int object)
 		err = vmctx_bundle_add_symbol(a->bundle, object, s.st_value, s.st_size, name);
 		if (err == -VMCTX_E_LIMIT || err == -EINVAL)
 			continue;
-		if (err)
+		if (err) {
+			agent_err(a, "cannot build the bundle: %s: symbol %zu (%s): %s", path, i,
+				  name, vmctx_strerror(err));
 			return err;
+		}
 	}
 	return 0;
 }
@@ -257,14 +260,21 @@ static int read_elf(struct agent *a, Elf *elf, struct elf_entry *e, const char *
 	err = read_loads(elf, e);
 	if (err)
 		return err == -ENOMEM ? err : 0;
+	/* The object's index, or a known object of the same build-id. */
 	obj = vmctx_bundle_add_object(a->bundle, bundle_path,
 				      read_build_id(elf, build_id) ? build_id : NULL);
-	if (obj < 0)
+	if (obj == -ENOMEM) {
+		agent_err(a, "cannot build the bundle: %s: %s", bundle_path, vmctx_strerror(obj));
 		return obj;
+	}
+	if (obj < 0) {
+		agent_note(a, "%s: left out of the bundle: %s", bundle_path, vmctx_strerror(obj));
+		return 0;
+	}
 	e->object = obj;
 	if (vmctx_bundle_object_nsyms(a->bundle, obj) > 0)
 		return 0;
-	return add_symbols(a, elf, obj);
+	return add_symbols(a, elf, obj, bundle_path);
 }
 
 /* The guest's vDSO is the agent's own: the same kernel maps it everywhere. */

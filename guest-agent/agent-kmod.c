@@ -199,54 +199,73 @@ void kmod_free_table(struct kmod_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* Task lines after the header; a bad one is skipped, counted and named. */
+static int read_task_lines(struct agent *a, struct agent_lines *it, struct kmod_table *nt)
+{
+	struct agent_bad bad = { 0 };
+	size_t cap = 0;
+	char *path, *line;
+	bool nul;
+
+	if (asprintf(&path, "%s/tasks", a->kmod_dir) < 0)
+		return -ENOMEM;
+	bad.file = path;
+	while ((line = agent_lines_next(it, &nul))) {
+		struct kmod_task *nv;
+
+		if (!*line && !nul)
+			continue;
+		if (nt->ntasks == cap) {
+			cap = cap ? 2 * cap : 512;
+			nv = realloc(nt->tasks, cap * sizeof(*nv));
+			if (!nv) {
+				free(path);
+				return -ENOMEM;
+			}
+			nt->tasks = nv;
+		}
+		if (nul)
+			agent_bad_line(a, &bad, it->lineno, "NUL byte", line);
+		else if (kmod_parse_task_line(line, &nt->tasks[nt->ntasks]))
+			agent_bad_line(a, &bad, it->lineno,
+				       "not \"pid tgid start_ns root user_root comm\"", line);
+		else
+			nt->ntasks++;
+	}
+	agent_bad_report(a, &bad);
+	free(path);
+	return 0;
+}
+
 int kmod_read_table(struct agent *a, struct kmod_table *t)
 {
-	char *buf, *line, *next;
-	size_t cap = 0, lineno = 1;
 	struct kmod_table nt = { 0 };
+	struct agent_lines it;
+	char *buf, *header;
+	size_t len;
+	bool nul;
 	int fd, err;
 
 	fd = open_kmod_file(a, "tasks");
 	if (fd < 0)
 		return fd;
-	err = agent_read_fd(fd, &buf, NULL);
+	err = agent_read_fd(fd, &buf, &len);
 	close(fd);
 	if (err) {
 		agent_err(a, "%s/tasks: %s", a->kmod_dir, strerror(-err));
 		return err;
 	}
-	next = strchrnul(buf, '\n');
-	if (*next)
-		*next++ = '\0';
-	err = parse_header(a, buf, &nt);
+	agent_lines_init(&it, buf, len);
+	header = agent_lines_next(&it, &nul);
+	err = header && !nul ? parse_header(a, header, &nt) : -EINVAL;
 	if (err) {
 		if (err != -EPROTO)
 			agent_err(a, "%s/tasks: not a vmctx_guest task table", a->kmod_dir);
 		goto fail;
 	}
-	for (line = next; *line; line = next) {
-		struct kmod_task *nv;
-
-		lineno++;
-		next = strchrnul(line, '\n');
-		if (*next)
-			*next++ = '\0';
-		if (nt.ntasks == cap) {
-			cap = cap ? 2 * cap : 512;
-			nv = realloc(nt.tasks, cap * sizeof(*nv));
-			if (!nv) {
-				err = -ENOMEM;
-				goto fail;
-			}
-			nt.tasks = nv;
-		}
-		err = kmod_parse_task_line(line, &nt.tasks[nt.ntasks]);
-		if (err) {
-			agent_err(a, "%s/tasks:%zu: malformed task line", a->kmod_dir, lineno);
-			goto fail;
-		}
-		nt.ntasks++;
-	}
+	err = read_task_lines(a, &it, &nt);
+	if (err)
+		goto fail;
 	free(buf);
 	kmod_free_table(t);
 	*t = nt;
@@ -259,8 +278,15 @@ fail:
 
 int kmod_open_events(struct agent *a)
 {
-	int fd = open_kmod_file(a, "events");
+	int fd;
 
+	if (asprintf(&a->events_path, "%s/events", a->kmod_dir) < 0) {
+		a->events_path = NULL;
+		agent_err(a, "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	a->events_bad.file = a->events_path;
+	fd = open_kmod_file(a, "events");
 	if (fd < 0)
 		return fd;
 	a->events_fd = fd;
@@ -269,22 +295,32 @@ int kmod_open_events(struct agent *a)
 
 void kmod_close_events(struct agent *a)
 {
+	agent_bad_report(a, &a->events_bad);
 	if (a->events_fd >= 0)
 		close(a->events_fd);
 	a->events_fd = -1;
+	free(a->events_path);
+	a->events_path = NULL;
 }
 
-static int push_event(struct agent *a, char *line, struct kmod_event **ev, size_t *nev,
-		      size_t *cap)
+static int push_event(struct agent *a, char *line, size_t len, struct kmod_event **ev,
+		      size_t *nev, size_t *cap)
 {
 	struct kmod_event e, *nv;
 	int err;
 
+	a->events_lineno++;
+	if (strlen(line) != len) {
+		agent_bad_line(a, &a->events_bad, a->events_lineno, "NUL byte", line);
+		return 0;
+	}
 	err = kmod_parse_event_line(line, &e);
 	if (err == -ENODATA)
 		return 0;
 	if (err) {
-		agent_warn(a, "%s/events: malformed line skipped", a->kmod_dir);
+		agent_bad_line(a, &a->events_bad, a->events_lineno,
+			       "not \"seq type tsc ns pid tgid other start_ns root user_root comm\"",
+			       line);
 		return 0;
 	}
 	if (a->events_started && e.seq > a->events_next)
@@ -325,7 +361,7 @@ int kmod_read_events(struct agent *a, struct kmod_event **ev, size_t *nev, size_
 			continue;
 		if (r < 0) {
 			err = -errno;
-			agent_err(a, "%s/events: %s", a->kmod_dir, strerror(errno));
+			agent_err(a, "%s: %s", a->events_path, strerror(-err));
 			return err;
 		}
 		if (!r)
@@ -334,13 +370,13 @@ int kmod_read_events(struct agent *a, struct kmod_event **ev, size_t *nev, size_
 		*end = '\0';
 		for (line = buf; (nl = memchr(line, '\n', end - line)); line = nl + 1) {
 			*nl = '\0';
-			err = push_event(a, line, ev, nev, cap);
+			err = push_event(a, line, nl - line, ev, nev, cap);
 			if (err)
 				return err;
 		}
 		a->ncarry = end - line;
 		if (a->ncarry >= sizeof(a->carry)) {
-			agent_warn(a, "%s/events: overlong line skipped", a->kmod_dir);
+			agent_bad_line(a, &a->events_bad, ++a->events_lineno, "overlong line", "");
 			a->ncarry = 0;
 		}
 		memcpy(a->carry, line, a->ncarry);

@@ -72,13 +72,37 @@ int agent_read_file(const struct agent *a, const char *rel, char **buf, size_t *
 
 	if (!path)
 		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A FIFO in a fake tree reads as empty instead of waiting for a writer. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	free(path);
 	if (fd < 0)
 		return -errno;
 	err = agent_read_fd(fd, buf, len);
 	close(fd);
 	return err;
+}
+
+void agent_lines_init(struct agent_lines *it, char *buf, size_t len)
+{
+	it->next = buf;
+	it->end = buf + len;
+	it->lineno = 0;
+}
+
+char *agent_lines_next(struct agent_lines *it, bool *has_nul)
+{
+	char *line = it->next, *nl;
+
+	if (line >= it->end)
+		return NULL;
+	nl = memchr(line, '\n', it->end - line);
+	if (!nl)
+		nl = it->end;
+	*nl = '\0';
+	it->next = nl + 1;
+	it->lineno++;
+	*has_nul = strlen(line) != (size_t)(nl - line);
+	return line;
 }
 
 static unsigned int hexval(char c)
@@ -141,58 +165,116 @@ static int parse_map_line(char *line, struct agent_map *m, bool *exec)
 	return m->path ? 0 : -ENOMEM;
 }
 
+static int cmp_map(const void *x, const void *y)
+{
+	const struct agent_map *a = x, *b = y;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->lineno < b->lineno ? -1 : a->lineno > b->lineno;
+}
+
+/*
+ * The kernel lists mappings in order and never overlapping; a bundle
+ * refuses overlaps, so a line that breaks the order is a bad line.
+ */
+static size_t drop_overlaps(const struct agent *a, struct agent_bad *bad, struct agent_map *v,
+			    size_t n)
+{
+	size_t i, kept = 0;
+
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_map);
+	for (i = 0; i < n; i++) {
+		if (kept && v[i].start < v[kept - 1].end) {
+			agent_bad_line(a, bad, v[i].lineno, "overlaps another mapping", v[i].path);
+			free(v[i].path);
+			continue;
+		}
+		v[kept++] = v[i];
+	}
+	return kept;
+}
+
+static int push_map(struct agent_map **v, size_t *n, size_t *cap, const struct agent_map *m)
+{
+	struct agent_map *nv;
+
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 32;
+		nv = realloc(*v, *cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+	}
+	(*v)[(*n)++] = *m;
+	return 0;
+}
+
 int agent_read_maps(const struct agent *a, int tgid, int tid, struct agent_map **maps,
 		    size_t *nmaps)
 {
-	struct agent_map *v = NULL, *nv;
+	struct agent_bad bad = { 0 };
+	struct agent_map *v = NULL;
 	size_t n = 0, cap = 0;
-	char rel[96], *buf, *line, *next;
+	struct agent_lines it;
+	char rel[96], *buf, *line, *file;
+	size_t len;
+	bool nul;
 	int err;
 
 	if (tid == tgid)
 		snprintf(rel, sizeof(rel), "proc/%d/maps", tgid);
 	else
 		snprintf(rel, sizeof(rel), "proc/%d/task/%d/maps", tgid, tid);
-	err = agent_read_file(a, rel, &buf, NULL);
+	err = agent_read_file(a, rel, &buf, &len);
 	if (err)
 		return err;
-	for (line = buf; *line; line = next) {
+	file = agent_path(a, rel);
+	if (!file) {
+		free(buf);
+		return -ENOMEM;
+	}
+	bad.file = file;
+	agent_lines_init(&it, buf, len);
+	while ((line = agent_lines_next(&it, &nul))) {
 		struct agent_map m;
 		bool exec;
 
-		next = strchrnul(line, '\n');
-		if (*next)
-			*next++ = '\0';
-		if (!*line)
+		if (!*line && !nul)
 			continue;
+		if (nul) {
+			agent_bad_line(a, &bad, it.lineno, "NUL byte", line);
+			continue;
+		}
 		err = parse_map_line(line, &m, &exec);
 		if (err == -ENOMEM)
 			goto fail;
 		if (err) {
-			agent_warn(a, "%s: cannot parse \"%s\"", rel, line);
+			agent_bad_line(a, &bad, it.lineno,
+				       "not \"start-end perms offset dev inode path\"", line);
 			continue;
 		}
 		if (!exec) {
 			free(m.path);
 			continue;
 		}
-		if (n == cap) {
-			cap = cap ? 2 * cap : 32;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(m.path);
-				err = -ENOMEM;
-				goto fail;
-			}
-			v = nv;
+		m.lineno = it.lineno;
+		err = push_map(&v, &n, &cap, &m);
+		if (err) {
+			free(m.path);
+			goto fail;
 		}
-		v[n++] = m;
 	}
+	n = drop_overlaps(a, &bad, v, n);
+	agent_bad_report(a, &bad);
+	free(file);
 	free(buf);
 	*maps = v;
 	*nmaps = n;
 	return 0;
 fail:
+	free(file);
 	free(buf);
 	agent_free_maps(v, n);
 	return err;
@@ -220,6 +302,9 @@ int agent_add_identity(struct agent *a)
 
 	if (host && rel && boot)
 		err = vmctx_bundle_set_identity(a->bundle, host, rel, boot);
+	if (err)
+		agent_err(a, "cannot build the bundle: the guest's identity (hostname \"%s\", release \"%s\", boot id \"%s\"): %s",
+			  host ? host : "", rel ? rel : "", boot ? boot : "", vmctx_strerror(err));
 	free(host);
 	free(rel);
 	free(boot);
@@ -232,81 +317,130 @@ static bool text_type(char t)
 	return t == 't' || t == 'T' || t == 'w' || t == 'W';
 }
 
-static int add_kallsyms(struct agent *a, char *buf)
+/*
+ * A builder error on a line of a guest file: out of memory stops the
+ * agent, naming the file and line; anything else makes a bad line.
+ */
+static int line_error(const struct agent *a, struct agent_bad *bad, size_t lineno,
+		      const char *line, int err, const char *why)
 {
-	char *line, *next;
+	if (err == -ENOMEM) {
+		agent_err(a, "cannot build the bundle: %s:%zu: %s", bad->file, lineno,
+			  vmctx_strerror(err));
+		return err;
+	}
+	agent_bad_line(a, bad, lineno, why ? why : vmctx_strerror(err), line);
+	return 0;
+}
+
+/* "address type name", or "address type name\t[module]": text symbols only. */
+static int add_ksym_line(struct agent *a, struct agent_bad *bad, size_t lineno, char *line)
+{
+	char *end, *name, *tab, *close = NULL, *mod = NULL;
+	unsigned long long addr;
+	char type;
 	int err;
 
-	for (line = buf; *line; line = next) {
-		char *end, *name, *mod = NULL;
-		unsigned long long addr;
-		char type;
-
-		next = strchrnul(line, '\n');
-		if (*next)
-			*next++ = '\0';
-		addr = strtoull(line, &end, 16);
-		if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ' || !end[3])
-			continue;
-		type = end[1];
-		name = end + 3;
-		if (!text_type(type))
-			continue;
-		end = strchr(name, '\t');
-		if (end) {
-			*end = '\0';
-			mod = end + 1;
-			if (*mod != '[')
-				continue;
-			mod++;
-			mod[strcspn(mod, "]")] = '\0';
-		}
-		err = vmctx_bundle_add_ksym(a->bundle, addr, name, mod);
-		/* Pseudo-modules such as [bpf] are not in /proc/modules. */
-		if (err == -ENOENT)
-			continue;
-		if (err)
-			return err;
+	addr = strtoull(line, &end, 16);
+	if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ' || !end[3])
+		return line_error(a, bad, lineno, line, -EINVAL,
+				  "not \"address type name [module]\"");
+	type = end[1];
+	name = end + 3;
+	if (!text_type(type))
+		return 0;
+	tab = strchr(name, '\t');
+	if (tab) {
+		close = strchr(tab, ']');
+		if (tab[1] != '[' || !close)
+			return line_error(a, bad, lineno, line, -EINVAL, "module not in [brackets]");
+		*tab = '\0';
+		*close = '\0';
+		mod = tab + 2;
 	}
-	return 0;
+	err = vmctx_bundle_add_ksym(a->bundle, addr, name, mod);
+	if (tab) {
+		/* The line stays whole for messages. */
+		*tab = '\t';
+		*close = ']';
+	}
+	/* Pseudo-modules such as [bpf] are not in /proc/modules. */
+	if (!err || err == -ENOENT)
+		return 0;
+	return line_error(a, bad, lineno, line, err, err == -EINVAL ? "no symbol name" : NULL);
+}
+
+static int add_kallsyms(struct agent *a, const char *file, char *buf, size_t len)
+{
+	struct agent_bad bad = { .file = file };
+	struct agent_lines it;
+	char *line;
+	bool nul;
+	int err = 0;
+
+	agent_lines_init(&it, buf, len);
+	while (!err && (line = agent_lines_next(&it, &nul))) {
+		if (nul)
+			agent_bad_line(a, &bad, it.lineno, "NUL byte", line);
+		else if (*line)
+			err = add_ksym_line(a, &bad, it.lineno, line);
+	}
+	agent_bad_report(a, &bad);
+	return err;
 }
 
 /* "name size refcount deps state address [taints]" */
-static int add_modules(struct agent *a, char *buf)
+static int add_module_line(struct agent *a, struct agent_bad *bad, size_t lineno, char *line)
 {
-	char *line, *next;
+	unsigned long long size, addr;
+	char name[257];
 	int idx;
 
-	for (line = buf; *line; line = next) {
-		unsigned long long size, addr;
-		char name[257];
+	if (sscanf(line, "%256s %llu %*s %*s %*s %llx", name, &size, &addr) != 3)
+		return line_error(a, bad, lineno, line, -EINVAL,
+				  "not \"name size refcount deps state address\"");
+	/* The module's index on success. */
+	idx = vmctx_bundle_add_kmodule(a->bundle, name, addr, size);
+	if (idx >= 0)
+		return 0;
+	if (idx == -EEXIST)
+		return line_error(a, bad, lineno, line, idx, "module listed twice");
+	return line_error(a, bad, lineno, line, idx,
+			  idx == -EINVAL ? "module runs past the end of the address space" : NULL);
+}
 
-		next = strchrnul(line, '\n');
-		if (*next)
-			*next++ = '\0';
-		if (sscanf(line, "%256s %llu %*s %*s %*s %llx", name, &size, &addr) != 3)
-			continue;
-		/* The module's index on success. */
-		idx = vmctx_bundle_add_kmodule(a->bundle, name, addr, size);
-		if (idx < 0 && idx != -EEXIST)
-			return idx;
+static int add_modules(struct agent *a, const char *file, char *buf, size_t len)
+{
+	struct agent_bad bad = { .file = file };
+	struct agent_lines it;
+	char *line;
+	bool nul;
+	int err = 0;
+
+	agent_lines_init(&it, buf, len);
+	while (!err && (line = agent_lines_next(&it, &nul))) {
+		if (nul)
+			agent_bad_line(a, &bad, it.lineno, "NUL byte", line);
+		else if (*line)
+			err = add_module_line(a, &bad, it.lineno, line);
 	}
-	return 0;
+	agent_bad_report(a, &bad);
+	return err;
 }
 
 /* kptr_restrict shows every address as zero; one nonzero line proves it does not. */
-static bool kallsyms_zeroed(const char *buf)
+static bool kallsyms_zeroed(const char *buf, size_t len)
 {
-	const char *line = buf;
+	const char *line = buf, *end = buf + len, *nl;
 
-	if (!*buf)
+	if (!len)
 		return false;
-	while (*line) {
+	for (; line < end; line = nl + 1) {
 		if (strtoull(line, NULL, 16))
 			return false;
-		line = strchrnul(line, '\n');
-		if (*line)
-			line++;
+		nl = memchr(line, '\n', end - line);
+		if (!nl)
+			break;
 	}
 	return true;
 }
@@ -331,35 +465,41 @@ static int write_sysctl(const struct agent *a, const char *rel, const char *val)
 
 #define KPTR_RESTRICT "proc/sys/kernel/kptr_restrict"
 
+/* /proc/kallsyms and /proc/modules as read; mods is NULL without modules. */
+struct kernel_files {
+	char *syms;
+	size_t syms_len;
+	char *mods;
+	size_t mods_len;
+};
+
 /* /proc/modules may be absent (a kernel without modules). */
-static int read_kernel_files(struct agent *a, char **syms, char **mods)
+static int read_kernel_files(struct agent *a, struct kernel_files *k)
 {
 	int err;
 
-	*syms = NULL;
-	*mods = NULL;
-	err = agent_read_file(a, "proc/kallsyms", syms, NULL);
+	memset(k, 0, sizeof(*k));
+	err = agent_read_file(a, "proc/kallsyms", &k->syms, &k->syms_len);
 	if (err) {
 		agent_err(a, "%s/proc/kallsyms: %s", a->real_root ? "" : a->root, strerror(-err));
 		return err;
 	}
-	err = agent_read_file(a, "proc/modules", mods, NULL);
+	err = agent_read_file(a, "proc/modules", &k->mods, &k->mods_len);
 	if (err == -ENOENT)
 		return 0;
 	if (err) {
-		free(*syms);
-		*syms = NULL;
+		free(k->syms);
+		k->syms = NULL;
 		agent_err(a, "%s/proc/modules: %s", a->real_root ? "" : a->root, strerror(-err));
 	}
 	return err;
 }
 
-static void free_kernel_files(char **syms, char **mods)
+static void free_kernel_files(struct kernel_files *k)
 {
-	free(*syms);
-	free(*mods);
-	*syms = NULL;
-	*mods = NULL;
+	free(k->syms);
+	free(k->mods);
+	memset(k, 0, sizeof(*k));
 }
 
 /*
@@ -367,15 +507,15 @@ static void free_kernel_files(char **syms, char **mods)
  * addresses, set kptr_restrict to 0 for the time of one read, where we
  * may, and put the old value back.
  */
-static int read_kernel(struct agent *a, char **syms, char **mods)
+static int read_kernel(struct agent *a, struct kernel_files *k)
 {
 	char *old = NULL;
 	int err;
 
-	err = read_kernel_files(a, syms, mods);
-	if (err || !kallsyms_zeroed(*syms))
+	err = read_kernel_files(a, k);
+	if (err || !kallsyms_zeroed(k->syms, k->syms_len))
 		return err;
-	free_kernel_files(syms, mods);
+	free_kernel_files(k);
 
 	if (!agent_read_file(a, KPTR_RESTRICT, &old, NULL))
 		old[strcspn(old, "\n")] = '\0';
@@ -393,13 +533,13 @@ static int read_kernel(struct agent *a, char **syms, char **mods)
 		return -EACCES;
 	}
 	agent_note(a, "kernel.kptr_restrict was %s: set to 0 while reading /proc/kallsyms", old);
-	err = read_kernel_files(a, syms, mods);
+	err = read_kernel_files(a, k);
 	if (write_sysctl(a, KPTR_RESTRICT, old))
 		agent_warn(a, "could not restore kernel.kptr_restrict to %s", old);
-	if (!err && kallsyms_zeroed(*syms)) {
+	if (!err && kallsyms_zeroed(k->syms, k->syms_len)) {
 		agent_err(a, "/proc/kallsyms still shows only zero addresses with kernel.kptr_restrict=0 (it was %s, and is restored); run as root (CAP_SYSLOG), or pass --no-kallsyms",
 			  old);
-		free_kernel_files(syms, mods);
+		free_kernel_files(k);
 		err = -EACCES;
 	}
 	free(old);
@@ -408,16 +548,26 @@ static int read_kernel(struct agent *a, char **syms, char **mods)
 
 int agent_add_kernel(struct agent *a)
 {
-	char *mods, *syms;
-	int err;
+	char *syms_path = agent_path(a, "proc/kallsyms");
+	char *mods_path = agent_path(a, "proc/modules");
+	struct kernel_files k;
+	int err = -ENOMEM;
 
-	err = read_kernel(a, &syms, &mods);
+	if (!syms_path || !mods_path) {
+		agent_err(a, "%s", strerror(ENOMEM));
+		goto out;
+	}
+	err = read_kernel(a, &k);
 	if (err)
-		return err;
-	if (mods)
-		err = add_modules(a, mods);
+		goto out;
+	/* Modules first: each module symbol names its module. */
+	if (k.mods)
+		err = add_modules(a, mods_path, k.mods, k.mods_len);
 	if (!err)
-		err = add_kallsyms(a, syms);
-	free_kernel_files(&syms, &mods);
+		err = add_kallsyms(a, syms_path, k.syms, k.syms_len);
+	free_kernel_files(&k);
+out:
+	free(syms_path);
+	free(mods_path);
 	return err;
 }

@@ -5,7 +5,7 @@
  *   agent-tasks.c  task records: one page-table root over one lifetime
  *   agent-proc.c   /proc: maps, kallsyms, modules, identity
  *   agent-elf.c    ELF objects: build-id, symbols, load bias (libelf)
- *   agent-msg.c    messages
+ *   agent-msg.c    messages, bad lines
  *   vmctx-agent.c  the commands, and the bundle they write
  * Every path the agent opens is under agent->root (the module's directory
  * may be given apart), so that tests can point it at a fake tree.
@@ -72,6 +72,7 @@ struct agent_map {
 	uint64_t end;
 	uint64_t pgoff;
 	unsigned int prot;	/* PF_R, PF_W, PF_X */
+	size_t lineno;		/* in /proc/PID/maps, for messages */
 	char *path;		/* "" for anonymous */
 };
 
@@ -99,6 +100,17 @@ struct agent_tasks {
 	size_t *pvals;
 };
 
+/*
+ * Bad lines of one file: skipped, counted, and reported in one warning
+ * that names the first (file:line) and the count; -v notes each.
+ */
+struct agent_bad {
+	const char *file;		/* as the user knows it; the caller's */
+	size_t n;
+	size_t first;			/* line number of the first */
+	const char *why;		/* ... and what was wrong with it; static */
+};
+
 struct agent {
 	const char *prog;
 	const char *root;		/* "/" or a fake tree */
@@ -110,6 +122,11 @@ struct agent {
 	bool events_started;
 	uint64_t events_next;		/* next event sequence number expected */
 	uint64_t events_lost;
+	size_t events_lineno;
+	struct agent_bad events_bad;
+	char *events_path;		/* for messages */
+	size_t maps_gone;		/* processes that exited before their maps were read */
+	size_t maps_unreadable;		/* ... whose maps could not be read */
 	size_t ncarry;
 	char carry[1024];		/* a partial events line */
 	struct agent_tasks tasks;
@@ -118,10 +135,17 @@ struct agent {
 	struct elf_cache *elves;
 };
 
-/* Messages: errors always, notes with -v. */
+/* agent-msg.c: errors always, notes with -v; control bytes are shown as \xNN. */
 void agent_err(const struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void agent_warn(const struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void agent_note(const struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* True once agent_err() printed anything: the agent never fails silently. */
+bool agent_said_error(void);
+/* Count bad line @lineno of bad->file (@why is static), and note it with -v. */
+void agent_bad_line(const struct agent *a, struct agent_bad *bad, size_t lineno,
+		    const char *why, const char *line);
+/* Warn once about the bad lines counted, if any, and start counting again. */
+void agent_bad_report(const struct agent *a, struct agent_bad *bad);
 
 /* agent-proc.c */
 /* "<root>/<rel>", malloc'ed; NULL on ENOMEM. */
@@ -130,6 +154,20 @@ char *agent_path(const struct agent *a, const char *rel);
 int agent_read_file(const struct agent *a, const char *rel, char **buf, size_t *len);
 /* Read @fd to its end into a NUL-terminated malloc'ed buffer. */
 int agent_read_fd(int fd, char **buf, size_t *len);
+
+/*
+ * The lines of a buffer read whole, split in place.  A NUL byte does not
+ * end the buffer: the line holding it is flagged, for the caller to skip.
+ */
+struct agent_lines {
+	char *next;
+	char *end;
+	size_t lineno;
+};
+
+void agent_lines_init(struct agent_lines *it, char *buf, size_t len);
+/* The next line, NUL-terminated without its newline, or NULL at the end. */
+char *agent_lines_next(struct agent_lines *it, bool *has_nul);
 int agent_read_maps(const struct agent *a, int tgid, int tid, struct agent_map **maps,
 		    size_t *nmaps);
 void agent_free_maps(struct agent_map *maps, size_t nmaps);

@@ -119,7 +119,11 @@ static bool wants_maps(const struct agent_task *t)
 	return t->pid == t->tgid && t->root != AGENT_NO_ROOT && t->exit == AGENT_TIME_NONE;
 }
 
-/* A process gone since is no error: its earlier maps, if any, stay. */
+/*
+ * A process that exits before its maps are read is normal, and so is one
+ * whose maps cannot be read: it is counted and keeps its earlier maps, if
+ * any.  Only running out of memory stops the agent.
+ */
 static int read_task_maps(struct agent *a, struct agent_task *t)
 {
 	struct agent_map *maps;
@@ -127,17 +131,24 @@ static int read_task_maps(struct agent *a, struct agent_task *t)
 	int err;
 
 	err = agent_read_maps(a, t->tgid, t->pid, &maps, &n);
+	if (err == -ENOMEM) {
+		agent_err(a, "/proc/%d/maps: %s", t->pid, strerror(-err));
+		return err;
+	}
 	if (err == -ENOENT || err == -ESRCH || (!err && !n && t->nmaps)) {
 		if (!err)
 			agent_free_maps(maps, n);
+		a->maps_gone++;
+		agent_note(a, "pid %d (%s) exited before its maps were read%s", t->pid, t->comm,
+			   t->nmaps ? "; the maps read earlier stay" : "");
 		return 0;
 	}
-	if (err == -EACCES || err == -EPERM) {
-		agent_warn(a, "maps of pid %d: %s", t->pid, strerror(-err));
+	if (err) {
+		a->maps_unreadable++;
+		agent_note(a, "pid %d (%s): /proc/%d/maps: %s; its maps are left out", t->pid,
+			   t->comm, t->pid, strerror(-err));
 		return 0;
 	}
-	if (err)
-		return err;
 	agent_free_maps(t->maps, t->nmaps);
 	t->maps = maps;
 	t->nmaps = n;
@@ -259,16 +270,20 @@ static int add_task_maps(struct agent *a, int idx, const struct agent_task *t)
 		int obj;
 
 		err = elf_object_for_map(a, m->path, m->start, m->pgoff, m->prot, &bias, &obj);
-		if (!err)
-			err = vmctx_bundle_add_map(a->bundle, idx, m->start, m->end, m->pgoff, bias,
-						   obj, m->path);
-		if (err == -VMCTX_E_LIMIT) {
-			agent_warn(a, "pid %d: mapping of %s left out: %s", t->pid, m->path,
-				   vmctx_strerror(err));
-			continue;
-		}
 		if (err)
 			return err;
+		err = vmctx_bundle_add_map(a->bundle, idx, m->start, m->end, m->pgoff, bias, obj,
+					   m->path);
+		if (err == -VMCTX_E_LIMIT) {
+			agent_warn(a, "/proc/%d/maps:%zu: mapping of %s left out: %s", t->pid,
+				   m->lineno, m->path, vmctx_strerror(err));
+			continue;
+		}
+		if (err) {
+			agent_err(a, "cannot build the bundle: /proc/%d/maps:%zu: mapping of %s: %s",
+				  t->pid, m->lineno, m->path, vmctx_strerror(err));
+			return err;
+		}
 	}
 	return 0;
 }
@@ -288,10 +303,16 @@ static int build_bundle(struct agent *a)
 		const struct agent_task *t = &a->tasks.v[i];
 		int idx;
 
+		/* The task's index on success. */
 		idx = vmctx_bundle_add_task(a->bundle, t->root == AGENT_NO_ROOT ? 0 : t->root,
 					    t->pid, t->tgid, t->comm, t->start,
 					    t->exit == AGENT_TIME_NONE ? VMCTX_TIME_NONE : t->exit);
-		err = idx < 0 ? idx : add_task_maps(a, idx, t);
+		if (idx < 0) {
+			agent_err(a, "cannot build the bundle: task %d (%s): %s", t->pid, t->comm,
+				  vmctx_strerror(idx));
+			return idx;
+		}
+		err = add_task_maps(a, idx, t);
 	}
 	if (!err && !a->no_kallsyms)
 		err = agent_add_kernel(a);
@@ -309,10 +330,11 @@ static void summary(const struct agent *a, const char *cmd, const char *out, uin
 		exited += a->tasks.v[i].exit != AGENT_TIME_NONE;
 	if (stat(out, &st))
 		st.st_size = 0;
-	agent_note(a, "%s: %zu tasks (%zu ended), %zu objects, %zu symbols, %zu maps, %zu kernel symbols; wrote %s (%lld bytes) in %.3f s",
+	agent_note(a, "%s: %zu tasks (%zu ended), %zu objects, %zu symbols, %zu maps, %zu kernel symbols; %zu processes gone before their maps were read, %zu with unreadable maps; wrote %s (%lld bytes) in %.3f s",
 		   cmd, vmctx_bundle_ntasks(a->bundle), exited, vmctx_bundle_nobjects(a->bundle),
-		   nsyms, vmctx_bundle_nmaps(a->bundle), vmctx_bundle_nksyms(a->bundle), out,
-		   (long long)st.st_size, (now_ns() - t0) / 1e9);
+		   nsyms, vmctx_bundle_nmaps(a->bundle), vmctx_bundle_nksyms(a->bundle),
+		   a->maps_gone, a->maps_unreadable, out, (long long)st.st_size,
+		   (now_ns() - t0) / 1e9);
 }
 
 /* ---- Commands -------------------------------------------------------------- */
@@ -351,7 +373,11 @@ static int collect(struct agent *a, bool record, const struct options *o)
 	if (a->events_lost)
 		agent_warn(a, "%" PRIu64 " process events were lost: the module's ring overflowed (load it with a larger ring_size=, or pass a shorter --interval)",
 			   a->events_lost);
-	return read_all_maps(a);
+	err = read_all_maps(a);
+	if (!err && a->maps_unreadable)
+		agent_warn(a, "the maps of %zu process%s could not be read and are left out (-v names them)",
+			   a->maps_unreadable, a->maps_unreadable == 1 ? "" : "es");
+	return err;
 }
 
 static int run(struct agent *a, bool record, const struct options *o)
@@ -365,14 +391,10 @@ static int run(struct agent *a, bool record, const struct options *o)
 	}
 	err = collect(a, record, o);
 	kmod_close_events(a);
+	if (!err)
+		err = build_bundle(a);
 	if (err)
 		return err;
-	err = build_bundle(a);
-	if (err) {
-		if (err != -EACCES)
-			agent_err(a, "cannot build the bundle: %s", vmctx_strerror(err));
-		return err;
-	}
 	err = vmctx_bundle_seal(a->bundle);
 	if (!err)
 		err = vmctx_bundle_write_file(a->bundle, o->output);
@@ -382,6 +404,13 @@ static int run(struct agent *a, bool record, const struct options *o)
 	}
 	summary(a, record ? "record" : "snapshot", o->output, t0);
 	return 0;
+}
+
+/* Why libvmctx refuses something (a bundle, a line of one): a note for -v. */
+static void lib_log(enum vmctx_log_level level, const char *msg, void *ctx)
+{
+	if (level == VMCTX_LOG_WARN)
+		agent_note(ctx, "libvmctx: %s", msg);
 }
 
 static bool parse_duration(const char *s, double *d)
@@ -514,8 +543,11 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	vmctx_set_log(lib_log, &a);
 
 	err = run(&a, record, &o);
+	if (err && !agent_said_error())
+		agent_err(&a, "failed: %s", vmctx_strerror(err));
 out:
 	elf_cache_free(a.elves);
 	vmctx_bundle_free(a.bundle);

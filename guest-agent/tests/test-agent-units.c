@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vmctx-agent's pieces without any file: the load-bias rule, the module's
- * line formats, and how events and tables become task records.
+ * line formats, how events and tables become task records, and how a
+ * buffer read whole splits into lines.
  */
 #include "agent.h"
 
@@ -202,6 +203,27 @@ static void test_unescape(void)
 	CHECK(agent_unescape(c) == -EINVAL, "a non-hex escape is refused");
 }
 
+static void test_lines(void)
+{
+	char buf[] = "one\n\ntw\0o\nthree";
+	struct agent_lines it;
+	char *l1, *l2, *l3, *l4, *l5;
+	bool n1, n2, n3, n4, n5 = false;
+
+	agent_lines_init(&it, buf, sizeof(buf) - 1);
+	l1 = agent_lines_next(&it, &n1);
+	l2 = agent_lines_next(&it, &n2);
+	l3 = agent_lines_next(&it, &n3);
+	l4 = agent_lines_next(&it, &n4);
+	l5 = agent_lines_next(&it, &n5);
+	CHECK(l1 && !strcmp(l1, "one") && !n1 && l2 && !*l2 && !n2,
+	      "lines split at newlines; an empty line is a line");
+	CHECK(l3 && n3, "a line holding a NUL byte is flagged");
+	CHECK(l4 && !strcmp(l4, "three") && !n4 && it.lineno == 4,
+	      "the lines after a NUL byte are read, numbered on; the last needs no newline");
+	CHECK(!l5 && !n5, "the end is NULL");
+}
+
 int main(void)
 {
 	test_bias_rule();
@@ -209,5 +231,6 @@ int main(void)
 	test_event_line();
 	test_lifetimes();
 	test_unescape();
+	test_lines();
 	return tap_result("test-agent-units");
 }

@@ -755,6 +755,149 @@ static void test_fifo_map(const struct proc *p1, const struct proc *p2)
 	write_tree(p1, p2);
 }
 
+/* Maps that vanish or cannot be read are skipped and counted, never a silent failure. */
+static void test_unreadable_maps(const struct proc *p1, const struct proc *p2)
+{
+	char *out = fmt("%s/unread.vmctx", top), *err;
+	struct vmctx_bundle *b;
+	int rc;
+
+	APPEND(fmt("%s/proc/vmctx_guest/tasks", fake),
+	       "90002 90002 8000 0x40000 - odd\n90003 90003 9000 0x50000 - gone\n");
+	/* read() of a directory fails with EISDIR, whoever runs the test. */
+	sh(fmt("mkdir -p %s/proc/90002/maps", fake));
+	rc = run_agent(fmt("snapshot -r %s -o %s", fake, out), &err);
+	CHECK(rc == 0, "unreadable maps do not stop the snapshot (status %d: %s)", rc, err);
+	CHECK(strstr(err, "warning: the maps of 1 process could not be read"),
+	      "they are counted in one warning (got: %s)", err);
+	CHECK(!strstr(err, "90003"), "a process that exited is no warning (got: %s)", err);
+	b = rc == 0 ? read_bundle(out) : NULL;
+	CHECK(b && task_of(b, 90002, 0x40000) >= 0 && task_of(b, 90003, 0x50000) >= 0 &&
+	      resolves(b, task_of(b, p1->pid, 0x10000), p1->hot, "vmctx_fix_hot", "prog"),
+	      "both stay tasks without maps, and the others resolve as before");
+	vmctx_bundle_free(b);
+	free(err);
+
+	rc = run_agent(fmt("snapshot -v -r %s -o %s", fake, out), &err);
+	CHECK(rc == 0 && strstr(err, "pid 90002 (odd): /proc/90002/maps: Is a directory") &&
+	      strstr(err, "pid 90003 (gone) exited before its maps were read") &&
+	      strstr(err, "processes gone before their maps were read, 1 with unreadable maps"),
+	      "-v names each, and the summary counts them (got: %s)", err);
+	free(err);
+	sh(fmt("rm -r %s/proc/90002", fake));
+	write_tree(p1, p2);
+}
+
+/* A bad line of the task table, /proc/modules or kallsyms is skipped, counted and named. */
+static void test_bad_lines(const struct proc *p1, const struct proc *p2)
+{
+	char *out = fmt("%s/bad.vmctx", top), *err, *big = calloc(1, 9000);
+	char *syms = fmt("%s/proc/kallsyms", fake);
+	struct vmctx_bundle *b;
+	const char *sym, *mod;
+	int rc;
+
+	if (!big)
+		die("out of memory");
+	APPEND(fmt("%s/proc/vmctx_guest/tasks", fake), "oops\n91000 91000 1 0x60000 - late\n");
+	APPEND(fmt("%s/proc/modules", fake),
+	       "huge 18446744073709551615 0 - Live 0xffffffffc0100000\n"
+	       "fixmod 16384 0 - Live 0xffffffffc0001000\n"
+	       "later 4096 0 - Live 0xffffffffc0200000\n");
+	APPEND(syms, "ffffffff81003000 t \t[fixmod]\n");
+	memset(big, 'x', 8999);
+	APPEND(syms, "ffffffff81004000 t ");
+	append(syms, big, 8999);
+	APPEND(syms,
+	       "\nffffffff81005000 t no_bracket\tfixmod\nffffffff81006000 T after_bad\n"
+	       "ffffffffc0200100 t later_func\t[later]\n");
+	free(big);
+
+	rc = run_agent(fmt("snapshot -r %s -o %s", fake, out), &err);
+	CHECK(rc == 0, "bad lines do not stop the snapshot (status %d: %s)", rc, err);
+	CHECK(strstr(err, "/proc/vmctx_guest/tasks:7: bad line skipped (not \"pid tgid"),
+	      "the task table's bad line is named by file and line (got: %s)", err);
+	CHECK(strstr(err, "/proc/modules:2: bad line skipped (module runs past the end") &&
+	      strstr(err, "; 2 bad lines skipped in this file"),
+	      "the modules' first bad line is named, with the count (got: %s)", err);
+	CHECK(strstr(err, "/proc/kallsyms:6: bad line skipped (no symbol name); 3 bad lines"),
+	      "kallsyms' first bad line is named, with the count (got: %s)", err);
+	b = rc == 0 ? read_bundle(out) : NULL;
+	CHECK(b && task_of(b, 91000, 0x60000) >= 0, "the task line after the bad one is read");
+	CHECK(b && !vmctx_bundle_resolve_kernel(b, 0xffffffff81006000, &sym, &mod) && sym &&
+	      !strcmp(sym, "after_bad"), "the kallsyms line after the bad ones is read");
+	CHECK(b && !vmctx_bundle_resolve_kernel(b, 0xffffffffc0200100, &sym, &mod) && sym &&
+	      !strcmp(mod, "later"), "the module after the bad ones is read");
+	vmctx_bundle_free(b);
+	free(err);
+
+	rc = run_agent(fmt("snapshot -v -r %s -o %s", fake, out), &err);
+	CHECK(strstr(err, "/proc/modules:3: bad line skipped (module listed twice)") &&
+	      strstr(err, "/proc/kallsyms:7: bad line skipped (") &&
+	      strstr(err, "/proc/kallsyms:8: bad line skipped (module not in [brackets])"),
+	      "-v names every bad line (got: %.2000s)", err);
+	free(err);
+	write_tree(p1, p2);
+}
+
+/* A NUL byte makes its line bad; the lines after it are read. */
+static void test_nul_bytes(const struct proc *p1, const struct proc *p2)
+{
+	char *out = fmt("%s/nul.vmctx", top), *err;
+	struct vmctx_bundle *b;
+	const char *sym, *mod;
+	int rc;
+
+	APPEND(fmt("%s/proc/vmctx_guest/tasks", fake),
+	       "92000 92000 1 0x70000 - ev\0il\n92001 92001 1 0x71000 - fine\n");
+	APPEND(fmt("%s/proc/kallsyms", fake),
+	       "ffffffff81007000 t nul\0here\nffffffff81008000 t past_nul\n");
+	APPEND(fmt("%s/proc/modules", fake),
+	       "nulmod 4096 0 - Live 0xffff\0ffffc0300000\n"
+	       "okmod 4096 0 - Live 0xffffffffc0400000\n");
+	APPEND(fmt("%s/proc/%d/maps", fake, p1->pid),
+	       "7f1234560000-7f1234561000 r-xp 00000000 00:05 77 /opt/\0vt/x\n"
+	       "7f1234570000-7f1234571000 r-xp 00000000 00:05 78 /opt/vt/y\n");
+	rc = run_agent(fmt("snapshot -r %s -o %s", fake, out), &err);
+	CHECK(rc == 0, "NUL bytes do not stop the snapshot (status %d: %s)", rc, err);
+	CHECK(strstr(err, "tasks:7: bad line skipped (NUL byte)") &&
+	      strstr(err, "kallsyms:6: bad line skipped (NUL byte)") &&
+	      strstr(err, "modules:2: bad line skipped (NUL byte)") &&
+	      strstr(err, fmt("/proc/%d/maps", p1->pid)),
+	      "each line holding a NUL is named (got: %s)", err);
+	b = rc == 0 ? read_bundle(out) : NULL;
+	CHECK(b && task_of(b, 92000, 0x70000) < 0 && task_of(b, 92001, 0x71000) >= 0,
+	      "the task line with a NUL is left out, and the next one read");
+	CHECK(b && !vmctx_bundle_resolve_kernel(b, 0xffffffff81008000, &sym, &mod) && sym &&
+	      !strcmp(sym, "past_nul"), "the kallsyms line after the NUL is read");
+	CHECK(b && count_lines(out, "kmod ", "okmod") == 1 && count_lines(out, "kmod ", "nulmod") == 0,
+	      "the module line after the NUL is read, the one with it left out");
+	CHECK(b && count_lines(out, "map ", "/opt/vt/y") == 1 && count_lines(out, "map ", "/opt/\n") == 0,
+	      "the maps line after the NUL is read, the one with it left out");
+	vmctx_bundle_free(b);
+	free(err);
+	write_tree(p1, p2);
+}
+
+/* Guest strings in messages: an escape sequence is shown, never sent to the terminal. */
+static void test_escapes(const struct proc *p1, const struct proc *p2)
+{
+	char *out = fmt("%s/esc.vmctx", top), *err;
+	int rc;
+
+	APPEND(fmt("%s/proc/vmctx_guest/tasks", fake), "93000 93000 1 0x80000 - %1b]0;owned%07\n");
+	APPEND(fmt("%s/proc/modules", fake), "bad\x1b[2J 1 0 - Live zz\n");
+	APPEND(fmt("%s/proc/%d/maps", fake, p1->pid),
+	       "7f1234560000-7f1234561000 r-xp 00000000 00:05 77 /opt/\x1b[31mred\n");
+	rc = run_agent(fmt("snapshot -v -r %s -o %s", fake, out), &err);
+	CHECK(rc == 0 && strstr(err, "pid 93000 (\\x1b]0;owned\\x07) exited") &&
+	      strstr(err, "\"bad\\x1b[2J 1 0") && strstr(err, "/opt/\\x1b[31mred: No such file"),
+	      "a comm, a module line and a path show their control bytes as \\xNN (got: %s)", err);
+	CHECK(!strchr(err, '\x1b') && !strchr(err, '\x07'), "no raw control byte reaches stderr");
+	free(err);
+	write_tree(p1, p2);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -782,6 +925,10 @@ int main(void)
 	test_errors(&p1, &p2);
 	test_many_modules(&p1, &p2);
 	test_fifo_map(&p1, &p2);
+	test_unreadable_maps(&p1, &p2);
+	test_bad_lines(&p1, &p2);
+	test_nul_bytes(&p1, &p2);
+	test_escapes(&p1, &p2);
 
 	stop_proc(&p1);
 	stop_proc(&p2);
