@@ -249,10 +249,11 @@ int kmod_read_table(struct agent *a, struct kmod_table *t)
 	fd = open_kmod_file(a, "tasks");
 	if (fd < 0)
 		return fd;
-	err = agent_read_fd(fd, &buf, &len);
+	err = agent_read_fd(a, fd, &buf, &len);
 	close(fd);
 	if (err) {
-		agent_err(a, "%s/tasks: %s", a->kmod_dir, strerror(-err));
+		if (err != -EINTR)
+			agent_err(a, "%s/tasks: %s", a->kmod_dir, strerror(-err));
 		return err;
 	}
 	agent_lines_init(&it, buf, len);
@@ -357,11 +358,12 @@ int kmod_read_events(struct agent *a, struct kmod_event **ev, size_t *nev, size_
 		if (have)
 			memcpy(buf, a->carry, have);
 		r = read(a->events_fd, buf + have, sizeof(buf) - have - 1);
-		if (r < 0 && errno == EINTR)
+		if (r < 0 && errno == EINTR && !agent_interrupted(a))
 			continue;
 		if (r < 0) {
 			err = -errno;
-			agent_err(a, "%s: %s", a->events_path, strerror(-err));
+			if (err != -EINTR)
+				agent_err(a, "%s: %s", a->events_path, strerror(-err));
 			return err;
 		}
 		if (!r)

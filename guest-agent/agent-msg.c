@@ -4,6 +4,7 @@
  * warnings always go to stderr, notes only with -v; each is one line, with
  * the control bytes of guest strings (comm, paths, module names) escaped.
  * Bad lines of the guest's files are counted and reported once per file.
+ * SIGINT and SIGTERM are counted here, for every loop to see.
  */
 #include "agent.h"
 
@@ -15,7 +16,22 @@
 /* How much of a bad line a -v note shows. */
 #define BAD_LINE_SHOWN	120
 
+volatile sig_atomic_t agent_signals;
+volatile sig_atomic_t agent_last_signal;
+
 static bool said_error;
+
+void agent_on_signal(int sig)
+{
+	agent_last_signal = sig;
+	if (agent_signals < 1000)
+		agent_signals++;
+}
+
+bool agent_interrupted(const struct agent *a)
+{
+	return agent_signals > a->signals_ok;
+}
 
 bool agent_said_error(void)
 {

@@ -28,7 +28,7 @@ char *agent_path(const struct agent *a, const char *rel)
 	return p;
 }
 
-int agent_read_fd(int fd, char **buf, size_t *len)
+int agent_read_fd(const struct agent *a, int fd, char **buf, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;
 	char *b = malloc(cap), *nb;
@@ -48,7 +48,7 @@ int agent_read_fd(int fd, char **buf, size_t *len)
 		}
 		r = read(fd, b + n, cap - n - 1);
 		if (r < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR && !agent_interrupted(a))
 				continue;
 			r = -errno;
 			free(b);
@@ -77,7 +77,7 @@ int agent_read_file(const struct agent *a, const char *rel, char **buf, size_t *
 	free(path);
 	if (fd < 0)
 		return -errno;
-	err = agent_read_fd(fd, buf, len);
+	err = agent_read_fd(a, fd, buf, len);
 	close(fd);
 	return err;
 }
@@ -384,6 +384,8 @@ static int add_kallsyms(struct agent *a, const char *file, char *buf, size_t len
 			agent_bad_line(a, &bad, it.lineno, "NUL byte", line);
 		else if (*line)
 			err = add_ksym_line(a, &bad, it.lineno, line);
+		if (!err && agent_interrupted(a))
+			err = -EINTR;
 	}
 	agent_bad_report(a, &bad);
 	return err;
@@ -481,7 +483,9 @@ static int read_kernel_files(struct agent *a, struct kernel_files *k)
 	memset(k, 0, sizeof(*k));
 	err = agent_read_file(a, "proc/kallsyms", &k->syms, &k->syms_len);
 	if (err) {
-		agent_err(a, "%s/proc/kallsyms: %s", a->real_root ? "" : a->root, strerror(-err));
+		if (err != -EINTR)
+			agent_err(a, "%s/proc/kallsyms: %s", a->real_root ? "" : a->root,
+				  strerror(-err));
 		return err;
 	}
 	err = agent_read_file(a, "proc/modules", &k->mods, &k->mods_len);
@@ -490,7 +494,9 @@ static int read_kernel_files(struct agent *a, struct kernel_files *k)
 	if (err) {
 		free(k->syms);
 		k->syms = NULL;
-		agent_err(a, "%s/proc/modules: %s", a->real_root ? "" : a->root, strerror(-err));
+		if (err != -EINTR)
+			agent_err(a, "%s/proc/modules: %s", a->real_root ? "" : a->root,
+				  strerror(-err));
 	}
 	return err;
 }

@@ -5,7 +5,7 @@
  *   agent-tasks.c  task records: one page-table root over one lifetime
  *   agent-proc.c   /proc: maps, kallsyms, modules, identity
  *   agent-elf.c    ELF objects: build-id, symbols, load bias (libelf)
- *   agent-msg.c    messages, bad lines
+ *   agent-msg.c    messages, bad lines, SIGINT and SIGTERM
  *   vmctx-agent.c  the commands, and the bundle they write
  * Every path the agent opens is under agent->root (the module's directory
  * may be given apart), so that tests can point it at a fake tree.
@@ -16,6 +16,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -118,6 +119,7 @@ struct agent {
 	bool verbose;
 	bool no_kallsyms;
 	bool real_root;			/* root is "/" */
+	int signals_ok;			/* signals that end a window; more stop the agent */
 	int events_fd;
 	bool events_started;
 	uint64_t events_next;		/* next event sequence number expected */
@@ -147,13 +149,20 @@ void agent_bad_line(const struct agent *a, struct agent_bad *bad, size_t lineno,
 /* Warn once about the bad lines counted, if any, and start counting again. */
 void agent_bad_report(const struct agent *a, struct agent_bad *bad);
 
+/* SIGINT and SIGTERM received so far, and the last of them. */
+extern volatile sig_atomic_t agent_signals;
+extern volatile sig_atomic_t agent_last_signal;
+void agent_on_signal(int sig);
+/* More signals than a->signals_ok: stop now, without a bundle (-EINTR). */
+bool agent_interrupted(const struct agent *a);
+
 /* agent-proc.c */
 /* "<root>/<rel>", malloc'ed; NULL on ENOMEM. */
 char *agent_path(const struct agent *a, const char *rel);
 /* Read a whole small file under the root; *len excludes the added NUL. */
 int agent_read_file(const struct agent *a, const char *rel, char **buf, size_t *len);
-/* Read @fd to its end into a NUL-terminated malloc'ed buffer. */
-int agent_read_fd(int fd, char **buf, size_t *len);
+/* Read @fd to its end into a NUL-terminated malloc'ed buffer; -EINTR if interrupted. */
+int agent_read_fd(const struct agent *a, int fd, char **buf, size_t *len);
 
 /*
  * The lines of a buffer read whole, split in place.  A NUL byte does not

@@ -28,8 +28,6 @@
 /* Maps of a new process are read twice: ld.so may still be loading at the first read. */
 #define NEW_TASK_MAP_READS	2
 
-static volatile sig_atomic_t stop_requested;
-
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
@@ -61,9 +59,9 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void on_signal(int sig)
+static const char *signal_name(int sig)
 {
-	stop_requested = 1;
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
 }
 
 /* ---- Collecting --------------------------------------------------------- */
@@ -122,7 +120,7 @@ static bool wants_maps(const struct agent_task *t)
 /*
  * A process that exits before its maps are read is normal, and so is one
  * whose maps cannot be read: it is counted and keeps its earlier maps, if
- * any.  Only running out of memory stops the agent.
+ * any.  Only running out of memory, or a signal, stops the agent.
  */
 static int read_task_maps(struct agent *a, struct agent_task *t)
 {
@@ -131,10 +129,10 @@ static int read_task_maps(struct agent *a, struct agent_task *t)
 	int err;
 
 	err = agent_read_maps(a, t->tgid, t->pid, &maps, &n);
-	if (err == -ENOMEM) {
+	if (err == -ENOMEM)
 		agent_err(a, "/proc/%d/maps: %s", t->pid, strerror(-err));
+	if (err == -ENOMEM || err == -EINTR)
 		return err;
-	}
 	if (err == -ENOENT || err == -ESRCH || (!err && !n && t->nmaps)) {
 		if (!err)
 			agent_free_maps(maps, n);
@@ -161,6 +159,8 @@ static int read_all_maps(struct agent *a)
 	int err;
 
 	for (i = 0; i < a->tasks.n; i++) {
+		if (agent_interrupted(a))
+			return -EINTR;
 		if (!wants_maps(&a->tasks.v[i]))
 			continue;
 		err = read_task_maps(a, &a->tasks.v[i]);
@@ -219,6 +219,17 @@ static int run_command(struct agent *a, char **argv, pid_t *child)
 	return 0;
 }
 
+/* The window ended by a signal: the command stops too, and we wait for it once. */
+static void stop_command(struct agent *a, pid_t child, const char *cmd)
+{
+	int sig = agent_last_signal, status;
+
+	agent_note(a, "stopped by %s; sending it to %s too", signal_name(sig), cmd);
+	kill(child, sig);
+	/* Without SA_RESTART, a second signal ends the wait (and the agent). */
+	waitpid(child, &status, 0);
+}
+
 /* Watch until the duration ends, the command exits, or a signal asks to stop. */
 static int watch(struct agent *a, double duration, unsigned int interval_ms, char **cmd)
 {
@@ -245,7 +256,7 @@ static int watch(struct agent *a, double duration, unsigned int interval_ms, cha
 			child = -1;
 			break;
 		}
-		if (stop_requested || (deadline && now_ns() >= deadline) || duration == 0)
+		if (agent_signals || (deadline && now_ns() >= deadline) || duration == 0)
 			break;
 		nanosleep(&nap, NULL);
 		err = poll_once(a);
@@ -253,7 +264,7 @@ static int watch(struct agent *a, double duration, unsigned int interval_ms, cha
 			return err;
 	}
 	if (child > 0)
-		waitpid(child, &status, 0);
+		stop_command(a, child, cmd[0]);
 	return 0;
 }
 
@@ -269,6 +280,8 @@ static int add_task_maps(struct agent *a, int idx, const struct agent_task *t)
 		uint64_t bias;
 		int obj;
 
+		if (agent_interrupted(a))
+			return -EINTR;
 		err = elf_object_for_map(a, m->path, m->start, m->pgoff, m->prot, &bias, &obj);
 		if (err)
 			return err;
@@ -389,10 +402,16 @@ static int run(struct agent *a, bool record, const struct options *o)
 		agent_err(a, "must run as root: the vmctx_guest module shows page-table roots to root only, and other users' /proc/PID/maps need it too");
 		return -EPERM;
 	}
+	/* record: the first signal ends the window; snapshot: any signal stops. */
+	a->signals_ok = record;
 	err = collect(a, record, o);
 	kmod_close_events(a);
 	if (!err)
 		err = build_bundle(a);
+	if (!err && agent_interrupted(a))
+		err = -EINTR;
+	if (err == -EINTR)
+		agent_err(a, "stopped by %s: no bundle written", signal_name(agent_last_signal));
 	if (err)
 		return err;
 	err = vmctx_bundle_seal(a->bundle);
@@ -539,8 +558,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	/* No SA_RESTART: a signal also ends a wait for a slow file or the command. */
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
+	sa.sa_handler = agent_on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	vmctx_set_log(lib_log, &a);

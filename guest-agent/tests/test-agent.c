@@ -898,6 +898,62 @@ static void test_escapes(const struct proc *p1, const struct proc *p2)
 	write_tree(p1, p2);
 }
 
+/*
+ * SIGTERM stops a snapshot at once and writes nothing.  A FIFO as the
+ * task table holds the agent at a known point: in its read.
+ */
+static void test_sigterm_snapshot(const struct proc *p1, const struct proc *p2)
+{
+	char *tasks = fmt("%s/proc/vmctx_guest/tasks", fake), *out = fmt("%s/term.vmctx", top);
+	char *rest = slurp(tasks), *err;
+	struct timespec nap = { .tv_nsec = 300000000 };
+	pid_t pid;
+	int fd, rc;
+
+	unlink(tasks);
+	if (mkfifo(tasks, 0644))
+		die("mkfifo: %s", strerror(errno));
+	pid = spawn_agent(fmt("snapshot -r %s -o %s", fake, out));
+	fd = open(tasks, O_WRONLY);
+	if (fd < 0 || write(fd, rest, 20) != 20)
+		die("%s: %s", tasks, strerror(errno));
+	nanosleep(&nap, NULL);
+	kill(pid, SIGTERM);
+	nanosleep(&nap, NULL);
+	/* The rest of the table: an agent that ignored the signal goes on with it. */
+	if (write(fd, rest + 20, strlen(rest) - 20) < 0 && errno != EPIPE)
+		die("%s: %s", tasks, strerror(errno));
+	close(fd);
+	rc = wait_agent(pid, 10, &err);
+	CHECK(rc == 1 && strstr(err, "stopped by SIGTERM: no bundle written"),
+	      "SIGTERM stops a snapshot with status 1 and says so (status %d: %s)", rc, err);
+	CHECK(access(out, F_OK), "an interrupted snapshot writes no bundle");
+	free(err);
+	free(rest);
+	unlink(tasks);
+	write_tree(p1, p2);
+}
+
+/* SIGTERM ends a record's window at once, the command's run too. */
+static void test_sigterm_record(void)
+{
+	char *out = fmt("%s/rterm.vmctx", top), *err;
+	struct timespec nap = { .tv_nsec = 500000000 };
+	double t0 = now_s();
+	pid_t pid;
+	int rc;
+
+	pid = spawn_agent(fmt("record -r %s -o %s -- sleep 20", fake, out));
+	nanosleep(&nap, NULL);
+	kill(pid, SIGTERM);
+	rc = wait_agent(pid, 15, &err);
+	CHECK(rc == 0 && now_s() - t0 < 10,
+	      "SIGTERM ends a record around a command promptly, with a bundle (status %d after %.1f s: %s)",
+	      rc, now_s() - t0, err);
+	CHECK(!access(out, F_OK), "the record's bundle is written");
+	free(err);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -929,6 +985,8 @@ int main(void)
 	test_bad_lines(&p1, &p2);
 	test_nul_bytes(&p1, &p2);
 	test_escapes(&p1, &p2);
+	test_sigterm_snapshot(&p1, &p2);
+	test_sigterm_record();
 
 	stop_proc(&p1);
 	stop_proc(&p2);
