@@ -27,6 +27,8 @@
 #define DEFAULT_INTERVAL_MS	50
 /* Maps of a new process are read twice: ld.so may still be loading at the first read. */
 #define NEW_TASK_MAP_READS	2
+/* What vmctx_bundle_read_file() accepts by default (vmctx_read_opts.max_size 0). */
+#define READER_DEFAULT_MAX_MIB	64
 
 static void usage(FILE *f, const char *prog)
 {
@@ -393,6 +395,25 @@ static int collect(struct agent *a, bool record, const struct options *o)
 	return err;
 }
 
+/*
+ * perf reads a bundle with libvmctx's default limits: a bundle it would
+ * refuse is an error, though it stays written for readers given more room.
+ */
+static int check_readable(struct agent *a, const char *out)
+{
+	struct vmctx_bundle *b = NULL;
+	int err;
+
+	err = vmctx_bundle_read_file(out, NULL, &b);
+	vmctx_bundle_free(b);
+	if (err == -VMCTX_E_LIMIT)
+		agent_err(a, "%s: written, but too big to use: its text is over the %d MiB that libvmctx reads by default, so perf report --guest-maps refuses it; --no-kallsyms or a shorter record makes it smaller",
+			  out, READER_DEFAULT_MAX_MIB);
+	else if (err)
+		agent_err(a, "%s: written, but it does not read back: %s", out, vmctx_strerror(err));
+	return err;
+}
+
 static int run(struct agent *a, bool record, const struct options *o)
 {
 	uint64_t t0 = now_ns();
@@ -421,6 +442,9 @@ static int run(struct agent *a, bool record, const struct options *o)
 		agent_err(a, "%s: %s", o->output, vmctx_strerror(err));
 		return err;
 	}
+	err = check_readable(a, o->output);
+	if (err)
+		return err;
 	summary(a, record ? "record" : "snapshot", o->output, t0);
 	return 0;
 }

@@ -954,6 +954,32 @@ static void test_sigterm_record(void)
 	free(err);
 }
 
+/* Over the reader's default size (64 MiB of text) perf would refuse the bundle: an error. */
+static void test_too_big(const struct proc *p1, const struct proc *p2)
+{
+	char *syms = fmt("%s/proc/kallsyms", fake), *out = fmt("%s/big.vmctx", top), *err;
+	char name[8001];
+	FILE *f = fopen(syms, "w");
+	int i, rc;
+
+	if (!f)
+		die("%s: %s", syms, strerror(errno));
+	memset(name, 'k', 8000);
+	name[8000] = '\0';
+	/* 8,500 names of 8,000 bytes: 68 MB of text. */
+	for (i = 0; i < 8500; i++)
+		fprintf(f, "ffffffff%08x t %s\n", 0x81000000 + i * 16, name);
+	if (fclose(f))
+		die("%s: %s", syms, strerror(errno));
+	rc = run_agent(fmt("snapshot -r %s -o %s", fake, out), &err);
+	CHECK(rc == 1 && strstr(err, "too big to use") && strstr(err, "64 MiB"),
+	      "a bundle over the reader's default size is an error that says why (status %d: %s)",
+	      rc, err);
+	free(err);
+	unlink(out);
+	write_tree(p1, p2);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -987,6 +1013,7 @@ int main(void)
 	test_escapes(&p1, &p2);
 	test_sigterm_snapshot(&p1, &p2);
 	test_sigterm_record();
+	test_too_big(&p1, &p2);
 
 	stop_proc(&p1);
 	stop_proc(&p2);
