@@ -17,7 +17,8 @@
  *
  * Man pages: libvmctx(3) for the overview, then one page per group below:
  * vmctx_strerror(3), vmctx_exit_reason(3), vmctx_bundle(3),
- * vmctx_resolve(3), vmctx_clock_fit(3), vmctx_session(3), vmctx_table(3).
+ * vmctx_bundle_add(3), vmctx_bundle_info(3), vmctx_resolve(3),
+ * vmctx_clock_fit(3), vmctx_session(3), vmctx_table(3).
  */
 #ifndef VMCTX_H
 #define VMCTX_H
@@ -237,9 +238,9 @@ int vmctx_bundle_write_mem(const struct vmctx_bundle *b, void **buf, size_t *len
 int vmctx_bundle_write_file(const struct vmctx_bundle *b, const char *path);
 
 /*
- * Building a bundle.  Strings are copied.  Every call refuses a sealed
- * bundle with -VMCTX_E_SEALED, and strings beyond the limits of
- * vmctx-bundle(5) with -VMCTX_E_LIMIT.
+ * Building a bundle (vmctx_bundle_add(3)).  Strings are copied.  Every
+ * call refuses a sealed bundle with -VMCTX_E_SEALED, and strings beyond
+ * the limits of vmctx-bundle(5) with -VMCTX_E_LIMIT.
  */
 
 /**
@@ -373,7 +374,7 @@ int vmctx_bundle_add_kmodule(struct vmctx_bundle *b, const char *name, uint64_t 
 int vmctx_bundle_add_ksym(struct vmctx_bundle *b, uint64_t addr, const char *name,
 			  const char *module);
 
-/* Inspecting a bundle, sealed or not.  Strings belong to the bundle. */
+/* Inspecting a bundle, sealed or not (vmctx_bundle_info(3)).  Strings belong to the bundle. */
 
 /**
  * vmctx_bundle_hostname() - Get the guest's host name
