@@ -199,49 +199,41 @@ void kmod_free_table(struct kmod_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Task lines after the header; a bad one is skipped, counted and named. */
-static int read_task_lines(struct agent *a, struct agent_lines *it, struct kmod_table *nt)
+/* The table read so far, and the room it has for tasks. */
+struct task_list {
+	struct kmod_table *t;
+	size_t cap;
+};
+
+/* One task line; a bad one is skipped, counted and named. */
+static int add_task_line(const struct agent *a, struct agent_bad *bad, size_t lineno,
+			 char *line, void *ctx)
 {
-	struct agent_bad bad = { 0 };
-	size_t cap = 0;
-	char *path, *line;
-	bool nul;
+	struct task_list *l = ctx;
+	struct kmod_table *t = l->t;
+	struct kmod_task *nv;
 
-	if (asprintf(&path, "%s/tasks", a->kmod_dir) < 0)
-		return -ENOMEM;
-	bad.file = path;
-	while ((line = agent_lines_next(it, &nul))) {
-		struct kmod_task *nv;
-
-		if (!*line && !nul)
-			continue;
-		if (nt->ntasks == cap) {
-			cap = cap ? 2 * cap : 512;
-			nv = realloc(nt->tasks, cap * sizeof(*nv));
-			if (!nv) {
-				free(path);
-				return -ENOMEM;
-			}
-			nt->tasks = nv;
-		}
-		if (nul)
-			agent_bad_line(a, &bad, it->lineno, "NUL byte", line);
-		else if (kmod_parse_task_line(line, &nt->tasks[nt->ntasks]))
-			agent_bad_line(a, &bad, it->lineno,
-				       "not \"pid tgid start_ns root user_root comm\"", line);
-		else
-			nt->ntasks++;
+	if (t->ntasks == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 512;
+		nv = realloc(t->tasks, l->cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		t->tasks = nv;
 	}
-	agent_bad_report(a, &bad);
-	free(path);
+	if (kmod_parse_task_line(line, &t->tasks[t->ntasks]))
+		agent_bad_line(a, bad, lineno, "not \"pid tgid start_ns root user_root comm\"", line);
+	else
+		t->ntasks++;
 	return 0;
 }
 
 int kmod_read_table(struct agent *a, struct kmod_table *t)
 {
 	struct kmod_table nt = { 0 };
+	struct task_list l = { .t = &nt };
+	struct agent_bad bad = { 0 };
 	struct agent_lines it;
-	char *buf, *header;
+	char *buf, *header, *path;
 	size_t len;
 	bool nul;
 	int fd, err;
@@ -264,7 +256,14 @@ int kmod_read_table(struct agent *a, struct kmod_table *t)
 			agent_err(a, "%s/tasks: not a vmctx_guest task table", a->kmod_dir);
 		goto fail;
 	}
-	err = read_task_lines(a, &it, &nt);
+	if (asprintf(&path, "%s/tasks", a->kmod_dir) < 0) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	bad.file = path;
+	err = agent_lines_each(a, &it, &bad, add_task_line, &l);
+	agent_bad_report(a, &bad);
+	free(path);
 	if (err)
 		goto fail;
 	free(buf);

@@ -105,6 +105,24 @@ char *agent_lines_next(struct agent_lines *it, bool *has_nul)
 	return line;
 }
 
+int agent_lines_each(const struct agent *a, struct agent_lines *it, struct agent_bad *bad,
+		     agent_line_fn fn, void *ctx)
+{
+	char *line;
+	bool nul;
+	int err = 0;
+
+	while (!err && (line = agent_lines_next(it, &nul))) {
+		if (nul)
+			agent_bad_line(a, bad, it->lineno, "NUL byte", line);
+		else if (*line)
+			err = fn(a, bad, it->lineno, line, ctx);
+		if (!err && agent_interrupted(a))
+			err = -EINTR;
+	}
+	return err;
+}
+
 static unsigned int hexval(char c)
 {
 	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
@@ -196,18 +214,43 @@ static size_t drop_overlaps(const struct agent *a, struct agent_bad *bad, struct
 	return kept;
 }
 
-static int push_map(struct agent_map **v, size_t *n, size_t *cap, const struct agent_map *m)
-{
-	struct agent_map *nv;
+/* The executable mappings read so far. */
+struct map_list {
+	struct agent_map *v;
+	size_t n;
+	size_t cap;
+};
 
-	if (*n == *cap) {
-		*cap = *cap ? 2 * *cap : 32;
-		nv = realloc(*v, *cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
+static int add_map_line(const struct agent *a, struct agent_bad *bad, size_t lineno, char *line,
+			void *ctx)
+{
+	struct map_list *l = ctx;
+	struct agent_map m, *nv;
+	bool exec;
+	int err;
+
+	err = parse_map_line(line, &m, &exec);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		agent_bad_line(a, bad, lineno, "not \"start-end perms offset dev inode path\"", line);
+		return 0;
 	}
-	(*v)[(*n)++] = *m;
+	if (!exec) {
+		free(m.path);
+		return 0;
+	}
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 32;
+		nv = realloc(l->v, l->cap * sizeof(*nv));
+		if (!nv) {
+			free(m.path);
+			return -ENOMEM;
+		}
+		l->v = nv;
+	}
+	m.lineno = lineno;
+	l->v[l->n++] = m;
 	return 0;
 }
 
@@ -215,12 +258,10 @@ int agent_read_maps(const struct agent *a, int tgid, int tid, struct agent_map *
 		    size_t *nmaps)
 {
 	struct agent_bad bad = { 0 };
-	struct agent_map *v = NULL;
-	size_t n = 0, cap = 0;
+	struct map_list l = { 0 };
 	struct agent_lines it;
-	char rel[96], *buf, *line, *file;
+	char rel[96], *buf, *file;
 	size_t len;
-	bool nul;
 	int err;
 
 	if (tid == tgid)
@@ -237,47 +278,19 @@ int agent_read_maps(const struct agent *a, int tgid, int tid, struct agent_map *
 	}
 	bad.file = file;
 	agent_lines_init(&it, buf, len);
-	while ((line = agent_lines_next(&it, &nul))) {
-		struct agent_map m;
-		bool exec;
-
-		if (!*line && !nul)
-			continue;
-		if (nul) {
-			agent_bad_line(a, &bad, it.lineno, "NUL byte", line);
-			continue;
-		}
-		err = parse_map_line(line, &m, &exec);
-		if (err == -ENOMEM)
-			goto fail;
-		if (err) {
-			agent_bad_line(a, &bad, it.lineno,
-				       "not \"start-end perms offset dev inode path\"", line);
-			continue;
-		}
-		if (!exec) {
-			free(m.path);
-			continue;
-		}
-		m.lineno = it.lineno;
-		err = push_map(&v, &n, &cap, &m);
-		if (err) {
-			free(m.path);
-			goto fail;
-		}
-	}
-	n = drop_overlaps(a, &bad, v, n);
+	err = agent_lines_each(a, &it, &bad, add_map_line, &l);
+	if (!err)
+		l.n = drop_overlaps(a, &bad, l.v, l.n);
 	agent_bad_report(a, &bad);
 	free(file);
 	free(buf);
-	*maps = v;
-	*nmaps = n;
+	if (err) {
+		agent_free_maps(l.v, l.n);
+		return err;
+	}
+	*maps = l.v;
+	*nmaps = l.n;
 	return 0;
-fail:
-	free(file);
-	free(buf);
-	agent_free_maps(v, n);
-	return err;
 }
 
 /* The first line of a small file, or "" if it cannot be read. */
@@ -334,7 +347,8 @@ static int line_error(const struct agent *a, struct agent_bad *bad, size_t linen
 }
 
 /* "address type name", or "address type name\t[module]": text symbols only. */
-static int add_ksym_line(struct agent *a, struct agent_bad *bad, size_t lineno, char *line)
+static int add_ksym_line(const struct agent *a, struct agent_bad *bad, size_t lineno,
+			 char *line, void *ctx)
 {
 	char *end, *name, *tab, *close = NULL, *mod = NULL;
 	unsigned long long addr;
@@ -370,29 +384,9 @@ static int add_ksym_line(struct agent *a, struct agent_bad *bad, size_t lineno, 
 	return line_error(a, bad, lineno, line, err, err == -EINVAL ? "no symbol name" : NULL);
 }
 
-static int add_kallsyms(struct agent *a, const char *file, char *buf, size_t len)
-{
-	struct agent_bad bad = { .file = file };
-	struct agent_lines it;
-	char *line;
-	bool nul;
-	int err = 0;
-
-	agent_lines_init(&it, buf, len);
-	while (!err && (line = agent_lines_next(&it, &nul))) {
-		if (nul)
-			agent_bad_line(a, &bad, it.lineno, "NUL byte", line);
-		else if (*line)
-			err = add_ksym_line(a, &bad, it.lineno, line);
-		if (!err && agent_interrupted(a))
-			err = -EINTR;
-	}
-	agent_bad_report(a, &bad);
-	return err;
-}
-
 /* "name size refcount deps state address [taints]" */
-static int add_module_line(struct agent *a, struct agent_bad *bad, size_t lineno, char *line)
+static int add_module_line(const struct agent *a, struct agent_bad *bad, size_t lineno,
+			   char *line, void *ctx)
 {
 	unsigned long long size, addr;
 	char name[257];
@@ -411,21 +405,15 @@ static int add_module_line(struct agent *a, struct agent_bad *bad, size_t lineno
 			  idx == -EINVAL ? "module runs past the end of the address space" : NULL);
 }
 
-static int add_modules(struct agent *a, const char *file, char *buf, size_t len)
+/* The lines of a kernel file, each through @fn; its bad lines in one warning. */
+static int add_lines(struct agent *a, const char *file, char *buf, size_t len, agent_line_fn fn)
 {
 	struct agent_bad bad = { .file = file };
 	struct agent_lines it;
-	char *line;
-	bool nul;
-	int err = 0;
+	int err;
 
 	agent_lines_init(&it, buf, len);
-	while (!err && (line = agent_lines_next(&it, &nul))) {
-		if (nul)
-			agent_bad_line(a, &bad, it.lineno, "NUL byte", line);
-		else if (*line)
-			err = add_module_line(a, &bad, it.lineno, line);
-	}
+	err = agent_lines_each(a, &it, &bad, fn, NULL);
 	agent_bad_report(a, &bad);
 	return err;
 }
@@ -568,9 +556,9 @@ int agent_add_kernel(struct agent *a)
 		goto out;
 	/* Modules first: each module symbol names its module. */
 	if (k.mods)
-		err = add_modules(a, mods_path, k.mods, k.mods_len);
+		err = add_lines(a, mods_path, k.mods, k.mods_len, add_module_line);
 	if (!err)
-		err = add_kallsyms(a, syms_path, k.syms, k.syms_len);
+		err = add_lines(a, syms_path, k.syms, k.syms_len, add_ksym_line);
 	free_kernel_files(&k);
 out:
 	free(syms_path);

@@ -177,6 +177,16 @@ struct agent_lines {
 void agent_lines_init(struct agent_lines *it, char *buf, size_t len);
 /* The next line, NUL-terminated without its newline, or NULL at the end. */
 char *agent_lines_next(struct agent_lines *it, bool *has_nul);
+
+/* One line of a guest file: 0, a bad line counted in @bad, or an error that stops. */
+typedef int (*agent_line_fn)(const struct agent *a, struct agent_bad *bad, size_t lineno,
+			     char *line, void *ctx);
+/*
+ * Hand each line left in @it to @fn until it fails: a line holding a NUL
+ * byte is a bad line, an empty one is skipped.  -EINTR when interrupted.
+ */
+int agent_lines_each(const struct agent *a, struct agent_lines *it, struct agent_bad *bad,
+		     agent_line_fn fn, void *ctx);
 int agent_read_maps(const struct agent *a, int tgid, int tid, struct agent_map **maps,
 		    size_t *nmaps);
 void agent_free_maps(struct agent_map *maps, size_t nmaps);
