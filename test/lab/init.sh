@@ -88,7 +88,7 @@ out=$(cd /tmp && lab-record -P -- $cmd 2>&1) || { echo "$out"; finish "FAIL the 
 echo "$out" | grep '^lab-record'
 echo "$paranoid" > /proc/sys/kernel/perf_event_paranoid
 if [ -n "$cmd" ]; then
-	echo "VMCTX-LAB: unprivileged perf record --vmcs-ctx said: $(echo "$out" | grep -v '^lab-record\|^Error:$')"
+	echo "VMCTX-LAB: unprivileged perf record --vmcs-ctx said: $(echo "$out" | grep 'vmcs-ctx reads')"
 	echo "$out" | grep -q 'vmcs-ctx reads hypervisor state, which needs CAP_PERFMON' ||
 		finish "FAIL perf record's privilege message isa=$isa"
 fi
