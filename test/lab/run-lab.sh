@@ -35,6 +35,12 @@ want_bochs=${VMCTX_LAB_BOCHS:-1}
 want_stock=${VMCTX_LAB_STOCK:-1}
 want_stock_bochs=${VMCTX_LAB_STOCK_BOCHS:-0}
 failures=0
+failed_parts=()
+# failed PART: count a failed part and remember its name for the last line
+failed() {
+	failures=$((failures + 1))
+	failed_parts+=("$1")
+}
 start=$SECONDS
 
 mkdir -p "$LAB_DIR" "$RESULTS_DIR"
@@ -66,14 +72,14 @@ patched=$LAB_DIR/out/patched/arch/x86/boot/bzImage
 log "the perf patches on synthetic perf.data, on this machine (test/perf/run-checks.sh)"
 PERF=$LAB_DIR/out/perf/perf PKG_CONFIG_PATH=$LAB_DIR/vmctx/lib/pkgconfig \
 	LD_LIBRARY_PATH=$LAB_DIR/vmctx/lib sh "$REPO_TOP/test/perf/run-checks.sh" ||
-	failures=$((failures + 1))
+	failed "perf checks"
 
 log "SVM: patched L1 on qemu-system-x86_64 -accel tcg -cpu max"
 t=$SECONDS
 "$LAB_SRC/boot-qemu.sh" "$patched" "$RESULTS_DIR/svm-patched.log" \
 	vmctx.mode=patched vmctx.secs="${VMCTX_LAB_SECS:-3}"
 log "SVM boot took $((SECONDS - t)) s"
-report "SVM patched" "$RESULTS_DIR/svm-patched.log" PASS || failures=$((failures + 1))
+report "SVM patched" "$RESULTS_DIR/svm-patched.log" PASS || failed "SVM patched"
 
 log "SVM: the paper's experiments with the patched perf"
 t=$SECONDS
@@ -81,7 +87,7 @@ t=$SECONDS
 	vmctx.mode=experiments vmctx.secs="${VMCTX_EXP_SECS:-8}" vmctx.period=1000000
 log "experiments boot took $((SECONDS - t)) s"
 report "SVM experiments" "$RESULTS_DIR/svm-experiments.log" EXPERIMENTS-PASS ||
-	failures=$((failures + 1))
+	failed "SVM experiments"
 
 if [ "$want_bochs" = 1 ]; then
 	log "VMX: patched L1 on bochs corei7_haswell_4770"
@@ -90,7 +96,7 @@ if [ "$want_bochs" = 1 ]; then
 		vmctx.mode=patched vmctx.secs="${VMCTX_LAB_SECS:-2}" vmctx.also=2 vmctx.exp_secs=2 \
 		vmctx.bench="${VMCTX_LAB_BENCH:-1}" vmctx.bench_rounds=100 vmctx.bench_reps=2
 	log "VMX boot took $((SECONDS - t)) s"
-	report "VMX patched" "$RESULTS_DIR/vmx-patched.log" PASS || failures=$((failures + 1))
+	report "VMX patched" "$RESULTS_DIR/vmx-patched.log" PASS || failed "VMX patched"
 fi
 
 if [ "${VMCTX_LAB_DEBUG:-0}" = 1 ]; then
@@ -106,7 +112,7 @@ if [ "${VMCTX_LAB_DEBUG:-0}" = 1 ]; then
 	else
 		grep -aE -B2 -A12 'WARNING:|BUG:|KASAN:|UBSAN:|possible circular|inconsistent lock|suspicious RCU' \
 			"$RESULTS_DIR/svm-debug.log" | head -n 60
-		failures=$((failures + 1))
+		failed "SVM debug"
 	fi
 fi
 
@@ -116,28 +122,28 @@ if [ "$want_stock" = 1 ]; then
 	log "SVM: stock L1 (EINVAL probe, CPL label figure)"
 	"$LAB_SRC/boot-qemu.sh" "$stock" "$RESULTS_DIR/svm-stock.log" \
 		vmctx.mode=stock vmctx.secs="${VMCTX_LAB_SECS:-3}"
-	report "SVM stock" "$RESULTS_DIR/svm-stock.log" STOCK-DONE || failures=$((failures + 1))
+	report "SVM stock" "$RESULTS_DIR/svm-stock.log" STOCK-DONE || failed "SVM stock"
 	if [ "$want_stock_bochs" = 1 ]; then
 		"$LAB_SRC/boot-bochs.sh" "$stock" "$RESULTS_DIR/vmx-stock.log" \
 			vmctx.mode=stock vmctx.secs="${VMCTX_LAB_SECS:-2}"
 		report "VMX stock" "$RESULTS_DIR/vmx-stock.log" STOCK-DONE ||
-			failures=$((failures + 1))
+			failed "VMX stock"
 	fi
 fi
 
 if [ "${VMCTX_LAB_LINUX:-1}" = 1 ]; then
 	log "the Linux-guest lab"
 	t=$SECONDS
-	"$LAB_SRC/guest/run-linux-lab.sh" || failures=$((failures + 1))
+	"$LAB_SRC/guest/run-linux-lab.sh" || failed "Linux guest (SVM)"
 	log "Linux-guest lab took $((SECONDS - t)) s"
 	# once more on Intel VMX (bochs), whose Haswell gives the guest PCID
 	if [ "$want_bochs" = 1 ]; then
 		t=$SECONDS
 		VMCTX_LINUX_VMX=1 VMCTX_LINUX_PTI=on "$LAB_SRC/guest/run-linux-lab.sh" ||
-			failures=$((failures + 1))
+			failed "Linux guest (VMX)"
 		log "Linux-guest lab on VMX took $((SECONDS - t)) s"
 	fi
 fi
 
-log "lab finished in $((SECONDS - start)) s with $failures failure(s)"
+log "lab finished in $((SECONDS - start)) s with $failures failure(s)${failed_parts:+: $(IFS=,; echo "${failed_parts[*]}" | sed 's/,/, /g')}"
 [ "$failures" -eq 0 ]
