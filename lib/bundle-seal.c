@@ -359,8 +359,174 @@ static int build_index(struct vmctx_bundle *b)
 		free(by_root);
 		return err;
 	}
+	free(b->by_root);
 	b->by_root = by_root;
 	return 0;
+}
+
+/*
+ * What a root resolves to when the time is unknown, for the positions
+ * [g, e) of one root: the process that alone owned it (its leader, the
+ * last in start order if several, else its first task), or -ENOENT.
+ */
+static int32_t untimed_owner(const struct vmctx_bundle *b, size_t g, size_t e)
+{
+	int32_t best = -ENOENT;
+	size_t i;
+
+	for (i = g; i < e; i++) {
+		const struct vmctx_task *t = &b->tasks[b->by_root[i]];
+
+		if (best >= 0 && b->tasks[best].tgid != t->tgid)
+			return -ENOENT;
+		if (best < 0 || t->pid == t->tgid)
+			best = b->by_root[i];
+	}
+	return best;
+}
+
+/*
+ * find_task's structures (see struct vmctx_bundle): a task is alive at t
+ * when start <= t < exit, so over the positions of a root that started by
+ * t, the first alive one and the last alive leader are the first and last
+ * leaves above t in the max-trees.
+ */
+static int build_lookup(struct vmctx_bundle *b)
+{
+	size_t i, g, base = 1;
+
+	while (base < b->ntasks)
+		base <<= 1;
+	free(b->live_all);
+	free(b->live_leader);
+	free(b->untimed);
+	b->live_all = calloc(2 * base, sizeof(*b->live_all));
+	b->live_leader = calloc(2 * base, sizeof(*b->live_leader));
+	b->untimed = calloc(b->ntasks + 1, sizeof(*b->untimed));
+	if (!b->live_all || !b->live_leader || !b->untimed)
+		return -ENOMEM;
+	b->live_base = base;
+	for (i = 0; i < b->ntasks; i++) {
+		const struct vmctx_task *t = &b->tasks[b->by_root[i]];
+
+		b->live_all[base + i] = t->exit;
+		b->live_leader[base + i] = t->pid == t->tgid ? t->exit : 0;
+	}
+	for (i = base - 1; i > 0; i--) {
+		b->live_all[i] = b->live_all[2 * i] > b->live_all[2 * i + 1] ?
+				 b->live_all[2 * i] : b->live_all[2 * i + 1];
+		b->live_leader[i] = b->live_leader[2 * i] > b->live_leader[2 * i + 1] ?
+				    b->live_leader[2 * i] : b->live_leader[2 * i + 1];
+	}
+	for (g = 0; g < b->ntasks; g = i) {
+		uint64_t root = bundle_root_at(b, g);
+		int32_t owner;
+
+		for (i = g + 1; i < b->ntasks && bundle_root_at(b, i) == root; i++)
+			;
+		owner = untimed_owner(b, g, i);
+		while (g < i)
+			b->untimed[g++] = owner;
+	}
+	return 0;
+}
+
+/* ---- modules as segments -------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A min-heap of module numbers: the active modules of the sweep. */
+static void heap_push(uint32_t *h, size_t *n, uint32_t v)
+{
+	size_t i = (*n)++;
+
+	for (; i && h[(i - 1) / 2] > v; i = (i - 1) / 2)
+		h[i] = h[(i - 1) / 2];
+	h[i] = v;
+}
+
+static void heap_pop(uint32_t *h, size_t *n)
+{
+	uint32_t v = h[--*n];
+	size_t i = 0, c;
+
+	for (; (c = 2 * i + 1) < *n; i = c) {
+		if (c + 1 < *n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= v)
+			break;
+		h[i] = h[c];
+	}
+	h[i] = v;
+}
+
+static int cmp_kmod_start(const void *a, const void *b, void *arg)
+{
+	const struct vmctx_kmod *k = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (k[x].start != k[y].start)
+		return k[x].start < k[y].start ? -1 : 1;
+	return x < y ? -1 : 1;
+}
+
+/*
+ * Modules may overlap, and the lowest-numbered one covering an address
+ * names it.  Cut the address space at every module's start and end and
+ * give each piece that module: a sweep over the starts with a heap of the
+ * modules still open, O(n log n) once.
+ */
+static int build_kseg(struct vmctx_bundle *b)
+{
+	size_t n = b->nkmods, np = 0, i, j = 0, nh = 0, ns = 0;
+	uint32_t *order, *heap;
+	uint64_t *pts;
+	int err = -ENOMEM;
+
+	free(b->kseg_start);
+	free(b->kseg_mod);
+	pts = malloc((2 * n + 1) * sizeof(*pts));
+	order = malloc((n + 1) * sizeof(*order));
+	heap = malloc((n + 1) * sizeof(*heap));
+	b->kseg_start = malloc((2 * n + 1) * sizeof(*b->kseg_start));
+	b->kseg_mod = malloc((2 * n + 1) * sizeof(*b->kseg_mod));
+	if (!pts || !order || !heap || !b->kseg_start || !b->kseg_mod)
+		goto out;
+	for (i = 0; i < n; i++) {
+		order[i] = i;
+		pts[np++] = b->kmods[i].start;
+		pts[np++] = b->kmods[i].end;
+	}
+	if (n > 1)
+		qsort_r(order, n, sizeof(*order), cmp_kmod_start, b->kmods);
+	qsort(pts, np, sizeof(*pts), cmp_u64);
+	for (i = 0; i < np; i++) {
+		int32_t mod;
+
+		if (i && pts[i] == pts[i - 1])
+			continue;
+		for (; j < n && b->kmods[order[j]].start <= pts[i]; j++)
+			heap_push(heap, &nh, order[j]);
+		while (nh && b->kmods[heap[0]].end <= pts[i])
+			heap_pop(heap, &nh);
+		mod = nh ? (int32_t)heap[0] : -1;
+		if (ns && b->kseg_mod[ns - 1] == mod)
+			continue;
+		b->kseg_start[ns] = pts[i];
+		b->kseg_mod[ns++] = mod;
+	}
+	b->nkseg = ns;
+	err = 0;
+out:
+	free(pts);
+	free(order);
+	free(heap);
+	return err;
 }
 
 int bundle_seal(struct vmctx_bundle *b, bool strict)
@@ -383,6 +549,10 @@ int bundle_seal(struct vmctx_bundle *b, bool strict)
 		err = check_unique(b);
 	if (!err)
 		err = build_index(b);
+	if (!err)
+		err = build_lookup(b);
+	if (!err)
+		err = build_kseg(b);
 	if (err)
 		return err;
 	b->sealed = true;

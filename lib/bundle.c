@@ -60,6 +60,13 @@ void vmctx_bundle_free(struct vmctx_bundle *b)
 	free(b->release);
 	free(b->boot_id);
 	free(b->by_root);
+	free(b->live_all);
+	free(b->live_leader);
+	free(b->untimed);
+	free(b->kseg_start);
+	free(b->kseg_mod);
+	vmctx_name_index_free(&b->kmod_names);
+	vmctx_name_index_free(&b->build_ids);
 	free(b);
 }
 
@@ -186,11 +193,15 @@ int vmctx_bundle_add_task(struct vmctx_bundle *b, uint64_t root, int pid, int tg
 	return b->ntasks++;
 }
 
+static const char *object_build_id(const void *arr, uint32_t idx)
+{
+	return ((const struct vmctx_object *)arr)[idx].build_id;
+}
+
 int vmctx_bundle_add_object(struct vmctx_bundle *b, const char *path, const char *build_id)
 {
 	struct vmctx_object *o;
 	char *p, *id = NULL;
-	size_t i;
 	int err;
 
 	err = building(b);
@@ -201,9 +212,10 @@ int vmctx_bundle_add_object(struct vmctx_bundle *b, const char *path, const char
 	if (build_id) {
 		if (!bundle_build_id_valid(build_id))
 			return -EINVAL;
-		for (i = 0; i < b->nobjects; i++)
-			if (b->objects[i].build_id && !strcmp(b->objects[i].build_id, build_id))
-				return i;
+		int i = vmctx_name_find(&b->build_ids, build_id, object_build_id, b->objects);
+
+		if (i >= 0)
+			return i;
 	}
 	if (b->nobjects >= BUNDLE_MAX_OBJECTS)
 		return -VMCTX_E_LIMIT;
@@ -219,6 +231,14 @@ int vmctx_bundle_add_object(struct vmctx_bundle *b, const char *path, const char
 		if (!id) {
 			free(p);
 			return -ENOMEM;
+		}
+	}
+	if (id) {
+		err = vmctx_name_add(&b->build_ids, id, b->nobjects, object_build_id, b->objects);
+		if (err) {
+			free(p);
+			free(id);
+			return err;
 		}
 	}
 	o = &b->objects[b->nobjects];
@@ -306,11 +326,15 @@ int vmctx_bundle_add_map(struct vmctx_bundle *b, int task, uint64_t start, uint6
 	return 0;
 }
 
+static const char *kmod_name(const void *arr, uint32_t idx)
+{
+	return ((const struct vmctx_kmod *)arr)[idx].name;
+}
+
 int vmctx_bundle_add_kmodule(struct vmctx_bundle *b, const char *name, uint64_t start,
 			     uint64_t size)
 {
 	struct vmctx_kmod *k;
-	size_t i;
 	char *n;
 	int err;
 
@@ -325,13 +349,13 @@ int vmctx_bundle_add_kmodule(struct vmctx_bundle *b, const char *name, uint64_t 
 	if (err)
 		return err;
 	/* add_ksym() finds modules by name. */
-	for (i = 0; i < b->nkmods; i++) {
-		if (!strcmp(b->kmods[i].name, n)) {
-			free(n);
-			return -EEXIST;
-		}
+	if (vmctx_name_find(&b->kmod_names, n, kmod_name, b->kmods) >= 0) {
+		free(n);
+		return -EEXIST;
 	}
 	err = vmctx_grow((void **)&b->kmods, &b->kmods_cap, b->nkmods + 1, sizeof(*b->kmods));
+	if (!err)
+		err = vmctx_name_add(&b->kmod_names, n, b->nkmods, kmod_name, b->kmods);
 	if (err) {
 		free(n);
 		return err;
@@ -348,7 +372,6 @@ int vmctx_bundle_add_ksym(struct vmctx_bundle *b, uint64_t addr, const char *nam
 {
 	struct vmctx_ksym *k;
 	int mod = -1;
-	size_t i;
 	char *n;
 	int err;
 
@@ -356,12 +379,9 @@ int vmctx_bundle_add_ksym(struct vmctx_bundle *b, uint64_t addr, const char *nam
 	if (err)
 		return err;
 	if (module) {
-		for (i = 0; i < b->nkmods; i++)
-			if (!strcmp(b->kmods[i].name, module))
-				break;
-		if (i == b->nkmods)
+		mod = vmctx_name_find(&b->kmod_names, module, kmod_name, b->kmods);
+		if (mod < 0)
 			return -ENOENT;
-		mod = i;
 	}
 	if (b->nksyms >= BUNDLE_MAX_KSYMS)
 		return -VMCTX_E_LIMIT;

@@ -6,6 +6,7 @@
  * sorted them and built the index by root.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "vmctx-local.h"
@@ -41,38 +42,90 @@ size_t bundle_root_first(const struct vmctx_bundle *b, uint64_t root)
 	return lo;
 }
 
+/* The first position after @lo whose root passes @root or whose start passes @t. */
+static size_t root_started_end(const struct vmctx_bundle *b, size_t lo, uint64_t root, uint64_t t)
+{
+	size_t hi = b->ntasks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (bundle_root_at(b, mid) == root && b->tasks[b->by_root[mid]].start <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Descend from @node to the leftmost (or rightmost) leaf above @t. */
+static size_t tree_descend(const uint64_t *tr, size_t base, size_t node, uint64_t t, bool last)
+{
+	while (node < base) {
+		node *= 2;
+		if (last ? tr[node + 1] > t : tr[node] <= t)
+			node++;
+	}
+	return node - base;
+}
+
+/*
+ * The first (or @last) position in [l, r) whose leaf in the max-tree @tr
+ * is above @t, or SIZE_MAX: O(log n).  The walk up meets the range's
+ * nodes from both ends inwards; the far side's are kept to check after.
+ */
+static size_t tree_find(const uint64_t *tr, size_t base, size_t l, size_t r, uint64_t t,
+			bool last)
+{
+	size_t far[2 * sizeof(size_t) * 8], nfar = 0;
+
+	for (l += base, r += base; l < r; l >>= 1, r >>= 1) {
+		if (l & 1) {
+			if (!last && tr[l] > t)
+				return tree_descend(tr, base, l, t, last);
+			if (last)
+				far[nfar++] = l;
+			l++;
+		}
+		if (r & 1) {
+			r--;
+			if (last && tr[r] > t)
+				return tree_descend(tr, base, r, t, last);
+			if (!last)
+				far[nfar++] = r;
+		}
+	}
+	while (nfar--)
+		if (tr[far[nfar]] > t)
+			return tree_descend(tr, base, far[nfar], t, last);
+	return SIZE_MAX;
+}
+
+/*
+ * Of the tasks that own the root at @guest_ns, the last process leader in
+ * start order, else the first task (threads share the root).
+ */
 int vmctx_bundle_find_task(const struct vmctx_bundle *b, uint64_t cr3, uint64_t guest_ns)
 {
 	uint64_t root;
-	size_t lo;
-	int best = -ENOENT, err;
+	size_t lo, hi, pos;
+	int err;
 
 	err = bundle_check_sealed(b);
 	if (err)
 		return err;
 	root = vmctx_cr3_normalize(cr3, b->cr3_mask);
-	for (lo = bundle_root_first(b, root); lo < b->ntasks; lo++) {
-		const struct vmctx_task *t = &b->tasks[b->by_root[lo]];
-
-		if (bundle_root_at(b, lo) != root)
-			break;
-		if (guest_ns == VMCTX_TIME_NONE) {
-			/* Time unknown: only a root that one process ever owned resolves. */
-			if (best >= 0 && b->tasks[best].tgid != t->tgid)
-				return -ENOENT;
-			if (best < 0 || t->pid == t->tgid)
-				best = b->by_root[lo];
-			continue;
-		}
-		if (t->start > guest_ns)
-			break;
-		if (t->exit != VMCTX_TIME_NONE && t->exit <= guest_ns)
-			continue;
-		/* Threads share the root; prefer the process leader. */
-		if (best < 0 || t->pid == t->tgid)
-			best = b->by_root[lo];
-	}
-	return best;
+	lo = bundle_root_first(b, root);
+	if (lo >= b->ntasks || bundle_root_at(b, lo) != root)
+		return -ENOENT;
+	/* Time unknown: only a root that one process ever owned resolves. */
+	if (guest_ns == VMCTX_TIME_NONE)
+		return b->untimed[lo];
+	hi = root_started_end(b, lo, root, guest_ns);
+	pos = tree_find(b->live_leader, b->live_base, lo, hi, guest_ns, true);
+	if (pos == SIZE_MAX)
+		pos = tree_find(b->live_all, b->live_base, lo, hi, guest_ns, false);
+	return pos == SIZE_MAX ? -ENOENT : (int)b->by_root[pos];
 }
 
 const char *vmctx_bundle_task_label(const struct vmctx_bundle *b, int task)
@@ -165,13 +218,9 @@ int vmctx_bundle_resolve_kernel(const struct vmctx_bundle *b, uint64_t ip, const
 	err = bundle_check_sealed(b);
 	if (err)
 		return err;
-	/* Few modules, and ksyms refer to them by index: a scan keeps both simple. */
-	for (lo = 0; lo < b->nkmods; lo++) {
-		if (ip >= b->kmods[lo].start && ip < b->kmods[lo].end) {
-			km = &b->kmods[lo];
-			break;
-		}
-	}
+	lo = upper_bound(b->kseg_start, b->nkseg, sizeof(*b->kseg_start), 0, ip);
+	if (lo && b->kseg_mod[lo - 1] >= 0)
+		km = &b->kmods[b->kseg_mod[lo - 1]];
 
 	lo = upper_bound(b->ksyms, b->nksyms, sizeof(*b->ksyms), offsetof(struct vmctx_ksym, addr),
 			 ip);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vmctx-local.h"
 
@@ -34,4 +35,65 @@ int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size)
 	*arr = p;
 	*cap = ncap;
 	return 0;
+}
+
+static size_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return (size_t)h;
+}
+
+int vmctx_name_find(const struct vmctx_name_index *x, const char *name, vmctx_name_of_fn name_of,
+		    const void *arr)
+{
+	size_t i;
+
+	if (!x->size)
+		return -1;
+	for (i = name_hash(name) & (x->size - 1); x->slot[i]; i = (i + 1) & (x->size - 1))
+		if (!strcmp(name_of(arr, x->slot[i] - 1), name))
+			return (int)(x->slot[i] - 1);
+	return -1;
+}
+
+static void name_put(struct vmctx_name_index *x, const char *name, uint32_t idx)
+{
+	size_t i;
+
+	for (i = name_hash(name) & (x->size - 1); x->slot[i]; i = (i + 1) & (x->size - 1))
+		;
+	x->slot[i] = idx + 1;
+}
+
+int vmctx_name_add(struct vmctx_name_index *x, const char *name, uint32_t idx,
+		   vmctx_name_of_fn name_of, const void *arr)
+{
+	/* At most half full, so that probes stay short. */
+	if (2 * (x->used + 1) > x->size) {
+		size_t i, size = x->size ? 2 * x->size : 16;
+		uint32_t *old = x->slot, *slot = calloc(size, sizeof(*slot));
+
+		if (!slot)
+			return -ENOMEM;
+		x->slot = slot;
+		for (i = 0; i < x->size; i++)
+			if (old[i])
+				name_put(&(struct vmctx_name_index){ slot, size, 0 },
+					 name_of(arr, old[i] - 1), old[i] - 1);
+		x->size = size;
+		free(old);
+	}
+	name_put(x, name, idx);
+	x->used++;
+	return 0;
+}
+
+void vmctx_name_index_free(struct vmctx_name_index *x)
+{
+	free(x->slot);
+	x->slot = NULL;
+	x->size = x->used = 0;
 }

@@ -18,6 +18,24 @@ __hidden void vmctx_log(enum vmctx_log_level level, const char *fmt, ...)
 /* Grow *@arr (elements of @size) so that it holds at least @need; 0 or -ENOMEM. */
 __hidden int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size);
 
+/*
+ * A hash index of names (util.c): the builder finds modules by name and
+ * objects by build-id in O(1), not by a scan.  It stores indices into the
+ * caller's array; @name_of gives the name at an index.
+ */
+struct vmctx_name_index {
+	uint32_t *slot;		/* index + 1, 0 if empty */
+	size_t size, used;
+};
+typedef const char *(*vmctx_name_of_fn)(const void *arr, uint32_t idx);
+/* The index named @name, or -1. */
+__hidden int vmctx_name_find(const struct vmctx_name_index *x, const char *name,
+			     vmctx_name_of_fn name_of, const void *arr);
+/* Add @idx under @name (not there yet); 0 or -ENOMEM. */
+__hidden int vmctx_name_add(struct vmctx_name_index *x, const char *name, uint32_t idx,
+			    vmctx_name_of_fn name_of, const void *arr);
+__hidden void vmctx_name_index_free(struct vmctx_name_index *x);
+
 /* ---- bundle (bundle.c, bundle-seal.c, bundle-read.c, bundle-write.c) ---- */
 
 /* A symbol covers [start, end); name is owned by the symbol's container. */
@@ -93,12 +111,26 @@ struct vmctx_bundle {
 	size_t nkmods, kmods_cap;
 	struct vmctx_ksym *ksyms;	/* sorted by addr once sealed */
 	size_t nksyms, ksyms_cap;
+	struct vmctx_name_index kmod_names, build_ids;	/* the builder's */
 	size_t maps_total;		/* of all tasks */
 	size_t syms_total;		/* of all objects */
 
 	/* set by bundle_seal(); nothing changes afterwards */
 	bool sealed;
 	uint32_t *by_root;	/* task indices sorted by (root, start) */
+	/*
+	 * Over by_root positions, for find_task in O(log n): max-trees (2 *
+	 * live_base entries, leaves at live_base + pos) of the tasks' exits,
+	 * and of the process leaders' exits (0 for threads); and per position
+	 * what its root resolves to when the time is unknown.
+	 */
+	uint64_t *live_all, *live_leader;
+	size_t live_base;
+	int32_t *untimed;
+	/* Modules as disjoint segments, for resolve_kernel in O(log n). */
+	uint64_t *kseg_start;	/* sorted */
+	int32_t *kseg_mod;	/* the lowest-numbered module covering it, or -1 */
+	size_t nkseg;
 };
 
 /*
