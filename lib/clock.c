@@ -8,7 +8,8 @@
  * owners' lifetimes.  The offset that satisfies the most samples wins.
  * A task's samples are kept as a few runs split at gaps, so that samples
  * of an owner the bundle never saw (a process gone before the agent
- * started) form a run of their own and are outvoted.  Memory is O(tasks).
+ * started) form a run of their own and are outvoted.  Memory is 4 bytes
+ * per task and O(runs) besides: the sweep never holds every owner's edge.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,11 +33,14 @@ struct run {
 struct span {
 	struct run runs[RUNS_PER_TASK];	/* sorted by time */
 	uint32_t nruns;
+	uint32_t pos;		/* the root's first position in by_root */
 };
 
 struct vmctx_clock_fit {
 	const struct vmctx_bundle *b;	/* sealed: its index never changes */
-	struct span *spans;	/* by task index */
+	uint32_t *span_of;	/* by by_root position: index + 1 into spans, or 0 */
+	struct span *spans;	/* of the sampled roots only */
+	size_t nspans, spans_cap;
 	uint64_t total;		/* samples offered */
 	uint64_t used;		/* samples of unambiguous roots */
 };
@@ -93,8 +97,8 @@ struct vmctx_clock_fit *vmctx_clock_fit_new(const struct vmctx_bundle *b)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	f->spans = calloc(b->ntasks + 1, sizeof(*f->spans));
-	if (!f->spans) {
+	f->span_of = calloc(b->ntasks + 1, sizeof(*f->span_of));
+	if (!f->span_of) {
 		free(f);
 		return NULL;
 	}
@@ -106,6 +110,7 @@ void vmctx_clock_fit_free(struct vmctx_clock_fit *f)
 {
 	if (!f)
 		return;
+	free(f->span_of);
 	free(f->spans);
 	free(f);
 }
@@ -122,6 +127,7 @@ static ssize_t root_pos(const struct vmctx_bundle *b, uint64_t cr3)
 int vmctx_clock_fit_add(struct vmctx_clock_fit *f, uint64_t host_ns, uint64_t cr3)
 {
 	ssize_t pos;
+	int err;
 
 	if (!f)
 		return -EINVAL;
@@ -129,117 +135,159 @@ int vmctx_clock_fit_add(struct vmctx_clock_fit *f, uint64_t host_ns, uint64_t cr
 	pos = root_pos(f->b, cr3);
 	if (pos < 0)
 		return 0;
-	span_add(&f->spans[pos], host_ns);
+	/* A span per sampled root, not per task: a bundle may hold millions. */
+	if (!f->span_of[pos]) {
+		err = vmctx_grow((void **)&f->spans, &f->spans_cap, f->nspans + 1,
+				 sizeof(*f->spans));
+		if (err)
+			return err;
+		f->spans[f->nspans].nruns = 0;
+		f->spans[f->nspans].pos = pos;
+		f->span_of[pos] = ++f->nspans;
+	}
+	span_add(&f->spans[f->span_of[pos] - 1], host_ns);
 	f->used++;
 	return 0;
 }
 
-/* An endpoint of the sweep: at @at, @w samples start (w > 0) or stop agreeing. */
-struct edge {
-	__int128 at;
-	int64_t w;
+/*
+ * One run's edges, produced in order: the root's owners' lifetimes, each
+ * shifted by the run's span (offsets in [start - first, exit - last)
+ * agree), merged where they touch.  The owners come sorted by start, so
+ * the intervals do too, and the sweep merges the runs' streams with a heap
+ * instead of holding every edge: a root may have had a million owners.
+ */
+struct cursor {
+	const struct run *r;
+	size_t j, to;		/* the next owner's position; the root's end in by_root */
+	__int128 at;		/* the current edge */
+	int64_t w;		/* > 0: @r->n samples start agreeing at @at; < 0: stop */
+	__int128 hi;		/* the open interval's end, once its start is out */
 };
 
-/* An owner's lifetime shifted by a run: offsets in [at, end) agree. */
-struct interval {
-	__int128 at, end;
-};
+#define INF	((__int128)1 << 100)
 
-static int cmp_interval(const void *a, const void *b)
+/* Step @c to its next edge; false when it has none left. */
+static bool cursor_next(const struct vmctx_bundle *b, struct cursor *c)
 {
-	const struct interval *x = a, *y = b;
+	__int128 lo = 0, hi = 0;
+	bool open = false;
 
-	return x->at < y->at ? -1 : x->at > y->at;
+	if (c->w > 0) {
+		c->at = c->hi;
+		c->w = -(int64_t)c->r->n;
+		return true;
+	}
+	for (; c->j < c->to; c->j++) {
+		const struct vmctx_task *t = &b->tasks[b->by_root[c->j]];
+		__int128 at = (__int128)t->start - c->r->first;
+		__int128 end = t->exit == VMCTX_TIME_NONE ? INF : (__int128)t->exit - c->r->last;
+
+		if (at >= end)
+			continue;
+		if (open && at > hi)
+			break;
+		if (!open)
+			lo = at;
+		if (!open || end > hi)
+			hi = end;
+		open = true;
+	}
+	if (!open)
+		return false;
+	c->at = lo;
+	c->hi = hi;
+	c->w = c->r->n;
+	return true;
 }
 
-static int cmp_edge(const void *a, const void *b)
+/* Edges by offset; closing before opening at the same point: intervals are half-open. */
+static bool cursor_before(const struct cursor *x, const struct cursor *y)
 {
-	const struct edge *x = a, *y = b;
-
 	if (x->at != y->at)
-		return x->at < y->at ? -1 : 1;
-	/* closing before opening at the same point: intervals are half-open */
-	return (x->w > 0) - (y->w > 0);
+		return x->at < y->at;
+	return x->w < 0 && y->w > 0;
+}
+
+static void heap_down(struct cursor **h, size_t n, size_t i)
+{
+	struct cursor *v = h[i];
+	size_t c;
+
+	for (; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && cursor_before(h[c + 1], h[c]))
+			c++;
+		if (!cursor_before(h[c], v))
+			break;
+		h[i] = h[c];
+	}
+	h[i] = v;
 }
 
 int vmctx_clock_fit_offset(const struct vmctx_clock_fit *f, int64_t *offset, uint64_t *agree,
 			   uint64_t *used)
 {
-	const __int128 inf = (__int128)1 << 100;
 	__int128 best_lo = 0, best_hi = 0;
-	struct interval *iv;
-	struct edge *e;
-	size_t i, n = 0;
+	struct cursor *cur, **heap;
+	size_t i, n = 0, nruns = 0;
 	int64_t w = 0, best = 0;
 
 	if (!f || !offset)
 		return -EINVAL;
-	e = calloc(2 * RUNS_PER_TASK * f->b->ntasks + 1, sizeof(*e));
-	iv = calloc(f->b->ntasks + 1, sizeof(*iv));
-	if (!e || !iv) {
-		free(e);
-		free(iv);
+	for (i = 0; i < f->nspans; i++)
+		nruns += f->spans[i].nruns;
+	cur = calloc(nruns + 1, sizeof(*cur));
+	heap = calloc(nruns + 1, sizeof(*heap));
+	if (!cur || !heap) {
+		free(cur);
+		free(heap);
 		return -ENOMEM;
 	}
-	for (i = 0; i < f->b->ntasks; i++) {
+	for (i = 0; i < f->nspans; i++) {
 		const struct span *sp = &f->spans[i];
-		size_t j, end;
+		size_t to = bundle_root_first(f->b, bundle_root_at(f->b, sp->pos) + 1);
 		uint32_t k;
 
-		if (!sp->nruns)
-			continue;
-		for (end = i + 1; end < f->b->ntasks && bundle_root_at(f->b, end) == bundle_root_at(f->b, i); end++)
-			;
-		/*
-		 * A run belongs to one of the root's owners: it agrees with the
-		 * union of their lifetimes, each shifted by the run's span.
-		 */
+		/* A run belongs to one of the root's owners: it agrees with their union. */
 		for (k = 0; k < sp->nruns; k++) {
-			const struct run *r = &sp->runs[k];
-			size_t m = 0, u;
+			struct cursor *c = &cur[n];
 
-			for (j = i; j < end; j++) {
-				const struct vmctx_task *t = &f->b->tasks[f->b->by_root[j]];
-
-				iv[m].at = (__int128)t->start - r->first;
-				iv[m].end = t->exit == VMCTX_TIME_NONE ? inf :
-					    (__int128)t->exit - r->last;
-				if (iv[m].at < iv[m].end)
-					m++;
-			}
-			qsort(iv, m, sizeof(*iv), cmp_interval);
-			for (u = 0; u < m; u++) {
-				__int128 lo = iv[u].at, hi = iv[u].end;
-
-				while (u + 1 < m && iv[u + 1].at <= hi) {
-					if (iv[u + 1].end > hi)
-						hi = iv[u + 1].end;
-					u++;
-				}
-				e[n].at = lo;
-				e[n++].w = r->n;
-				e[n].at = hi;
-				e[n++].w = -(int64_t)r->n;
-			}
+			c->r = &sp->runs[k];
+			c->j = sp->pos;
+			c->to = to;
+			if (cursor_next(f->b, c))
+				heap[n++] = c;
 		}
 	}
-	free(iv);
 	if (!n) {
-		free(e);
+		free(cur);
+		free(heap);
 		return -ENODATA;
 	}
-	qsort(e, n, sizeof(*e), cmp_edge);
-	for (i = 0; i < n; i++) {
-		w += e[i].w;
+	for (i = n / 2; i-- > 0;)
+		heap_down(heap, n, i);
+	while (n) {
+		struct cursor *c = heap[0];
+		bool better = false;
+
+		w += c->w;
 		if (w > best) {
 			best = w;
-			best_lo = e[i].at;
-			best_hi = i + 1 < n ? e[i + 1].at : inf;
+			best_lo = c->at;
+			better = true;
 		}
+		if (!cursor_next(f->b, c))
+			heap[0] = heap[--n];
+		if (n)
+			heap_down(heap, n, 0);
+		/* a new best span ends at the next edge */
+		if (better)
+			best_hi = n ? heap[0]->at : INF;
 	}
-	free(e);
+	free(cur);
+	free(heap);
 	/* the middle of the best span; an open span takes its closed end */
-	if (best_hi < inf)
+	if (best_hi < INF)
 		best_lo += (best_hi - best_lo) / 2;
 	if (best_lo > INT64_MAX || best_lo <= INT64_MIN)
 		return -ERANGE;
