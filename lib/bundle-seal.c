@@ -397,9 +397,19 @@ static int build_lookup(struct vmctx_bundle *b)
 
 	while (base < b->ntasks)
 		base <<= 1;
+	free(b->keys);
 	free(b->live_all);
 	free(b->live_leader);
 	free(b->untimed);
+	b->keys = calloc(b->ntasks + 1, sizeof(*b->keys));
+	if (!b->keys)
+		return -ENOMEM;
+	for (i = 0; i < b->ntasks; i++) {
+		const struct vmctx_task *t = &b->tasks[b->by_root[i]];
+
+		b->keys[i].root = vmctx_cr3_normalize(t->root, b->cr3_mask);
+		b->keys[i].start = t->start;
+	}
 	b->live_all = calloc(2 * base, sizeof(*b->live_all));
 	b->live_leader = calloc(2 * base, sizeof(*b->live_leader));
 	b->untimed = calloc(b->ntasks + 1, sizeof(*b->untimed));

@@ -60,6 +60,7 @@ void vmctx_bundle_free(struct vmctx_bundle *b)
 	free(b->release);
 	free(b->boot_id);
 	free(b->by_root);
+	free(b->keys);
 	free(b->live_all);
 	free(b->live_leader);
 	free(b->untimed);

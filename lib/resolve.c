@@ -24,7 +24,7 @@ uint64_t vmctx_cr3_normalize(uint64_t cr3, uint64_t ignore_mask)
 
 uint64_t bundle_root_at(const struct vmctx_bundle *b, size_t pos)
 {
-	return vmctx_cr3_normalize(b->tasks[b->by_root[pos]].root, b->cr3_mask);
+	return b->keys[pos].root;
 }
 
 size_t bundle_root_first(const struct vmctx_bundle *b, uint64_t root)
@@ -50,7 +50,7 @@ static size_t root_started_end(const struct vmctx_bundle *b, size_t lo, uint64_t
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (bundle_root_at(b, mid) == root && b->tasks[b->by_root[mid]].start <= t)
+		if (b->keys[mid].root == root && b->keys[mid].start <= t)
 			lo = mid + 1;
 		else
 			hi = mid;

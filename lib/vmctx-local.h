@@ -124,6 +124,10 @@ struct vmctx_bundle {
 	 * and of the process leaders' exits (0 for threads); and per position
 	 * what its root resolves to when the time is unknown.
 	 */
+	struct root_key {
+		uint64_t root;	/* normalised */
+		uint64_t start;
+	} *keys;		/* by_root's keys in its order: searches stay in one array */
 	uint64_t *live_all, *live_leader;
 	size_t live_base;
 	int32_t *untimed;
