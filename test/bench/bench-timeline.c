@@ -2,9 +2,11 @@
 /*
  * bench-timeline: push N synthetic host samples from 64 vCPUs in 8 VMs,
  * scheduled round-robin on 16 pCPUs, through resolution, the timeline and
- * aggregation.  Prints samples per second and peak RSS.
+ * aggregation.  Prints samples per second, ns per sample and peak RSS.
+ * --vcpus-per-vm and --pcpus change the shape (the vCPUs, 8 times the
+ * first, must be a multiple of the pCPUs).
  *
- *   bench-timeline [-n SAMPLES] [--no-resolve]
+ *   bench-timeline [-n SAMPLES] [--no-resolve] [--vcpus-per-vm N] [--pcpus N]
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -16,8 +18,6 @@
 #include "scenarios.h"
 
 #define NVMS	8
-#define NVCPUS	8	/* per VM */
-#define NPCPUS	16
 #define SLICE	4	/* ticks a vCPU keeps its pCPU */
 #define NPROCS	8	/* processes per guest */
 
@@ -34,10 +34,13 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "samples", required_argument, NULL, 'n' },
 		{ "no-resolve", no_argument, NULL, 'r' },
+		{ "vcpus-per-vm", required_argument, NULL, 'v' },
+		{ "pcpus", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct vmctx_session_opts so = { .sz = sizeof(so), .tick_ns = SCEN_TICK_NS };
+	unsigned int NVCPUS = 8, NPCPUS = 16;	/* vCPUs per VM, pCPUs */
 	struct vmctx_bundle *b[NVMS] = { NULL };
 	struct vmctx_session *s;
 	unsigned long long n = 10000000, i;
@@ -54,11 +57,22 @@ int main(int argc, char **argv)
 		case 'r':
 			resolve = false;
 			break;
+		case 'v':
+			NVCPUS = strtoul(optarg, NULL, 10);
+			break;
+		case 'p':
+			NPCPUS = strtoul(optarg, NULL, 10);
+			break;
 		default:
 			fprintf(c == 'h' ? stdout : stderr,
-				"Usage: bench-timeline [-n SAMPLES] [--no-resolve]\n");
+				"Usage: bench-timeline [-n SAMPLES] [--no-resolve] [--vcpus-per-vm N] [--pcpus N]\n");
 			return c == 'h' ? 0 : 2;
 		}
+	}
+	if (!NVCPUS || !NPCPUS || NVMS * NVCPUS % NPCPUS || NVMS * NVCPUS > 4096 ||
+	    NPCPUS > 1024) {
+		fprintf(stderr, "bench-timeline: 8 x vCPUs per VM must be a multiple of the pCPUs, at most 4096; pCPUs at most 1024\n");
+		return 2;
 	}
 	s = vmctx_session_new(&so);
 	for (vm = 0; vm < NVMS; vm++) {
@@ -123,10 +137,10 @@ int main(int argc, char **argv)
 		vmctx_table_free(t);
 	}
 	getrusage(RUSAGE_SELF, &ru);
-	printf("samples=%llu vms=%d vcpus=%d pcpus=%d resolve=%s seconds=%.3f "
-	       "samples_per_sec=%.0f peak_rss_kib=%ld\n",
+	printf("samples=%llu vms=%d vcpus=%u pcpus=%u resolve=%s seconds=%.3f "
+	       "samples_per_sec=%.0f ns_per_sample=%.1f peak_rss_kib=%ld\n",
 	       n, NVMS, NVMS * NVCPUS, NPCPUS, resolve ? "yes" : "no", t1 - t0, n / (t1 - t0),
-	       ru.ru_maxrss);
+	       (t1 - t0) * 1e9 / n, ru.ru_maxrss);
 	vmctx_session_free(s);
 	for (vm = 0; vm < NVMS; vm++)
 		vmctx_bundle_free(b[vm]);
