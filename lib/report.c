@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,8 +93,9 @@ static void labels(const struct vmctx_session *s, const struct agg_key *k, bool 
 			*module = vm->tag;
 			return;
 		case VMCTX_CLASS_IDLE:
+			/* the host's idle task is kernel code, as perf names it */
 			*function = k->function ? k->function : "[idle]";
-			*module = k->module ? k->module : "";
+			*module = k->module ? k->module : "[kernel.kallsyms]";
 			return;
 		case VMCTX_CLASS_LOST:
 			*function = "[lost]";
@@ -419,14 +422,149 @@ static double pct(uint64_t n, uint64_t total)
 	return total ? 100.0 * n / total : 0.0;
 }
 
+/*
+ * The length of the well-formed UTF-8 sequence at @p, or 0 when it is not
+ * one (overlong, a surrogate, beyond U+10FFFF) or is a C1 control
+ * (U+0080 to U+009F), which some terminals obey like ESC [ and friends.
+ */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (p[0] == 0xc2)
+		lo = 0xa0;
+	else if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/*
+ * The printable form of the character at @p: written to @out (4 bytes at
+ * most, not terminated), its length returned, and the bytes it consumed
+ * in *@n.  Control bytes, DEL, C1 controls and bytes that are not UTF-8
+ * become "\xHH" (lowercase hex), a backslash "\\" so that a guest cannot
+ * fake an escape; anything else is copied.
+ */
+static size_t escape_char(const unsigned char *p, char *out, size_t *n)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	*n = 1;
+	if (*p == '\\') {
+		memcpy(out, "\\\\", 2);
+		return 2;
+	}
+	if (*p >= 0x20 && *p < 0x7f) {
+		*out = *p;
+		return 1;
+	}
+	if (*p >= 0x80 && (*n = utf8_len(p))) {
+		memcpy(out, p, *n);
+		return *n;
+	}
+	*n = 1;
+	out[0] = '\\';
+	out[1] = 'x';
+	out[2] = hex[*p >> 4];
+	out[3] = hex[*p & 0xf];
+	return 4;
+}
+
+int vmctx_escape(char *dst, size_t size, const char *src)
+{
+	const unsigned char *p = (const unsigned char *)src;
+	size_t len = 0, end = 0, n, plen;
+	char piece[4];
+
+	if (!src || (!dst && size))
+		return -EINVAL;
+	for (; *p; p += n) {
+		plen = escape_char(p, piece, &n);
+		/* Cut short at a whole piece: never half an escape or a character. */
+		if (len == end && len + plen < size) {
+			memcpy(dst + len, piece, plen);
+			end += plen;
+		}
+		len += plen;
+		if (len > INT_MAX)
+			return -EOVERFLOW;
+	}
+	if (size)
+		dst[end] = '\0';
+	return (int)len;
+}
+
+/*
+ * Escape @src to @f, then pad it to @width columns.  Escapes are ASCII; a
+ * UTF-8 character is taken to fill one column.
+ */
+static void put_escaped(FILE *f, const char *src, int width)
+{
+	const unsigned char *p = (const unsigned char *)src;
+	size_t n, plen;
+	char piece[4];
+	int cols = 0;
+
+	for (; *p; p += n) {
+		plen = escape_char(p, piece, &n);
+		fwrite(piece, 1, plen, f);
+		cols += *p >= 0x80 && plen == n ? 1 : (int)plen;
+	}
+	for (; cols < width; cols++)
+		fputc(' ', f);
+}
+
+/* Is row @i printed, @shown rows being printed before it? */
+static bool shown_row(const struct vmctx_table *t, size_t i, size_t shown,
+		      const struct vmctx_format_opts *o)
+{
+	if (o->max_rows && shown >= o->max_rows)
+		return false;
+	return pct(t->rows[i].samples, t->total) >= o->percent_limit;
+}
+
 int vmctx_table_format(const struct vmctx_table *t, size_t max_rows, char **out)
 {
+	struct vmctx_format_opts o = { .sz = sizeof(o), .max_rows = max_rows };
+
+	return vmctx_table_format_opts(t, &o, out);
+}
+
+int vmctx_table_format_opts(const struct vmctx_table *t, const struct vmctx_format_opts *opts,
+			    char **out)
+{
+	struct vmctx_format_opts o = { .sz = sizeof(o) };
+	size_t len = 0, shown = 0, i;
 	uint64_t steal = 0;
-	size_t len = 0, i;
 	char *buf = NULL;
 	FILE *f;
 
-	if (!t || !out)
+	if (!t || !out || (opts && opts->sz < offsetof(struct vmctx_format_opts, max_rows) +
+				  sizeof(opts->max_rows)))
+		return -EINVAL;
+	if (opts)
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	if (!(o.percent_limit >= 0 && o.percent_limit <= 100))
 		return -EINVAL;
 	f = open_memstream(&buf, &len);
 	if (!f)
@@ -449,9 +587,12 @@ int vmctx_table_format(const struct vmctx_table *t, size_t max_rows, char **out)
 	if (t->view == VMCTX_VIEW_VCPUS) {
 		fprintf(f, "\n%-8s %10s %7s %7s %7s %7s %7s\n", "vCPU", "Samples", "OS", "USER",
 			"steal", "idle", "lost");
-		for (i = 0; i < t->nrows && (!max_rows || i < max_rows); i++) {
+		for (i = 0; i < t->nrows; i++) {
 			const struct row *r = &t->rows[i];
 
+			if (!shown_row(t, i, shown, &o))
+				continue;
+			shown++;
 			fprintf(f, "%-8s %10" PRIu64 " %6.2f%% %6.2f%% %6.2f%% %6.2f%% %6.2f%%\n",
 				r->function, r->samples, pct(r->cls[VMCTX_CLASS_OS], r->samples),
 				pct(r->cls[VMCTX_CLASS_USER], r->samples),
@@ -462,10 +603,17 @@ int vmctx_table_format(const struct vmctx_table *t, size_t max_rows, char **out)
 		goto out;
 	}
 	fprintf(f, "\n%10s %7s  %-32s %s\n", "Samples", "%Ratio", "Function", "Module");
-	for (i = 0; i < t->nrows && (!max_rows || i < max_rows); i++)
-		fprintf(f, "%10" PRIu64 " %7.2f  %-32s %s\n", t->rows[i].samples,
-			pct(t->rows[i].samples, t->total), t->rows[i].function,
-			t->rows[i].module);
+	for (i = 0; i < t->nrows; i++) {
+		if (!shown_row(t, i, shown, &o))
+			continue;
+		shown++;
+		fprintf(f, "%10" PRIu64 " %7.2f  ", t->rows[i].samples,
+			pct(t->rows[i].samples, t->total));
+		put_escaped(f, t->rows[i].function, 32);
+		fputc(' ', f);
+		put_escaped(f, t->rows[i].module, 0);
+		fputc('\n', f);
+	}
 	for (i = 0; i < t->nsteal; i++)
 		steal += t->steal[i].samples;
 	if (steal) {

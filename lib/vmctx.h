@@ -18,7 +18,7 @@
  * Man pages: libvmctx(3) for the overview, then one page per group below:
  * vmctx_strerror(3), vmctx_exit_reason(3), vmctx_bundle(3),
  * vmctx_bundle_add(3), vmctx_bundle_info(3), vmctx_resolve(3),
- * vmctx_clock_fit(3), vmctx_session(3), vmctx_table(3).
+ * vmctx_clock_fit(3), vmctx_session(3), vmctx_table(3), vmctx_escape(3).
  */
 #ifndef VMCTX_H
 #define VMCTX_H
@@ -938,6 +938,9 @@ size_t vmctx_table_nrows(const struct vmctx_table *t);
  * @function: set to its Function text, owned by the table (may be NULL)
  * @module: set to its Module text, owned by the table (may be NULL)
  *
+ * The texts hold a guest's bytes as they came: print them through
+ * vmctx_escape().
+ *
  * Return: 0, or -ENOENT for a missing row.
  */
 int vmctx_table_row(const struct vmctx_table *t, size_t i, uint64_t *samples,
@@ -999,9 +1002,54 @@ int vmctx_table_steal_reason(const struct vmctx_table *t, size_t i, uint64_t *re
  * The text is the "Total samples: N  OS:USER:steal:idle = ..." header,
  * then "Samples %Ratio Function Module" rows, then the steal breakdown.
  *
+ * Function and Module texts are printed through vmctx_escape(), and the
+ * Function column is padded by the escaped text's width.
+ *
  * Return: 0; -EINVAL; -ENOMEM.
  */
 int vmctx_table_format(const struct vmctx_table *t, size_t max_rows, char **out);
+
+struct vmctx_format_opts {
+	size_t sz;		/* sizeof(struct vmctx_format_opts) */
+	size_t max_rows;	/* print at most this many rows; 0 prints all */
+	double percent_limit;	/* leave out rows below this % of the total (perf's
+				   --percent-limit); 0 prints all */
+};
+
+/**
+ * vmctx_table_format_opts() - Render a table as text, with options
+ * @t: the table
+ * @opts: the options, or NULL for the defaults (every row)
+ * @out: set to the malloc'ed text, which the caller frees
+ *
+ * As vmctx_table_format(); the header and the steal breakdown still count
+ * every row.
+ *
+ * Return: 0; -EINVAL (also a @percent_limit outside 0 to 100); -ENOMEM.
+ */
+int vmctx_table_format_opts(const struct vmctx_table *t, const struct vmctx_format_opts *opts,
+			    char **out);
+
+/* ---- Printing guest strings (vmctx_escape(3)) ------------------------------ */
+
+/**
+ * vmctx_escape() - Make a string from a guest safe to print on a terminal
+ * @dst: the buffer; may be NULL when @size is 0
+ * @size: its size in bytes
+ * @src: the string: a comm, symbol, path, module, host name or VM name
+ *
+ * Bytes 0x00 to 0x1f and 0x7f, UTF-8 C1 controls (U+0080 to U+009F) and
+ * bytes that are not well-formed UTF-8 become "\xHH", two lowercase hex
+ * digits per byte; a backslash becomes "\\"; everything else, UTF-8
+ * included, is copied.  So ESC is "\x1b" and a row can never be split.
+ * The output is cut short at a whole escape or character and terminated
+ * when @size is not 0, as snprintf() does.
+ *
+ * Return: the length of the whole escaped string without its NUL (the
+ * output was cut short when it is @size or more); -EINVAL; -EOVERFLOW
+ * beyond INT_MAX.
+ */
+int vmctx_escape(char *dst, size_t size, const char *src);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: LGPL-2.1-only
+/*
+ * Tables a terminal can trust.  A guest whose host name, comm, symbol and
+ * kernel module carry ESC, BEL, CR, LF and DEL is recorded; every view's
+ * text holds none of those bytes raw, spells them exactly as
+ * vmctx_escape(3) documents, and keeps its columns aligned.  Also: the
+ * percent cut-off of vmctx_table_format_opts(), and [idle] rows with a
+ * module.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmctx.h"
+#include "tap.h"
+
+#define TICK_NS		1000000ULL
+#define VM_TGID		1001
+#define ROOT		0x10000000ULL
+#define EXE		0x400000ULL
+#define KMOD		0xffffffffc0000000ULL
+
+/* What the guest sends, and how each must print. */
+#define HOST_RAW	"evil\x1b]0;pwned\x07"
+#define HOST_ESC	"evil\\x1b]0;pwned\\x07"
+#define COMM_RAW	"sh\r\n   999  99.99  fake\x7f"
+#define COMM_ESC	"sh\\x0d\\x0a   999  99.99  fake\\x7f"
+#define SYM_RAW		"f\x1b[2J\x1b[31m"
+#define SYM_ESC		"f\\x1b[2J\\x1b[31m"
+#define KMOD_RAW	"km\x07\x7f"
+#define KMOD_ESC	"km\\x07\\x7f"
+#define KSYM_RAW	"k\x1b" "c"
+#define KSYM_ESC	"k\\x1bc"
+
+/* Offset of the Module column: "%10s %7s  %-32s " */
+#define MODULE_COL	(10 + 1 + 7 + 2 + 32 + 1)
+
+static void escapes_are_exactly_as_documented(void)
+{
+	static const struct {
+		const char *raw, *esc;
+	} cases[] = {
+		{ "\x1b", "\\x1b" }, { "\x07", "\\x07" }, { "\r", "\\x0d" }, { "\n", "\\x0a" },
+		{ "\x7f", "\\x7f" }, { "\x01\x1f", "\\x01\\x1f" }, { "\t", "\\x09" },
+		{ "a\\x1b", "a\\\\x1b" },			/* a guest's fake escape */
+		{ "caf\xc3\xa9", "caf\xc3\xa9" },		/* UTF-8 is copied */
+		{ "\xe2\x82\xac\xf0\x9f\x98\x80", "\xe2\x82\xac\xf0\x9f\x98\x80" },
+		{ "\xc2\x9b" "2J", "\\xc2\\x9b2J" },		/* C1 CSI */
+		{ "\xc2\x85", "\\xc2\\x85" },			/* C1 NEL */
+		{ "\xff\x80", "\\xff\\x80" },			/* not UTF-8 */
+		{ "\xc0\x9b", "\\xc0\\x9b" },			/* overlong ESC-ish */
+		{ "\xe0\x80\x9b", "\\xe0\\x80\\x9b" },		/* overlong CSI */
+		{ "\xed\xa0\x80", "\\xed\\xa0\\x80" },		/* surrogate */
+		{ "\xe2\x82", "\\xe2\\x82" },			/* cut short */
+		{ "plain name-1.0", "plain name-1.0" },
+		{ "", "" },
+	};
+	char buf[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int n = vmctx_escape(buf, sizeof(buf), cases[i].raw);
+
+		CHECK(n == (int)strlen(cases[i].esc) && !strcmp(buf, cases[i].esc),
+		      "case %zu escapes to \"%s\" (got %d \"%s\")", i, cases[i].esc, n, buf);
+	}
+	CHECK_EQ(vmctx_escape(NULL, 0, "\x1b[2J"), 7, "size 0 gives the length needed");
+	/* cut at a whole escape: "ab\x1b" in 5 bytes holds "ab" */
+	CHECK(vmctx_escape(buf, 5, "ab\x1b") == 6 && !strcmp(buf, "ab"),
+	      "a cut leaves no half escape (got \"%s\")", buf);
+	CHECK(vmctx_escape(buf, 4, "a\xc3\xa9z") == 4 && !strcmp(buf, "a\xc3\xa9"),
+	      "a character fits exactly");
+	CHECK(vmctx_escape(buf, 3, "a\xc3\xa9z") == 4 && !strcmp(buf, "a"),
+	      "a cut leaves no half character");
+	CHECK(vmctx_escape(buf, 1, "abc") == 3 && !buf[0], "size 1 gives an empty string");
+	CHECK_EQ(vmctx_escape(buf, sizeof(buf), NULL), -EINVAL, "NULL source");
+	CHECK_EQ(vmctx_escape(NULL, 4, "a"), -EINVAL, "NULL buffer with a size");
+}
+
+static struct vmctx_bundle *hostile_bundle(void)
+{
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	int exe, task;
+
+	CHECK(b && !vmctx_bundle_set_identity(b, HOST_RAW, "6.1", "boot"), "identity");
+	exe = vmctx_bundle_add_object(b, "/bin/sh", "ab01");
+	CHECK(exe >= 0 && !vmctx_bundle_add_symbol(b, exe, EXE + 0x1000, 0x100, SYM_RAW),
+	      "object and symbol");
+	task = vmctx_bundle_add_task(b, ROOT, 300, 300, COMM_RAW, 0, VMCTX_TIME_NONE);
+	CHECK(task >= 0 && !vmctx_bundle_add_map(b, task, EXE, EXE + 0x2000, 0, 0, exe, "/bin/sh"),
+	      "task and map");
+	CHECK(vmctx_bundle_add_kmodule(b, KMOD_RAW, KMOD, 0x1000) >= 0 &&
+	      !vmctx_bundle_add_ksym(b, KMOD + 0x10, KSYM_RAW, KMOD_RAW), "kernel module");
+	CHECK(!vmctx_bundle_seal(b), "sealed");
+	return b;
+}
+
+/* VM1's one vCPU on pCPU 0: 60 user ticks, 30 in the module; pCPU 1 idles 10. */
+static struct vmctx_session *hostile_session(const struct vmctx_bundle *b)
+{
+	struct vmctx_session_opts o = { .sz = sizeof(o), .tick_ns = TICK_NS };
+	struct vmctx_session *s = vmctx_session_new(&o);
+	int i;
+
+	CHECK(s && vmctx_session_add_vm(s, VM_TGID, NULL) == 1, "VM declared");
+	CHECK(!vmctx_session_attach_bundle(s, VM_TGID, b, 0), "bundle attached");
+	for (i = 0; i < 100; i++) {
+		struct vmctx_sample smp = {
+			.sz = sizeof(smp), .time = i * TICK_NS, .cpu = 0, .pid = VM_TGID,
+			.tid = VM_TGID + 1, .vm_tgid = VM_TGID, .vcpu = 0,
+			.flags = VMCTX_SAMPLE_GUEST, .cpl = 3, .isa = VMCTX_ISA_VMX,
+			.cr3 = ROOT, .ip = EXE + 0x1010, .exit_reason = 1,
+		};
+
+		if (i >= 60 && i < 90) {
+			smp.cpl = 0;
+			smp.ip = KMOD + 0x20;
+		} else if (i >= 90) {
+			smp = (struct vmctx_sample){
+				.sz = sizeof(smp), .time = i * TICK_NS, .cpu = 1,
+				.vm_tgid = -1, .vcpu = -1, .flags = VMCTX_SAMPLE_IDLE,
+			};
+		}
+		CHECK(!vmctx_session_sample(s, &smp), "sample %d", i);
+	}
+	CHECK(!vmctx_session_finish(s, 100 * TICK_NS), "finish");
+	return s;
+}
+
+static char *format(const struct vmctx_session *s, enum vmctx_view view, double limit)
+{
+	struct vmctx_format_opts o = { .sz = sizeof(o), .percent_limit = limit };
+	struct vmctx_table *t = vmctx_table_new(s, view, VM_TGID, -1);
+	char *text = NULL;
+
+	CHECK(t && !vmctx_table_format_opts(t, &o, &text) && text, "view %d formats", view);
+	vmctx_table_free(t);
+	return text;
+}
+
+/* Only newlines, and as many as the table has lines; no DEL. */
+static void no_raw_controls(const char *text, size_t lines, const char *what)
+{
+	size_t i, nl = 0, bad = 0;
+
+	for (i = 0; text[i]; i++) {
+		unsigned char c = text[i];
+
+		nl += c == '\n';
+		bad += (c < 0x20 && c != '\n') || c == 0x7f;
+	}
+	CHECK(!bad, "%s: %zu raw control bytes:\n%s", what, bad, text);
+	CHECK(nl == lines, "%s: %zu lines, want %zu:\n%s", what, nl, lines, text);
+}
+
+/* The row whose Function column starts with @function has Module @module at MODULE_COL. */
+static void row_aligned(const char *text, const char *function, const char *module,
+			const char *what)
+{
+	const char *line = text;
+	size_t n = strlen(module);
+
+	while ((line = strchr(line, '\n'))) {
+		line++;
+		if (strlen(line) > MODULE_COL &&
+		    !strncmp(line + MODULE_COL - 33, function, strlen(function)))
+			break;
+	}
+	CHECK(line && line[MODULE_COL - 1] == ' ' && !strncmp(line + MODULE_COL, module, n) &&
+	      line[MODULE_COL + n] == '\n', "%s: row %s has module %s at column %d:\n%s", what,
+	      function, module, MODULE_COL, text);
+}
+
+static void tables_print_no_raw_guest_bytes(void)
+{
+	struct vmctx_bundle *b = hostile_bundle();
+	struct vmctx_session *s = hostile_session(b);
+	char *text;
+
+	CHECK(!strcmp(vmctx_session_vm_name(s, VM_TGID), HOST_RAW), "the VM takes the host name");
+
+	/* header, column header, 2 rows */
+	text = format(s, VMCTX_VIEW_GUEST, 0);
+	no_raw_controls(text, 4, "guest view");
+	row_aligned(text, SYM_ESC, COMM_ESC, "guest view");
+	row_aligned(text, KSYM_ESC, KMOD_ESC, "guest view");
+	CHECK(strstr(text, "\n" "        60   66.67  " SYM_ESC "                 " COMM_ESC "\n"),
+	      "the user row, byte for byte:\n%s", text);
+	free(text);
+
+	/* header, column header, the VM, [idle] */
+	text = format(s, VMCTX_VIEW_HOST, 0);
+	no_raw_controls(text, 4, "host view");
+	row_aligned(text, "[" HOST_ESC "]", "(VM1)", "host view");
+	row_aligned(text, "[idle]", "[kernel.kallsyms]", "host view");
+	free(text);
+
+	/* header, column header, 2 guest rows, [idle] */
+	text = format(s, VMCTX_VIEW_UNIFIED, 0);
+	no_raw_controls(text, 5, "unified view");
+	row_aligned(text, SYM_ESC, COMM_ESC " (VM1)", "unified view");
+	row_aligned(text, KSYM_ESC, KMOD_ESC " (VM1)", "unified view");
+	row_aligned(text, "[idle]", "[kernel.kallsyms]", "unified view");
+	free(text);
+
+	vmctx_session_free(s);
+	vmctx_bundle_free(b);
+}
+
+/* Rows below the limit are left out; the header still counts them. */
+static void percent_limit_leaves_out_small_rows(void)
+{
+	struct vmctx_bundle *b = hostile_bundle();
+	struct vmctx_session *s = hostile_session(b);
+	struct vmctx_format_opts o = { .sz = sizeof(o) };
+	struct vmctx_table *t;
+	char *text = NULL;
+
+	text = format(s, VMCTX_VIEW_UNIFIED, 20);
+	no_raw_controls(text, 4, "unified view, 20%");
+	CHECK(strstr(text, "Total samples: 100  ") && strstr(text, SYM_ESC) &&
+	      strstr(text, KSYM_ESC) && !strstr(text, "[idle]"),
+	      "the 10%% [idle] row is left out at 20%%:\n%s", text);
+	free(text);
+	text = format(s, VMCTX_VIEW_UNIFIED, 30);
+	no_raw_controls(text, 4, "unified view, 30%");
+	CHECK(strstr(text, KSYM_ESC), "a row at exactly the limit stays");
+	free(text);
+	text = format(s, VMCTX_VIEW_UNIFIED, 30.5);
+	no_raw_controls(text, 3, "unified view, 30.5%");
+	free(text);
+
+	t = vmctx_table_new(s, VMCTX_VIEW_UNIFIED, -1, -1);
+	o.max_rows = 1;
+	CHECK(!vmctx_table_format_opts(t, &o, &text), "max_rows through opts");
+	no_raw_controls(text, 3, "unified view, 1 row");
+	free(text);
+	CHECK(!vmctx_table_format_opts(t, NULL, &text), "NULL opts print every row");
+	no_raw_controls(text, 5, "unified view, NULL opts");
+	free(text);
+	o.percent_limit = 101;
+	CHECK_EQ(vmctx_table_format_opts(t, &o, &text), -EINVAL, "a limit above 100%");
+	o.percent_limit = -1;
+	CHECK_EQ(vmctx_table_format_opts(t, &o, &text), -EINVAL, "a negative limit");
+	o.sz = sizeof(size_t);
+	CHECK_EQ(vmctx_table_format_opts(t, &o, &text), -EINVAL, "opts without max_rows");
+	o.sz = offsetof(struct vmctx_format_opts, percent_limit);
+	o.max_rows = 2;
+	CHECK(!vmctx_table_format_opts(t, &o, &text), "opts of an older caller");
+	no_raw_controls(text, 4, "older opts: 2 rows, no limit");
+	free(text);
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+	vmctx_bundle_free(b);
+}
+
+int main(void)
+{
+	escapes_are_exactly_as_documented();
+	tables_print_no_raw_guest_bytes();
+	percent_limit_leaves_out_small_rows();
+	return tap_result("test-report");
+}
