@@ -27,7 +27,7 @@ void vmctx_log(enum vmctx_log_level level, const char *fmt, ...)
 {
 	vmctx_log_fn fn = log_fn;
 	int saved = errno;
-	char msg[1024];
+	char msg[1024], safe[sizeof(msg) * 4];
 	va_list ap;
 
 	if (!fn)
@@ -35,7 +35,9 @@ void vmctx_log(enum vmctx_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fn(level, msg, log_ctx);
+	/* Messages quote bundles, which come from guests: the callback may print them. */
+	vmctx_escape(safe, sizeof(safe), msg);
+	fn(level, safe, log_ctx);
 	/* Logging must not disturb the errno a caller is about to report. */
 	errno = saved;
 }
