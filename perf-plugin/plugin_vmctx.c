@@ -11,7 +11,9 @@
  * up by name and bounds-checked against the record: a missing field is
  * left out, a record too short for a field ends the line with
  * "[truncated]".  The handler always returns 0, so libtraceevent never
- * appends its own print-format output to a partial line.
+ * appends its own print-format output to a partial line.  The line holds
+ * numbers and libvmctx's static names only; a name from a guest must go
+ * through vmctx_escape(), so that a record cannot drive the terminal.
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -498,6 +498,47 @@ static void malformed_records_print_what_they_can(void)
 	tep_free(tep);
 }
 
+/*
+ * A record comes from a guest's doing: whatever bytes its fields hold
+ * (here every one ESC, BEL, CR, LF or DEL, under each ISA), the line has
+ * no control byte, so trace-cmd report and perf script print one line that
+ * drives no terminal.  The plugin prints numbers and libvmctx's names
+ * only; guest names it prints later go through vmctx_escape().
+ */
+static void records_of_control_bytes_print_no_control_bytes(void)
+{
+	static const unsigned char bytes[] = { 0x1b, 0x07, 0x0d, 0x0a, 0x7f };
+	static const uint32_t isas[] = { 0, 1, 2 };
+	struct tep_plugin_list *plugins;
+	struct tep_handle *tep = new_tep(false);
+	char *fmt = make_format("kvm_exit", KVM_EXIT_ID, NULL, print_patched);
+	size_t i, j, k;
+
+	plugins = tep_load_plugins(tep);
+	CHECK(parse(tep, fmt) == 0, "patched format parses");
+	for (i = 0; i < ARRAY_SIZE(bytes); i++) {
+		for (j = 0; j < ARRAY_SIZE(isas); j++) {
+			struct exit_rec r = rec(KVM_EXIT_ID, 0, 0, 0);
+			size_t bad = 0;
+			char *got;
+
+			memset((char *)&r + offsetof(struct exit_rec, exit_reason), bytes[i],
+			       sizeof(r) - offsetof(struct exit_rec, exit_reason));
+			r.isa = isas[j];
+			got = print_record(tep, &r, PATCHED_SIZE);
+			CHECK(got && *got, "byte 0x%02x isa %u prints something", bytes[i], isas[j]);
+			for (k = 0; got && got[k]; k++)
+				bad += (unsigned char)got[k] < 0x20 || got[k] == 0x7f;
+			CHECK(!bad, "byte 0x%02x isa %u: %zu control bytes in \"%s\"", bytes[i],
+			      isas[j], bad, got ? got : "(null)");
+			free(got);
+		}
+	}
+	tep_unload_plugins(plugins, tep);
+	tep_free(tep);
+	free(fmt);
+}
+
 /* Unloading gives the event back to its print format: loader and unloader agree. */
 static void unloader_restores_print_format(void)
 {
@@ -578,6 +619,7 @@ int main(void)
 	nested_vmexit_is_decoded_too();
 	big_endian_file_reads_the_same();
 	malformed_records_print_what_they_can();
+	records_of_control_bytes_print_no_control_bytes();
 	unloader_restores_print_format();
 	plugin_dir_wins_over_system_plugin_kvm();
 	return tap_result("test-plugin");
