@@ -515,23 +515,26 @@ int vmctx_escape(char *dst, size_t size, const char *src)
 }
 
 /*
- * Escape @src to @f, then pad it to @width columns.  Escapes are ASCII; a
- * UTF-8 character is taken to fill one column.
+ * Escape @src to @f (NULL: only count), then pad it to @width columns.
+ * Escapes are ASCII; a UTF-8 character is taken to fill one column.
+ *
+ * Return: the columns of the escaped text, without the padding.
  */
-static void put_escaped(FILE *f, const char *src, int width)
+static size_t put_escaped(FILE *f, const char *src, size_t width)
 {
 	const unsigned char *p = (const unsigned char *)src;
-	size_t n, plen;
+	size_t n, plen, cols = 0, c;
 	char piece[4];
-	int cols = 0;
 
 	for (; *p; p += n) {
 		plen = escape_char(p, piece, &n);
-		fwrite(piece, 1, plen, f);
-		cols += *p >= 0x80 && plen == n ? 1 : (int)plen;
+		if (f)
+			fwrite(piece, 1, plen, f);
+		cols += *p >= 0x80 && plen == n ? 1 : plen;
 	}
-	for (; cols < width; cols++)
+	for (c = cols; f && c < width; c++)
 		fputc(' ', f);
+	return cols;
 }
 
 /* Is row @i printed, @shown rows being printed before it? */
@@ -554,7 +557,7 @@ int vmctx_table_format_opts(const struct vmctx_table *t, const struct vmctx_form
 			    char **out)
 {
 	struct vmctx_format_opts o = { .sz = sizeof(o) };
-	size_t len = 0, shown = 0, i;
+	size_t len = 0, shown = 0, width = 32, cols, i;
 	uint64_t steal = 0;
 	char *buf = NULL;
 	FILE *f;
@@ -602,14 +605,23 @@ int vmctx_table_format_opts(const struct vmctx_table *t, const struct vmctx_form
 		}
 		goto out;
 	}
-	fprintf(f, "\n%10s %7s  %-32s %s\n", "Samples", "%Ratio", "Function", "Module");
+	/* As perf does, the Function column is as wide as its widest text. */
 	for (i = 0; i < t->nrows; i++) {
+		if (!shown_row(t, i, shown, &o))
+			continue;
+		shown++;
+		cols = put_escaped(NULL, t->rows[i].function, 0);
+		if (cols > width)
+			width = cols;
+	}
+	fprintf(f, "\n%10s %7s  %-*s %s\n", "Samples", "%Ratio", (int)width, "Function", "Module");
+	for (i = 0, shown = 0; i < t->nrows; i++) {
 		if (!shown_row(t, i, shown, &o))
 			continue;
 		shown++;
 		fprintf(f, "%10" PRIu64 " %7.2f  ", t->rows[i].samples,
 			pct(t->rows[i].samples, t->total));
-		put_escaped(f, t->rows[i].function, 32);
+		put_escaped(f, t->rows[i].function, width);
 		fputc(' ', f);
 		put_escaped(f, t->rows[i].module, 0);
 		fputc('\n', f);

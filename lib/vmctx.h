@@ -1002,8 +1002,9 @@ int vmctx_table_steal_reason(const struct vmctx_table *t, size_t i, uint64_t *re
  * The text is the "Total samples: N  OS:USER:steal:idle = ..." header,
  * then "Samples %Ratio Function Module" rows, then the steal breakdown.
  *
- * Function and Module texts are printed through vmctx_escape(), and the
- * Function column is padded by the escaped text's width.
+ * Function and Module texts are printed through vmctx_escape(); the
+ * Function column is as wide as the widest escaped text printed (at least
+ * 32 columns), so the Module column stays aligned.
  *
  * Return: 0; -EINVAL; -ENOMEM.
  */

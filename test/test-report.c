@@ -31,9 +31,12 @@
 #define KMOD_ESC	"km\\x07\\x7f"
 #define KSYM_RAW	"k\x1b" "c"
 #define KSYM_ESC	"k\\x1bc"
+/* 41 columns escaped: wider than the Function column's 32 */
+#define LONG_RAW	"long\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b_name"
+#define LONG_ESC	"long\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b_name"
 
-/* Offset of the Module column: "%10s %7s  %-32s " */
-#define MODULE_COL	(10 + 1 + 7 + 2 + 32 + 1)
+/* Offset of the Function column: "%10s %7s  " */
+#define FUNCTION_COL	(10 + 1 + 7 + 2)
 
 static void escapes_are_exactly_as_documented(void)
 {
@@ -84,8 +87,9 @@ static struct vmctx_bundle *hostile_bundle(void)
 
 	CHECK(b && !vmctx_bundle_set_identity(b, HOST_RAW, "6.1", "boot"), "identity");
 	exe = vmctx_bundle_add_object(b, "/bin/sh", "ab01");
-	CHECK(exe >= 0 && !vmctx_bundle_add_symbol(b, exe, EXE + 0x1000, 0x100, SYM_RAW),
-	      "object and symbol");
+	CHECK(exe >= 0 && !vmctx_bundle_add_symbol(b, exe, EXE + 0x1000, 0x100, SYM_RAW) &&
+	      !vmctx_bundle_add_symbol(b, exe, EXE + 0x1100, 0x100, LONG_RAW),
+	      "object and symbols");
 	task = vmctx_bundle_add_task(b, ROOT, 300, 300, COMM_RAW, 0, VMCTX_TIME_NONE);
 	CHECK(task >= 0 && !vmctx_bundle_add_map(b, task, EXE, EXE + 0x2000, 0, 0, exe, "/bin/sh"),
 	      "task and map");
@@ -95,7 +99,10 @@ static struct vmctx_bundle *hostile_bundle(void)
 	return b;
 }
 
-/* VM1's one vCPU on pCPU 0: 60 user ticks, 30 in the module; pCPU 1 idles 10. */
+/*
+ * VM1's one vCPU on pCPU 0: 50 user ticks in SYM, 10 in LONG, 30 in the
+ * module; pCPU 1 idles 10.
+ */
 static struct vmctx_session *hostile_session(const struct vmctx_bundle *b)
 {
 	struct vmctx_session_opts o = { .sz = sizeof(o), .tick_ns = TICK_NS };
@@ -112,7 +119,9 @@ static struct vmctx_session *hostile_session(const struct vmctx_bundle *b)
 			.cr3 = ROOT, .ip = EXE + 0x1010, .exit_reason = 1,
 		};
 
-		if (i >= 60 && i < 90) {
+		if (i >= 50 && i < 60) {
+			smp.ip = EXE + 0x1110;
+		} else if (i >= 60 && i < 90) {
 			smp.cpl = 0;
 			smp.ip = KMOD + 0x20;
 		} else if (i >= 90) {
@@ -153,22 +162,26 @@ static void no_raw_controls(const char *text, size_t lines, const char *what)
 	CHECK(nl == lines, "%s: %zu lines, want %zu:\n%s", what, nl, lines, text);
 }
 
-/* The row whose Function column starts with @function has Module @module at MODULE_COL. */
+/*
+ * The row whose Function text is @function has Module @module in the
+ * column the header's "Module" heads.
+ */
 static void row_aligned(const char *text, const char *function, const char *module,
 			const char *what)
 {
-	const char *line = text;
-	size_t n = strlen(module);
+	const char *head = strstr(text, "   Samples  %Ratio  Function");
+	const char *line = text, *m = head ? strstr(head, "Module\n") : NULL;
+	size_t col = m ? (size_t)(m - head) : 0, f = strlen(function), n = strlen(module);
 
-	while ((line = strchr(line, '\n'))) {
+	while (line && (line = strchr(line, '\n'))) {
 		line++;
-		if (strlen(line) > MODULE_COL &&
-		    !strncmp(line + MODULE_COL - 33, function, strlen(function)))
+		if (strlen(line) > col && !strncmp(line + FUNCTION_COL, function, f) &&
+		    line[FUNCTION_COL + f] == ' ')
 			break;
 	}
-	CHECK(line && line[MODULE_COL - 1] == ' ' && !strncmp(line + MODULE_COL, module, n) &&
-	      line[MODULE_COL + n] == '\n', "%s: row %s has module %s at column %d:\n%s", what,
-	      function, module, MODULE_COL, text);
+	CHECK(col > FUNCTION_COL && line && line[col - 1] == ' ' && line[col - 2] != '\n' &&
+	      !strncmp(line + col, module, n) && line[col + n] == '\n',
+	      "%s: row %s has module %s at column %zu:\n%s", what, function, module, col, text);
 }
 
 static void tables_print_no_raw_guest_bytes(void)
@@ -179,13 +192,16 @@ static void tables_print_no_raw_guest_bytes(void)
 
 	CHECK(!strcmp(vmctx_session_vm_name(s, VM_TGID), HOST_RAW), "the VM takes the host name");
 
-	/* header, column header, 2 rows */
+	/* header, column header, 3 rows; the Function column widens to LONG_ESC's 41 */
 	text = format(s, VMCTX_VIEW_GUEST, 0);
-	no_raw_controls(text, 4, "guest view");
+	no_raw_controls(text, 5, "guest view");
 	row_aligned(text, SYM_ESC, COMM_ESC, "guest view");
+	row_aligned(text, LONG_ESC, COMM_ESC, "guest view");
 	row_aligned(text, KSYM_ESC, KMOD_ESC, "guest view");
-	CHECK(strstr(text, "\n" "        60   66.67  " SYM_ESC "                 " COMM_ESC "\n"),
-	      "the user row, byte for byte:\n%s", text);
+	CHECK(strstr(text, "\n   Samples  %Ratio  Function" "                                  Module\n"),
+	      "the column header, byte for byte:\n%s", text);
+	CHECK(strstr(text, "\n" "        50   55.56  " SYM_ESC "                          "
+		     COMM_ESC "\n"), "the user row, byte for byte:\n%s", text);
 	free(text);
 
 	/* header, column header, the VM, [idle] */
@@ -195,9 +211,10 @@ static void tables_print_no_raw_guest_bytes(void)
 	row_aligned(text, "[idle]", "[kernel.kallsyms]", "host view");
 	free(text);
 
-	/* header, column header, 2 guest rows, [idle] */
+	/* header, column header, 3 guest rows, [idle] */
 	text = format(s, VMCTX_VIEW_UNIFIED, 0);
-	no_raw_controls(text, 5, "unified view");
+	no_raw_controls(text, 6, "unified view");
+	row_aligned(text, LONG_ESC, COMM_ESC " (VM1)", "unified view");
 	row_aligned(text, SYM_ESC, COMM_ESC " (VM1)", "unified view");
 	row_aligned(text, KSYM_ESC, KMOD_ESC " (VM1)", "unified view");
 	row_aligned(text, "[idle]", "[kernel.kallsyms]", "unified view");
@@ -236,7 +253,7 @@ static void percent_limit_leaves_out_small_rows(void)
 	no_raw_controls(text, 3, "unified view, 1 row");
 	free(text);
 	CHECK(!vmctx_table_format_opts(t, NULL, &text), "NULL opts print every row");
-	no_raw_controls(text, 5, "unified view, NULL opts");
+	no_raw_controls(text, 6, "unified view, NULL opts");
 	free(text);
 	o.percent_limit = 101;
 	CHECK_EQ(vmctx_table_format_opts(t, &o, &text), -EINVAL, "a limit above 100%");
