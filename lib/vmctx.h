@@ -815,7 +815,8 @@ typedef void (*vmctx_stream_fn)(const struct vmctx_tick *tick, void *ctx);
  *	per vCPU; NULL stops observing
  * @ctx: passed to @fn as is
  *
- * The tick and its strings are valid during the call only.
+ * The tick and its strings are valid during the call only.  The strings
+ * hold a guest's bytes as they came: print them through vmctx_escape().
  */
 void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void *ctx);
 
@@ -849,6 +850,8 @@ int vmctx_session_vm_nr(const struct vmctx_session *s, int vm_tgid);
  * vmctx_session_vm_name() - Get a VM's name
  * @s: the session
  * @vm_tgid: the VM
+ *
+ * The name may be a guest's host name: print it through vmctx_escape().
  *
  * Return: the name, owned by the session, or NULL with errno ENOENT.
  */

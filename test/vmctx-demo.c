@@ -61,8 +61,11 @@ static int print_all(struct vmctx_session *s)
 
 	for (vm_nr = 1; vm_nr <= vmctx_session_nvms(s); vm_nr++) {
 		int vm_tgid = vmctx_session_vm_tgid(s, vm_nr);
-		const char *name = vmctx_session_vm_name(s, vm_tgid);
 		int n = vmctx_session_vm_nvcpus(s, vm_tgid);
+		char name[64];
+
+		/* a VM's name may be its guest's host name */
+		vmctx_escape(name, sizeof(name), vmctx_session_vm_name(s, vm_tgid));
 
 		snprintf(title, sizeof(title), "guest level: %s (VM%d), all vCPUs", name, vm_nr);
 		ret |= print_table(s, title, VMCTX_VIEW_GUEST, vm_tgid, -1);
