@@ -440,9 +440,7 @@ static size_t utf8_len(const unsigned char *p)
 		n = 4;
 	else
 		return 0;
-	if (p[0] == 0xc2)
-		lo = 0xa0;
-	else if (p[0] == 0xe0)
+	if (p[0] == 0xc2 || p[0] == 0xe0)	/* C1 controls; overlong forms */
 		lo = 0xa0;
 	else if (p[0] == 0xed)
 		hi = 0x9f;
