@@ -25,6 +25,7 @@ python3 gen-perfdata.py le.data >/dev/null; python3 gen-perfdata.py be.data be >
 python3 gen-perfdata.py le-file.data file >/dev/null; python3 gen-perfdata.py be-file.data be file >/dev/null
 python3 gen-perfdata.py nofeat.data file nofeat >/dev/null
 ./gen-bundle guest1.vmctx
+./gen-bundle hostile.vmctx hostile
 
 # the open's missing-features fallback finds the unknown bit
 out=$($P record --vmcs-ctx -e cpu-clock -a -o /tmp/vmcs.data -- sleep 1 2>&1); rc=$?
@@ -83,6 +84,17 @@ check "$(echo "$out" | grep -c 'no recorded VM matches other=guest1.vmctx')" 1 "
 check "$($P report -i le-file.data --stdio --sort vm,guest_pid 2>&1 | grep -c "guest_pid sort keys need the guests' bundles")" 1 "guest keys without --guest-maps: message"
 check "$($P report -i le-file.data --stdio --sort guest_comm --guest-maps=v9.vmctx 2>&1 | grep -c 'v9.vmctx: Unsupported bundle version')" 1 "guest keys: bad bundle names the file"
 check "$($P report -i le-file.data --guest-view=vcpu --sort vm 2>&1)" "perf report: --guest-view prints libvmctx's tables; --sort and --fields do not apply to them." "--guest-view refuses --sort"
+# a guest's names with terminal control bytes (gen-bundle hostile: host
+# name g ESC ]0;owned BEL, process be ESC [2Jnch, function wo CR LF rk)
+# reach the terminal escaped as \xHH, in the keys and in the tables
+esc=$(printf '\033'); bel=$(printf '\007'); cr=$(printf '\r')
+out=$($P report -i le-file.data --stdio -n --sort guest_comm --guest-maps=hostile.vmctx 2>&1)
+check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "guest_comm: no raw control byte reaches the terminal"
+check "$(echo "$out" | grep -c '1000 .*be\\x1b\[2Jnch')" 1 "guest_comm: the process shown with ESC as \\x1b"
+out=$($P report -i le-file.data --guest-maps=hostile.vmctx --guest-view=guest 2>&1)
+check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "guest view: no raw control byte reaches the terminal"
+check "$(echo "$out" | grep -c '^# guest-level view: VM1 (g\\x1b\]0;owned\\x07)$')" 1 "guest view: the VM's host name escaped in the title"
+check "$(echo "$out" | grep -c 'wo\\x0d\\x0ark')" 1 "guest view: the function's CR LF escaped, one row"
 if [ -n "${PERF_NO_LIBVMCTX:-}" ]; then
 	check "$($PERF_NO_LIBVMCTX report -i le-file.data --stdio --sort guest_comm 2>&1 | grep -c 'need perf built with libvmctx')" 1 "guest keys in a perf without libvmctx: message"
 fi
