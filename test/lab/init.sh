@@ -38,6 +38,14 @@ done
 isa=none
 grep -qw svm /proc/cpuinfo && isa=svm
 grep -qw vmx /proc/cpuinfo && isa=vmx
+# Debian's stock kernel (stock-debian.sh) has KVM as modules
+if [ -d /lib/vmctx-stock ]; then
+	vendor=amd
+	[ "$isa" = vmx ] && vendor=intel
+	for m in irqbypass kvm kvm-$vendor; do
+		insmod /lib/vmctx-stock/$m.ko || echo "VMCTX-LAB: insmod $m.ko failed"
+	done
+fi
 echo "VMCTX-LAB: L1 up: mode=$mode isa=$isa cpus=$(grep -c ^processor /proc/cpuinfo) kernel=$(uname -r)"
 dmesg | grep -iE 'kvm|svm|vmx' | tail -5
 

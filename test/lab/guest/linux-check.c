@@ -119,13 +119,28 @@ static int busiest_vm(const char *path)
 }
 
 /* Pass 1: the host-to-guest clock offset that the guest samples agree with. */
+/* A guest's comm, printable (the guest wrote it). */
+static const char *escaped(const char *s, char *buf, size_t size)
+{
+	return vmctx_escape(buf, size, s) < 0 ? "?" : buf;
+}
+
+/* The end of a task's lifetime, in s; a task still alive at the end is "living". */
+static const char *until(uint64_t exit_ns, char *buf, size_t size)
+{
+	if (exit_ns == VMCTX_TIME_NONE)
+		return "living";
+	snprintf(buf, size, "%.3f", exit_ns / 1e9);
+	return buf;
+}
+
 static int64_t fit_offset(const char *path, int qemu, struct vmctx_bundle *b)
 {
 	struct vmctx_clock_fit *fit = vmctx_clock_fit_new(b);
 	uint64_t time, cr3, agree = 0, used = 0;
 	unsigned int pid, flags;
 	int64_t offset = VMCTX_OFFSET_UNKNOWN;
-	char line[512];
+	char line[512], name[64], end[32];
 	FILE *f = fopen(path, "r");
 
 	if (!f || !fit) {
@@ -163,8 +178,8 @@ static int64_t fit_offset(const char *path, int qemu, struct vmctx_bundle *b)
 		vmctx_bundle_task(b, i, &root, &tpid, &tgid, &comm, &start, &exit_ns);
 		if (root)
 			printf("lab-linux-check: bundle task %d/%d %-12s root 0x%" PRIx64
-			       " [%.3f, %.3f)\n", tpid, tgid, comm, root, start / 1e9,
-			       exit_ns == VMCTX_TIME_NONE ? -1.0 : exit_ns / 1e9);
+			       " [%.3f, %s)\n", tpid, tgid, escaped(comm, name, sizeof(name)),
+			       root, start / 1e9, until(exit_ns, end, sizeof(end)));
 	}
 	/* what each unambiguous process says, for the record */
 	for (i = 0; i < n; i++) {
@@ -175,10 +190,9 @@ static int64_t fit_offset(const char *path, int qemu, struct vmctx_bundle *b)
 		if (cnt[i] < 5)
 			continue;
 		vmctx_bundle_task(b, i, NULL, &tpid, NULL, &comm, &start, &exit_ns);
-		printf("lab-linux-check: task %d %-12s guest [%.3f, %.3f) s, host samples [%.3f, %.3f] "
-		       "s (%" PRIu64 ")\n", tpid, comm, start / 1e9,
-		       exit_ns == VMCTX_TIME_NONE ? -1.0 : exit_ns / 1e9, first[i] / 1e9,
-		       last[i] / 1e9, cnt[i]);
+		printf("lab-linux-check: task %d %-12s guest [%.3f, %s) s, host samples [%.3f, %.3f] "
+		       "s (%" PRIu64 ")\n", tpid, escaped(comm, name, sizeof(name)), start / 1e9,
+		       until(exit_ns, end, sizeof(end)), first[i] / 1e9, last[i] / 1e9, cnt[i]);
 	}
 	free(first);
 	free(last);
