@@ -12,6 +12,7 @@
 
 #include "vmctx.h"
 #include "tap.h"
+#include "rss.h"
 
 #define R	0x12346000ULL	/* a page-table root: bit 12 clear, 8 KiB aligned */
 #define SME	(1ULL << 47)
@@ -430,29 +431,6 @@ static void kernel_modules_resolve_by_index(void)
 	CHECK(now_s() - t0 < 3.0, "%d lookups among %d modules took %.2f s", NLOOKUPS, NMODS,
 	      now_s() - t0);
 	vmctx_bundle_free(b);
-}
-
-/* Peak RSS in KiB since reset_peak_rss(), or -1 where /proc cannot tell. */
-static long peak_rss_kib(void)
-{
-	char line[256];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kib;
-}
-
-static bool reset_peak_rss(void)
-{
-	FILE *f = fopen("/proc/self/clear_refs", "w");
-	bool ok = f && fputs("5", f) >= 0;
-
-	return f && !fclose(f) && ok;
 }
 
 /*

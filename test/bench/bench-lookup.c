@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "vmctx.h"
+#include "../rss.h"
 
 #define ROOT(i)		(0x10000000ULL + 0x2000ULL * (i))
 #define KBASE		0xffffffffc0000000ULL
@@ -36,32 +37,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Peak RSS since the last reset_peak_rss(), from /proc/self/status (VmHWM). */
-static long peak_rss_kib(void)
-{
-	char line[256];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kib;
-}
-
-/* Writing 5 to clear_refs resets VmHWM to the current RSS (Linux 4.0). */
-static void reset_peak_rss(void)
-{
-	FILE *f = fopen("/proc/self/clear_refs", "w");
-
-	if (f) {
-		fputs("5", f);
-		fclose(f);
-	}
 }
 
 /* Tasks take turns on the roots, 10 ns lives 10 ns apart; one object, one map each. */
