@@ -17,20 +17,8 @@
 #   vmctx_guest.ko and vmctx-agent, resolved through its bundle, PTI on
 #   and off on SVM, and PTI on with PCID on VMX.
 #
-# Exits 0 only if every check passed.  Environment:
-#   VMCTX_LAB_DIR      build and cache directory (default ~/.cache/vmctx-lab)
-#   VMCTX_LAB_BOCHS=0  skip the VMX (bochs) boot
-#   VMCTX_LAB_STOCK=0  skip the stock kernel (EINVAL probe, CPL figure): Debian's
-#                      linux-image-6.12 package (stock-debian.sh), or where that
-#                      cannot be had or does not boot, a stock build
-#   VMCTX_LAB_STOCK_BUILD=1  build the stock kernel instead of Debian's
-#   VMCTX_LAB_STOCK_BOCHS=1  also measure the stock CPL figure on VMX
-#   VMCTX_LAB_SECS     seconds the VMM runs in each L1 (default 3 SVM, 2 VMX)
-#   VMCTX_EXP_SECS     seconds each experiment runs on SVM (default 8)
-#   VMCTX_LAB_BENCH=0  skip the overhead benchmark
-#   VMCTX_LAB_LINUX=0  skip the Linux-guest lab
-#   VMCTX_LAB_DEBUG=1  also build the debug L1 (lockdep, KASAN, UBSAN) and
-#                      boot it on SVM: the checks must pass with no splat
+# Exits 0 only if every check passed.  Its environment variables (which
+# parts to run, where to build) are in the Knobs table of test/lab/README.
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
