@@ -126,8 +126,17 @@ static void parse_sample(FILE *out, union perf_event *event, uint64_t sample_typ
 	nr_samples++;
 }
 
-/* Open the bit as @uid (0: as we are), and say whether errno was @want. */
-static int open_as(uid_t uid, int excl, int want, const char *what)
+/* In a child: become the unprivileged user the rules are checked for. */
+#define NOBODY	65534
+
+static void become_nobody(void)
+{
+	if (setgid(NOBODY) || setuid(NOBODY))
+		_exit(126);
+}
+
+/* Open the bit as root, or as nobody, and say whether errno was @want. */
+static int open_as(int nobody, int excl, int want, const char *what)
 {
 	int status, err;
 	pid_t child;
@@ -136,8 +145,8 @@ static int open_as(uid_t uid, int excl, int want, const char *what)
 	if (child < 0)
 		return -1;
 	if (!child) {
-		if (uid && (setgid(uid) || setuid(uid)))
-			_exit(100);
+		if (nobody)
+			become_nobody();
 		exclude_guest = excl;
 		err = try_open(base_type | PERF_SAMPLE_GUEST_CTX);
 		_exit(-err);
@@ -171,15 +180,14 @@ static int privilege_probe(char **cmd)
 	fails += !!open_as(0, 0, 0, "root");
 	if (write_int("/proc/sys/kernel/perf_event_paranoid", 2))
 		return 1;
-	fails += !!open_as(65534, 0, EACCES, "uid 65534, perf_event_paranoid=2");
+	fails += !!open_as(1, 0, EACCES, "uid 65534, perf_event_paranoid=2");
 	fflush(stdout);
 	if (!*cmd)
 		return fails ? 1 : 0;
 
 	child = fork();
 	if (!child) {
-		if (setgid(65534) || setuid(65534))
-			_exit(126);
+		become_nobody();
 		execvp(cmd[0], cmd);
 		_exit(127);
 	}
