@@ -40,6 +40,7 @@ enum section {
 	S_MAP,
 	S_KMOD,
 	S_KSYM,
+	S_PAIR,
 	S_END,
 	S_DONE,
 };
@@ -55,6 +56,7 @@ static const char *const keywords[] = {
 	[S_MAP] = "map",
 	[S_KMOD] = "kmod",
 	[S_KSYM] = "ksym",
+	[S_PAIR] = "clockpair",
 	[S_END] = "end",
 };
 
@@ -65,16 +67,17 @@ enum count {
 	C_SYMS,
 	C_KMODS,
 	C_KSYMS,
+	C_PAIRS,	/* optional: a bundle without pairs may omit it */
 	C_MAX,
 };
 
 static const char *const count_keys[C_MAX] = {
-	"tasks", "objects", "maps", "syms", "kmods", "ksyms",
+	"tasks", "objects", "maps", "syms", "kmods", "ksyms", "clockpairs",
 };
 
 static const uint64_t count_limits[C_MAX] = {
 	BUNDLE_MAX_TASKS, BUNDLE_MAX_OBJECTS, BUNDLE_MAX_MAPS,
-	BUNDLE_MAX_SYMS, BUNDLE_MAX_KMODS, BUNDLE_MAX_KSYMS,
+	BUNDLE_MAX_SYMS, BUNDLE_MAX_KMODS, BUNDLE_MAX_KSYMS, BUNDLE_MAX_PAIRS,
 };
 
 struct reader {
@@ -269,9 +272,9 @@ static int rec_counts(struct reader *r)
 {
 	int i, err;
 
-	if (r->ntok != 1 + C_MAX)
+	if (r->ntok != 1 + C_MAX && r->ntok != C_MAX)
 		return fail(r, -VMCTX_E_SYNTAX, "counts: wrong number of fields");
-	for (i = 0; i < C_MAX; i++) {
+	for (i = 0; i < (int)r->ntok - 1; i++) {
 		err = dec_field(r, i + 1, count_keys[i], &r->counts[i]);
 		if (err)
 			return err;
@@ -565,6 +568,30 @@ static int rec_ksym(struct reader *r)
 	return 0;
 }
 
+static int rec_pair(struct reader *r)
+{
+	struct vmctx_bundle *b = r->b;
+	uint64_t tsc, ns;
+	int err;
+
+	if (r->ntok != 3)
+		return fail(r, -VMCTX_E_SYNTAX, "clockpair: wrong number of fields");
+	err = one_more(r, C_PAIRS);
+	if (!err)
+		err = dec_field(r, 1, "tsc", &tsc);
+	if (!err)
+		err = dec_field(r, 2, "ns", &ns);
+	if (!err)
+		err = vmctx_grow((void **)&b->pairs, &b->pairs_cap, b->npairs + 1,
+				 sizeof(*b->pairs));
+	if (err)
+		return err;
+	b->pairs[b->npairs].tsc = tsc;
+	b->pairs[b->npairs].ns = ns;
+	b->npairs++;
+	return 0;
+}
+
 static int rec_end(struct reader *r)
 {
 	int i;
@@ -588,6 +615,7 @@ static int (*const handlers[])(struct reader *r) = {
 	[S_MAP] = rec_map,
 	[S_KMOD] = rec_kmod,
 	[S_KSYM] = rec_ksym,
+	[S_PAIR] = rec_pair,
 	[S_END] = rec_end,
 };
 

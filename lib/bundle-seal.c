@@ -162,6 +162,36 @@ static int seal_ksyms(struct vmctx_bundle *b, bool strict)
 	return 0;
 }
 
+/* ---- clock pairs --------------------------------------------------------- */
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct vmctx_clock_pair *x = a, *y = b;
+
+	if (x->tsc != y->tsc)
+		return x->tsc < y->tsc ? -1 : 1;
+	return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+/* Guest TSC and guest ns both strictly increase: the pairs map one onto the other. */
+static int seal_pairs(struct vmctx_bundle *b, bool strict)
+{
+	size_t j;
+
+	if (!strict && b->npairs > 1)
+		qsort(b->pairs, b->npairs, sizeof(*b->pairs), cmp_pair);
+	for (j = 1; j < b->npairs; j++) {
+		if (b->pairs[j].tsc <= b->pairs[j - 1].tsc ||
+		    b->pairs[j].ns <= b->pairs[j - 1].ns) {
+			vmctx_log(VMCTX_LOG_WARN,
+				  "bundle: clock pair %zu does not follow pair %zu in both TSC and ns",
+				  j, j - 1);
+			return -VMCTX_E_RANGE;
+		}
+	}
+	return 0;
+}
+
 /* ---- names that must be unique -------------------------------------------- */
 
 static int cmp_str(const void *a, const void *b)
@@ -555,6 +585,8 @@ int bundle_seal(struct vmctx_bundle *b, bool strict)
 			return err;
 	}
 	err = seal_ksyms(b, strict);
+	if (!err)
+		err = seal_pairs(b, strict);
 	if (!err)
 		err = check_unique(b);
 	if (!err)

@@ -117,8 +117,12 @@ static void emit_records(struct writer *w, const struct vmctx_bundle *b)
 	size_t i, j;
 
 	emit(w, "vmctx-bundle %d\n", BUNDLE_VERSION);
-	emit(w, "counts tasks=%zu objects=%zu maps=%zu syms=%zu kmods=%zu ksyms=%zu\n",
+	emit(w, "counts tasks=%zu objects=%zu maps=%zu syms=%zu kmods=%zu ksyms=%zu",
 	     b->ntasks, b->nobjects, b->maps_total, b->syms_total, b->nkmods, b->nksyms);
+	/* Optional: a bundle without pairs reads as before they existed. */
+	if (b->npairs)
+		emit(w, " clockpairs=%zu", b->npairs);
+	emit(w, "\n");
 	emit(w, "identity hostname=");
 	emit_str(w, b->hostname);
 	emit(w, " release=");
@@ -191,6 +195,9 @@ static void emit_records(struct writer *w, const struct vmctx_bundle *b)
 		emit_str(w, k->name);
 		emit(w, "\n");
 	}
+	for (i = 0; i < b->npairs; i++)
+		emit(w, "clockpair tsc=%" PRIu64 " ns=%" PRIu64 "\n", b->pairs[i].tsc,
+		     b->pairs[i].ns);
 	emit(w, "end\n");
 }
 

@@ -56,6 +56,7 @@ void vmctx_bundle_free(struct vmctx_bundle *b)
 	for (i = 0; i < b->nksyms; i++)
 		free(b->ksyms[i].name);
 	free(b->ksyms);
+	free(b->pairs);
 	free(b->hostname);
 	free(b->release);
 	free(b->boot_id);
@@ -148,6 +149,23 @@ int vmctx_bundle_set_clock(struct vmctx_bundle *b, uint64_t tsc_khz, uint64_t ts
 	b->tsc_khz = tsc_khz;
 	b->clock_tsc = tsc;
 	b->clock_ns = ns;
+	return 0;
+}
+
+int vmctx_bundle_add_clock_pair(struct vmctx_bundle *b, uint64_t tsc, uint64_t ns)
+{
+	int err = building(b);
+
+	if (err)
+		return err;
+	if (b->npairs >= BUNDLE_MAX_PAIRS)
+		return -VMCTX_E_LIMIT;
+	err = vmctx_grow((void **)&b->pairs, &b->pairs_cap, b->npairs + 1, sizeof(*b->pairs));
+	if (err)
+		return err;
+	b->pairs[b->npairs].tsc = tsc;
+	b->pairs[b->npairs].ns = ns;
+	b->npairs++;
 	return 0;
 }
 
@@ -481,4 +499,9 @@ size_t vmctx_bundle_nmaps(const struct vmctx_bundle *b)
 size_t vmctx_bundle_nksyms(const struct vmctx_bundle *b)
 {
 	return b ? b->nksyms : 0;
+}
+
+size_t vmctx_bundle_nclock_pairs(const struct vmctx_bundle *b)
+{
+	return b ? b->npairs : 0;
 }

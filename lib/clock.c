@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "vmctx-local.h"
@@ -158,7 +159,7 @@ int vmctx_clock_fit_add(struct vmctx_clock_fit *f, uint64_t host_ns, uint64_t cr
  * instead of holding every edge: a root may have had a million owners.
  */
 struct cursor {
-	const struct run *r;
+	struct run r;		/* the run, its times on the fitted rate */
 	size_t j, to;		/* the next owner's position; the root's end in by_root */
 	__int128 at;		/* the current edge */
 	int64_t w;		/* > 0: @r->n samples start agreeing at @at; < 0: stop */
@@ -175,13 +176,13 @@ static bool cursor_next(const struct vmctx_bundle *b, struct cursor *c)
 
 	if (c->w > 0) {
 		c->at = c->hi;
-		c->w = -(int64_t)c->r->n;
+		c->w = -(int64_t)c->r.n;
 		return true;
 	}
 	for (; c->j < c->to; c->j++) {
 		const struct vmctx_task *t = &b->tasks[b->by_root[c->j]];
-		__int128 at = (__int128)t->start - c->r->first;
-		__int128 end = t->exit == VMCTX_TIME_NONE ? INF : (__int128)t->exit - c->r->last;
+		__int128 at = (__int128)t->start - c->r.first;
+		__int128 end = t->exit == VMCTX_TIME_NONE ? INF : (__int128)t->exit - c->r.last;
 
 		if (at >= end)
 			continue;
@@ -197,7 +198,7 @@ static bool cursor_next(const struct vmctx_bundle *b, struct cursor *c)
 		return false;
 	c->at = lo;
 	c->hi = hi;
-	c->w = c->r->n;
+	c->w = c->r.n;
 	return true;
 }
 
@@ -224,16 +225,71 @@ static void heap_down(struct cursor **h, size_t n, size_t i)
 	h[i] = v;
 }
 
-int vmctx_clock_fit_offset(const struct vmctx_clock_fit *f, int64_t *offset, uint64_t *agree,
-			   uint64_t *used)
+/*
+ * The runs whose middle lies in [@lo, @hi), their times stretched by
+ * @rate_ppb about @ref: guest = host' + offset, host' = host + (host - ref) * rate.
+ */
+struct sweep {
+	uint64_t lo, hi, ref;
+	int64_t rate_ppb;
+	/* out */
+	__int128 offset;
+	uint64_t agree;
+	uint64_t weight;	/* samples in the runs taken */
+	__int128 mid;		/* their sample-weighted middle host time */
+};
+
+static uint64_t stretch(const struct sweep *sw, uint64_t t)
+{
+	__int128 v = (__int128)t + ((__int128)t - sw->ref) * sw->rate_ppb / 1000000000;
+
+	return v < 0 ? 0 : v > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
+/* Fill @cur and @heap with the runs @sw takes; their number. */
+static size_t sweep_start(const struct vmctx_clock_fit *f, struct sweep *sw, struct cursor *cur,
+			  struct cursor **heap)
+{
+	__int128 wsum = 0;
+	size_t i, n = 0;
+
+	sw->weight = 0;
+	for (i = 0; i < f->nspans; i++) {
+		const struct span *sp = &f->spans[i];
+		size_t to = bundle_root_first(f->b, bundle_root_at(f->b, sp->pos) + 1);
+		uint32_t k;
+
+		/* A run belongs to one of the root's owners: it agrees with their union. */
+		for (k = 0; k < sp->nruns; k++) {
+			const struct run *r = &sp->runs[k];
+			uint64_t mid = r->first + (r->last - r->first) / 2;
+			struct cursor *c = &cur[n];
+
+			if (mid < sw->lo || mid >= sw->hi)
+				continue;
+			sw->weight += r->n;
+			wsum += (__int128)mid * r->n;
+			c->r.first = stretch(sw, r->first);
+			c->r.last = stretch(sw, r->last);
+			c->r.n = r->n;
+			c->j = sp->pos;
+			c->to = to;
+			if (cursor_next(f->b, c))
+				heap[n++] = c;
+		}
+	}
+	sw->mid = sw->weight ? wsum / sw->weight : 0;
+	return n;
+}
+
+/* The offset the most of @sw's runs agree with. */
+static int sweep(const struct vmctx_clock_fit *f, struct sweep *sw)
 {
 	__int128 best_lo = 0, best_hi = 0;
 	struct cursor *cur, **heap;
 	size_t i, n = 0, nruns = 0;
 	int64_t w = 0, best = 0;
 
-	if (!f || !offset)
-		return -EINVAL;
 	for (i = 0; i < f->nspans; i++)
 		nruns += f->spans[i].nruns;
 	cur = calloc(nruns + 1, sizeof(*cur));
@@ -243,22 +299,7 @@ int vmctx_clock_fit_offset(const struct vmctx_clock_fit *f, int64_t *offset, uin
 		free(heap);
 		return -ENOMEM;
 	}
-	for (i = 0; i < f->nspans; i++) {
-		const struct span *sp = &f->spans[i];
-		size_t to = bundle_root_first(f->b, bundle_root_at(f->b, sp->pos) + 1);
-		uint32_t k;
-
-		/* A run belongs to one of the root's owners: it agrees with their union. */
-		for (k = 0; k < sp->nruns; k++) {
-			struct cursor *c = &cur[n];
-
-			c->r = &sp->runs[k];
-			c->j = sp->pos;
-			c->to = to;
-			if (cursor_next(f->b, c))
-				heap[n++] = c;
-		}
-	}
+	n = sweep_start(f, sw, cur, heap);
 	if (!n) {
 		free(cur);
 		free(heap);
@@ -291,9 +332,126 @@ int vmctx_clock_fit_offset(const struct vmctx_clock_fit *f, int64_t *offset, uin
 		best_lo += (best_hi - best_lo) / 2;
 	if (best_lo > INT64_MAX || best_lo <= INT64_MIN)
 		return -ERANGE;
-	*offset = (int64_t)best_lo;
+	sw->offset = best_lo;
+	sw->agree = best;
+	return 0;
+}
+
+int vmctx_clock_fit_offset(const struct vmctx_clock_fit *f, int64_t *offset, uint64_t *agree,
+			   uint64_t *used)
+{
+	struct sweep sw = { .hi = UINT64_MAX };
+	int err;
+
+	if (!f || !offset)
+		return -EINVAL;
+	err = sweep(f, &sw);
+	if (err)
+		return err;
+	*offset = (int64_t)sw.offset;
 	if (agree)
-		*agree = best;
+		*agree = sw.agree;
+	if (used)
+		*used = f->used;
+	return 0;
+}
+
+/* The host times of the first and the last sample offered. */
+static void time_range(const struct vmctx_clock_fit *f, uint64_t *lo, uint64_t *hi)
+{
+	size_t i;
+	uint32_t k;
+
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (i = 0; i < f->nspans; i++) {
+		for (k = 0; k < f->spans[i].nruns; k++) {
+			if (f->spans[i].runs[k].first < *lo)
+				*lo = f->spans[i].runs[k].first;
+			if (f->spans[i].runs[k].last > *hi)
+				*hi = f->spans[i].runs[k].last;
+		}
+	}
+}
+
+static int cmp_i128(const void *a, const void *b)
+{
+	__int128 x = *(const __int128 *)a, y = *(const __int128 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The rate, in ppb: the offset is fitted in each of WINDOWS slices of the
+ * recording, and the rate is the median of the slopes between the slices
+ * that most of their samples agree with (Theil-Sen: a slice fitted wrong
+ * moves the median little).  -ENODATA when fewer than two slices fit.
+ */
+#define WINDOWS		8
+#define MAX_RATE_PPB	10000000LL	/* 1%: beyond, not a clock's drift but a bad fit */
+
+static int fit_rate(const struct vmctx_clock_fit *f, __int128 *rate)
+{
+	__int128 slopes[WINDOWS * (WINDOWS - 1) / 2];
+	struct sweep w[WINDOWS];
+	size_t i, j, n = 0, nslopes = 0;
+	uint64_t lo, hi, step;
+
+	time_range(f, &lo, &hi);
+	if (hi <= lo)
+		return -ENODATA;
+	step = (hi - lo) / WINDOWS + 1;
+	for (i = 0; i < WINDOWS; i++) {
+		struct sweep *sw = &w[n];
+
+		memset(sw, 0, sizeof(*sw));
+		sw->lo = lo + i * step;
+		sw->hi = sw->lo + step;
+		if (!sweep(f, sw) && sw->agree * 2 > sw->weight)
+			n++;
+	}
+	for (i = 0; i < n; i++) {
+		for (j = i + 1; j < n; j++) {
+			if (w[j].mid <= w[i].mid)
+				continue;
+			slopes[nslopes++] = (w[j].offset - w[i].offset) * 1000000000 /
+					    (w[j].mid - w[i].mid);
+		}
+	}
+	if (!nslopes)
+		return -ENODATA;
+	qsort(slopes, nslopes, sizeof(*slopes), cmp_i128);
+	*rate = slopes[nslopes / 2];
+	return *rate > -MAX_RATE_PPB && *rate < MAX_RATE_PPB ? 0 : -ERANGE;
+}
+
+int vmctx_clock_fit_solve(const struct vmctx_clock_fit *f, struct vmctx_clock *c,
+			  uint64_t *agree, uint64_t *used)
+{
+	struct sweep all = { .hi = UINT64_MAX }, rated;
+	__int128 rate;
+	int err;
+
+	if (!f || !c)
+		return -EINVAL;
+	err = sweep(f, &all);
+	if (err)
+		return err;
+	rated = all;
+	rated.ref = (uint64_t)all.mid;
+	if (!fit_rate(f, &rate)) {
+		struct sweep s = { .hi = UINT64_MAX, .ref = (uint64_t)all.mid,
+				   .rate_ppb = (int64_t)rate };
+
+		/* keep the rate only if at least as many samples agree */
+		if (!sweep(f, &s) && s.agree >= all.agree)
+			rated = s;
+	}
+	err = vmctx_clock_set_linear(c, rated.ref, (int64_t)rated.offset, rated.rate_ppb);
+	if (err)
+		return err;
+	if (agree)
+		*agree = rated.agree;
 	if (used)
 		*used = f->used;
 	return 0;

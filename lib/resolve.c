@@ -238,17 +238,47 @@ int vmctx_bundle_resolve_kernel(const struct vmctx_bundle *b, uint64_t ip, const
 	return 0;
 }
 
+/* @tsc - @from.tsc in ns, at @num ns per @den ticks. */
+static __int128 ticks_to_ns(uint64_t tsc, const struct vmctx_clock_pair *from, __int128 num,
+			    __int128 den)
+{
+	return (__int128)from->ns + ((__int128)tsc - (__int128)from->tsc) * num / den;
+}
+
+/*
+ * Between two pairs, interpolate; outside them, go on at the TSC frequency
+ * if the guest gave it, else at the nearest two pairs' rate.  A single pair
+ * (or the clock record's) needs the frequency.
+ */
 int vmctx_bundle_guest_ns(const struct vmctx_bundle *b, uint64_t guest_tsc, uint64_t *ns)
 {
+	const struct vmctx_clock_pair *p, *q, one = { b ? b->clock_tsc : 0, b ? b->clock_ns : 0 };
+	size_t n, i;
 	__int128 d;
 
 	if (!b || !ns)
 		return -EINVAL;
-	if (!b->tsc_khz)
+	n = b->npairs;
+	if (n > 1 && !b->sealed)
+		return -VMCTX_E_UNSEALED;	/* the pairs are sorted when sealed */
+	if (n < 2 && !b->tsc_khz)
 		return -ENODATA;
-	/* 1 kHz of TSC is 1e6 ns per 1000 ticks: ns = ticks * 1e6 / kHz */
-	d = ((__int128)guest_tsc - (__int128)b->clock_tsc) * 1000000 / b->tsc_khz;
-	d += b->clock_ns;
+	if (n < 2) {
+		p = n ? &b->pairs[0] : &one;
+		/* 1 kHz of TSC is 1e6 ns per 1000 ticks: ns = ticks * 1e6 / kHz */
+		d = ticks_to_ns(guest_tsc, p, 1000000, b->tsc_khz);
+	} else {
+		i = upper_bound(b->pairs, n, sizeof(*b->pairs),
+				offsetof(struct vmctx_clock_pair, tsc), guest_tsc);
+		/* the segment [p, q] holding guest_tsc, or the nearest one */
+		i = i == 0 ? 1 : i == n ? n - 1 : i;
+		p = &b->pairs[i - 1];
+		q = &b->pairs[i];
+		if (b->tsc_khz && (guest_tsc < b->pairs[0].tsc || guest_tsc > b->pairs[n - 1].tsc))
+			d = ticks_to_ns(guest_tsc, guest_tsc < p->tsc ? p : q, 1000000, b->tsc_khz);
+		else
+			d = ticks_to_ns(guest_tsc, p, q->ns - p->ns, q->tsc - p->tsc);
+	}
 	if (d < 0 || d >= (__int128)VMCTX_TIME_NONE)
 		return -ERANGE;
 	*ns = (uint64_t)d;

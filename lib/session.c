@@ -154,10 +154,28 @@ int vmctx_session_attach_bundle(struct vmctx_session *s, int vm_tgid,
 		return i;
 	vm = &s->vms[i];
 	vm->bundle = b;
-	vm->guest_ns_offset = guest_ns_offset;
+	memset(&vm->clock, 0, sizeof(vm->clock));
+	if (guest_ns_offset != VMCTX_OFFSET_UNKNOWN)
+		vmctx_clock_set_linear(&vm->clock, 0, guest_ns_offset, 0);
 	/* The guest's host name is a better default than the QEMU pid. */
 	if (vm->default_name && b->hostname && *b->hostname)
 		return name_vm(vm, b->hostname, true);
+	return 0;
+}
+
+int vmctx_session_set_clock(struct vmctx_session *s, int vm_tgid, const struct vmctx_clock *c)
+{
+	int i;
+
+	if (!s)
+		return -EINVAL;
+	i = session_vm_idx(s, vm_tgid);
+	if (i < 0)
+		return i;
+	if (c)
+		s->vms[i].clock = *c;
+	else
+		memset(&s->vms[i].clock, 0, sizeof(s->vms[i].clock));
 	return 0;
 }
 
@@ -254,13 +272,15 @@ static int sample_task(struct vmctx_session *s, struct vmctx_vcpu *v,
 {
 	const struct vmctx_vm *vm = &s->vms[v->vm_idx];
 	const struct vmctx_bundle *b = vm->bundle;
-	uint64_t t = vm->guest_ns_offset == VMCTX_OFFSET_UNKNOWN ? VMCTX_TIME_NONE :
-		     smp->time + vm->guest_ns_offset;
 	const struct vmctx_task *task;
+	uint64_t t;
 	int i;
 
 	if (!b)
 		return -ENOENT;
+	/* Unknown guest time (or out of range): roots that one process owned still resolve. */
+	if (clock_guest_ns(&vm->clock, smp->time, &t))
+		t = VMCTX_TIME_NONE;
 	if (v->cache_task >= 0 && v->cache_cr3 == smp->cr3 && t >= v->cache_from &&
 	    (t < v->cache_to || v->cache_to == VMCTX_TIME_NONE))
 		return v->cache_task;

@@ -101,6 +101,10 @@ struct vmctx_bundle {
 	uint64_t tsc_khz;
 	uint64_t clock_tsc;
 	uint64_t clock_ns;
+	struct vmctx_clock_pair {
+		uint64_t tsc, ns;
+	} *pairs;		/* guest TSC/ns pairs, sorted by both once sealed */
+	size_t npairs, pairs_cap;
 	uint64_t cr3_mask;	/* extra bits to ignore (SME) */
 
 	struct vmctx_task *tasks;
@@ -149,6 +153,7 @@ struct vmctx_bundle {
 #define BUNDLE_MAX_SYMS		(1u << 24)	/* all objects together */
 #define BUNDLE_MAX_KMODS	(1u << 16)
 #define BUNDLE_MAX_KSYMS	(1u << 24)
+#define BUNDLE_MAX_PAIRS	(1u << 20)	/* TSC/ns pairs */
 #define BUNDLE_MAX_SHORT	256		/* hostname, release, boot id, comm, module */
 #define BUNDLE_MAX_PATH		4096
 #define BUNDLE_MAX_SYMNAME	8192
@@ -181,6 +186,22 @@ __hidden int bundle_check_sealed(const struct vmctx_bundle *b);
 __hidden uint64_t bundle_root_at(const struct vmctx_bundle *b, size_t pos);
 __hidden size_t bundle_root_first(const struct vmctx_bundle *b, uint64_t root);
 
+/* ---- guest clock (guest-clock.c) ---- */
+
+struct vmctx_clock {
+	enum vmctx_clock_kind kind;
+	/* VMCTX_CLOCK_LINEAR: guest = host + offset + (host - host_ref) * rate_ppb / 1e9 */
+	uint64_t host_ref;
+	int64_t offset;
+	int64_t rate_ppb;
+	/* VMCTX_CLOCK_TSC */
+	struct vmctx_clock_tsc tsc;
+	const struct vmctx_bundle *b;	/* borrowed, sealed: its clock pairs */
+};
+
+/* vmctx_clock_guest_ns() for a valid @c: -ENODATA for an unknown clock. */
+__hidden int clock_guest_ns(const struct vmctx_clock *c, uint64_t host_ns, uint64_t *guest_ns);
+
 /* ---- session (session.c, timeline.c, aggregate.c, report.c) ---- */
 
 /*
@@ -195,7 +216,7 @@ struct vmctx_vm {
 	char *label;			/* "[name]", its host-level row */
 	char *tag;			/* "(VMk)" */
 	const struct vmctx_bundle *bundle;	/* borrowed, sealed */
-	int64_t guest_ns_offset;
+	struct vmctx_clock clock;		/* host time to the bundle's guest time */
 };
 
 /* Owner 0 of a pCPU is "outside" (host work); owner i + 1 is vCPU i. */

@@ -18,7 +18,7 @@
  * Man pages: libvmctx(3) for the overview, then one page per group below:
  * vmctx_strerror(3), vmctx_exit_reason(3), vmctx_bundle(3),
  * vmctx_bundle_add(3), vmctx_bundle_info(3), vmctx_resolve(3),
- * vmctx_clock_fit(3), vmctx_session(3), vmctx_table(3), vmctx_escape(3).
+ * vmctx_clock(3), vmctx_clock_fit(3), vmctx_session(3), vmctx_table(3), vmctx_escape(3).
  */
 #ifndef VMCTX_H
 #define VMCTX_H
@@ -267,6 +267,22 @@ int vmctx_bundle_set_identity(struct vmctx_bundle *b, const char *hostname,
 int vmctx_bundle_set_clock(struct vmctx_bundle *b, uint64_t tsc_khz, uint64_t tsc, uint64_t ns);
 
 /**
+ * vmctx_bundle_add_clock_pair() - Add a guest TSC/ns pair
+ * @b: the bundle
+ * @tsc: a guest TSC value
+ * @ns: guest CLOCK_MONOTONIC ns at the same moment as @tsc
+ *
+ * Pairs taken over the whole window relate the guest's TSC to its clock
+ * even where the clock's rate drifts or is slewed: vmctx_bundle_guest_ns()
+ * interpolates between them.  Sealing sorts them; both TSC and ns must
+ * then strictly increase.
+ *
+ * Return: 0; -EINVAL; -VMCTX_E_SEALED; -VMCTX_E_LIMIT beyond 2^20 pairs;
+ * -ENOMEM.
+ */
+int vmctx_bundle_add_clock_pair(struct vmctx_bundle *b, uint64_t tsc, uint64_t ns);
+
+/**
  * vmctx_bundle_set_cr3_mask() - Set extra CR3 bits to ignore
  * @b: the bundle
  * @ignore_mask: bits such as the guest's SME encryption bit
@@ -463,16 +479,29 @@ size_t vmctx_bundle_nmaps(const struct vmctx_bundle *b);
 size_t vmctx_bundle_nksyms(const struct vmctx_bundle *b);
 
 /**
+ * vmctx_bundle_nclock_pairs() - Count the guest TSC/ns pairs
+ * @b: the bundle
+ *
+ * Return: the number of pairs added with vmctx_bundle_add_clock_pair();
+ * 0 when @b is NULL.
+ */
+size_t vmctx_bundle_nclock_pairs(const struct vmctx_bundle *b);
+
+/**
  * vmctx_bundle_guest_ns() - Turn a guest TSC value into guest time
  * @b: the bundle
  * @guest_tsc: a guest TSC value (host TSC plus KVM's TSC offset)
  * @ns: set to guest CLOCK_MONOTONIC ns at @guest_tsc
  *
- * Uses the bundle's clock pair and TSC frequency: how a host that knows
- * the guest's TSC relates guest times to its own.
+ * With two or more clock pairs, interpolates between the two around
+ * @guest_tsc; outside the pairs, goes on at the TSC frequency if the
+ * bundle has one, else at the rate of the nearest two.  With fewer pairs,
+ * uses the one pair (or the clock record's) and the TSC frequency.  O(log
+ * pairs).
  *
- * Return: 0; -EINVAL; -ENODATA when the bundle has no clock data; -ERANGE
- * when the result does not fit.
+ * Return: 0; -EINVAL; -VMCTX_E_UNSEALED for an unsealed bundle with pairs;
+ * -ENODATA when the bundle has too little clock data; -ERANGE when the
+ * result does not fit.
  */
 int vmctx_bundle_guest_ns(const struct vmctx_bundle *b, uint64_t guest_tsc, uint64_t *ns);
 
@@ -546,6 +575,115 @@ int vmctx_bundle_resolve_user(const struct vmctx_bundle *b, int task, uint64_t i
 int vmctx_bundle_resolve_kernel(const struct vmctx_bundle *b, uint64_t ip, const char **sym,
 				const char **module);
 
+/* ---- Guest clock: a guest's time on the host's axis (vmctx_clock(3)) -------- */
+
+/*
+ * A guest's task lifetimes are in its CLOCK_MONOTONIC; samples are in the
+ * host's perf time.  A page-table root is reused by later processes almost
+ * at once, so resolving a sample needs its guest time.  A struct
+ * vmctx_clock holds the relation, for vmctx_session_set_clock().
+ */
+struct vmctx_clock;
+
+enum vmctx_clock_kind {
+	VMCTX_CLOCK_UNKNOWN,	/* nothing relates the clocks */
+	VMCTX_CLOCK_LINEAR,	/* an offset and a rate (the clock fit, or the caller's) */
+	VMCTX_CLOCK_TSC,	/* the exact chain through the host and guest TSC */
+};
+
+/*
+ * The exact chain.  perf's PERF_RECORD_TIME_CONV relates the host's perf
+ * time to the host TSC: host ns = time_zero + ((host TSC * time_mult) >>
+ * time_shift).  KVM's per-vCPU TSC offset and scaling ratio (its debugfs
+ * files tsc-offset, tsc-scaling-ratio, tsc-scaling-ratio-frac-bits) relate
+ * the host TSC to the guest's: guest TSC = ((host TSC * tsc_ratio) >>
+ * tsc_frac_bits) + tsc_offset.  The bundle's clock pairs relate the guest
+ * TSC to the guest's clock (vmctx_bundle_guest_ns()).
+ */
+struct vmctx_clock_tsc {
+	size_t sz;		/* sizeof(struct vmctx_clock_tsc) */
+	uint64_t time_zero;
+	uint32_t time_mult;	/* not 0 */
+	uint16_t time_shift;	/* at most 63 */
+	int64_t tsc_offset;
+	uint64_t tsc_ratio;	/* 0: no scaling */
+	uint32_t tsc_frac_bits;	/* at most 63 */
+};
+
+/**
+ * vmctx_clock_new() - Allocate a guest clock relation
+ *
+ * Return: the clock, of kind VMCTX_CLOCK_UNKNOWN, which the caller frees
+ * with vmctx_clock_free(), or NULL with errno ENOMEM.
+ */
+struct vmctx_clock *vmctx_clock_new(void);
+
+/**
+ * vmctx_clock_free() - Free a guest clock relation
+ * @c: the clock, or NULL
+ */
+void vmctx_clock_free(struct vmctx_clock *c);
+
+/**
+ * vmctx_clock_set_linear() - Relate the clocks by an offset and a rate
+ * @c: the clock
+ * @host_ref: the host time at which @offset holds exactly
+ * @offset: guest ns = host ns + @offset at @host_ref
+ * @rate_ppb: how much faster the guest clock runs, in parts per billion:
+ *	guest = host + @offset + (host - @host_ref) * @rate_ppb / 10^9
+ *
+ * Return: 0; -EINVAL for an offset of INT64_MIN or a rate of 100% or more.
+ */
+int vmctx_clock_set_linear(struct vmctx_clock *c, uint64_t host_ref, int64_t offset,
+			   int64_t rate_ppb);
+
+/**
+ * vmctx_clock_set_tsc() - Relate the clocks exactly, through the TSC
+ * @c: the clock
+ * @p: perf's time conversion and KVM's TSC offset and scaling (copied)
+ * @b: the guest's sealed bundle, whose clock pairs give guest ns; it must
+ *	outlive @c and every session @c is given to
+ *
+ * Return: 0; -EINVAL for a short @p, a zero time_mult or a shift over 63;
+ * -VMCTX_E_UNSEALED; -ENODATA when the bundle has neither two clock pairs
+ * nor a TSC frequency.
+ */
+int vmctx_clock_set_tsc(struct vmctx_clock *c, const struct vmctx_clock_tsc *p,
+			const struct vmctx_bundle *b);
+
+/**
+ * vmctx_clock_kind() - Say how a clock relates host and guest time
+ * @c: the clock
+ *
+ * Return: its kind; VMCTX_CLOCK_UNKNOWN for NULL.
+ */
+enum vmctx_clock_kind vmctx_clock_kind(const struct vmctx_clock *c);
+
+/**
+ * vmctx_clock_linear() - Get a linear clock's parameters
+ * @c: the clock
+ * @host_ref: set to its reference host time (may be NULL)
+ * @offset: set to its offset at @host_ref (may be NULL)
+ * @rate_ppb: set to its rate (may be NULL)
+ *
+ * Return: 0; -EINVAL; -ENODATA when @c is not VMCTX_CLOCK_LINEAR.
+ */
+int vmctx_clock_linear(const struct vmctx_clock *c, uint64_t *host_ref, int64_t *offset,
+		       int64_t *rate_ppb);
+
+/**
+ * vmctx_clock_guest_ns() - Put a host time on the guest's clock
+ * @c: the clock
+ * @host_ns: a host perf time
+ * @guest_ns: set to the guest CLOCK_MONOTONIC time at @host_ns
+ *
+ * O(1) for a linear clock, O(log pairs) through the TSC.
+ *
+ * Return: 0; -EINVAL; -ENODATA for an unknown clock; -ERANGE when the
+ * result does not fit.
+ */
+int vmctx_clock_guest_ns(const struct vmctx_clock *c, uint64_t host_ns, uint64_t *guest_ns);
+
 /* ---- Clock fit: host time to guest time, from the samples (vmctx_clock_fit(3)) */
 
 /*
@@ -600,6 +738,25 @@ int vmctx_clock_fit_add(struct vmctx_clock_fit *f, uint64_t host_ns, uint64_t cr
  */
 int vmctx_clock_fit_offset(const struct vmctx_clock_fit *f, int64_t *offset, uint64_t *agree,
 			   uint64_t *used);
+
+/**
+ * vmctx_clock_fit_solve() - Fit an offset and a rate
+ * @f: the fit
+ * @c: set to the linear relation found
+ * @agree: set to the number of samples consistent with it (may be NULL)
+ * @used: set to the number of samples of roots the bundle knows (may be NULL)
+ *
+ * Fits the offset on each half of the samples (split at the median host
+ * time) and takes the rate between the two, when at least half of each
+ * half's samples agree, the rate is under 1% and at least as many samples
+ * agree with it as with the offset alone; otherwise the rate is 0.  A
+ * nested guest's clock was measured drifting 811 ppm against its host's.
+ *
+ * Return: 0; -EINVAL; -ENODATA when no offered sample had a root the
+ * bundle knows; -ERANGE; -ENOMEM.
+ */
+int vmctx_clock_fit_solve(const struct vmctx_clock_fit *f, struct vmctx_clock *c,
+			  uint64_t *agree, uint64_t *used);
 
 /* ---- Session: timeline engine and aggregation (vmctx_session(3)) ----------- */
 
@@ -695,6 +852,21 @@ int vmctx_session_add_vm(struct vmctx_session *s, int vm_tgid, const char *name)
  */
 int vmctx_session_attach_bundle(struct vmctx_session *s, int vm_tgid,
 				const struct vmctx_bundle *b, int64_t guest_ns_offset);
+
+/**
+ * vmctx_session_set_clock() - Relate a VM's guest time to host time
+ * @s: the session
+ * @vm_tgid: a declared VM
+ * @c: the relation, copied (a TSC clock's bundle is borrowed); NULL: unknown
+ *
+ * Replaces the offset given to vmctx_session_attach_bundle(): the host time
+ * of each guest sample goes through @c to the guest time at which its
+ * page-table root's owner is looked up.  Samples whose time @c cannot
+ * convert resolve as with an unknown clock.
+ *
+ * Return: 0; -EINVAL; -ENOENT for an undeclared VM.
+ */
+int vmctx_session_set_clock(struct vmctx_session *s, int vm_tgid, const struct vmctx_clock *c);
 
 /* Sample flags. */
 #define VMCTX_SAMPLE_GUEST	(1u << 0)	/* taken while the CPU ran guest code */

@@ -912,6 +912,33 @@ static void test_strerror_covers_every_code(void)
 	      "never NULL");
 }
 
+/* Counts with or without clockpairs; the pairs held to their count and order. */
+static void test_clock_pairs_are_counted_and_ordered(void)
+{
+#define HEAD "vmctx-bundle 1\ncounts tasks=0 objects=0 maps=0 syms=0 kmods=0 ksyms=0"
+#define BODY "\nidentity hostname=g release=r boot_id=b\nclock tsc_khz=0 tsc=0 ns=0\n" \
+	     "cr3_mask 0x0\n"
+	static const char none[] = HEAD BODY "end\n";
+	static const char two[] = HEAD " clockpairs=2" BODY
+		"clockpair tsc=1 ns=1\nclockpair tsc=2 ns=2\nend\n";
+	static const char extra[] = HEAD " clockpairs=1" BODY
+		"clockpair tsc=1 ns=1\nclockpair tsc=2 ns=2\nend\n";
+	static const char many[] = HEAD " clockpairs=99999999" BODY "end\n";
+	static const char unsorted[] = HEAD " clockpairs=2" BODY
+		"clockpair tsc=5 ns=5\nclockpair tsc=2 ns=2\nend\n";
+	static const char backwards[] = HEAD " clockpairs=2" BODY
+		"clockpair tsc=1 ns=5\nclockpair tsc=2 ns=2\nend\n";
+
+	expect_text("no clockpairs count", none, sizeof(none) - 1, 0, 0);
+	expect_text("two pairs", two, sizeof(two) - 1, 0, 0);
+	expect_text("more pairs than counted", extra, sizeof(extra) - 1, 0, -VMCTX_E_SYNTAX);
+	expect_text("pairs beyond the limit", many, sizeof(many) - 1, 0, -VMCTX_E_LIMIT);
+	expect_text("unsorted pairs", unsorted, sizeof(unsorted) - 1, 0, -VMCTX_E_RANGE);
+	expect_text("a clock going back", backwards, sizeof(backwards) - 1, 0, -VMCTX_E_RANGE);
+#undef HEAD
+#undef BODY
+}
+
 int main(void)
 {
 	vmctx_set_log(on_log, NULL);
@@ -940,6 +967,7 @@ int main(void)
 	test_trailing_bytes_after_gzip_are_corrupt();
 	test_rejection_logs_the_line();
 	test_strerror_covers_every_code();
+	test_clock_pairs_are_counted_and_ordered();
 	if (failures)
 		fprintf(stderr, "test-bundle: %d check(s) failed\n", failures);
 	return failures ? 1 : 0;

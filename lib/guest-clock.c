@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: LGPL-2.1-only
+/*
+ * A guest's clock on the host's time axis: the relation that turns the
+ * host time of a sample into the guest CLOCK_MONOTONIC time that the
+ * bundle's task lifetimes are in.  Either linear (an offset and a rate,
+ * from the clock fit or the caller), or the exact chain of what the
+ * hardware and KVM know: host perf time to host TSC (perf's TIME_CONV),
+ * host TSC to guest TSC (KVM's TSC offset and scaling ratio), guest TSC to
+ * guest ns (the bundle's clock pairs).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmctx-local.h"
+
+struct vmctx_clock *vmctx_clock_new(void)
+{
+	return calloc(1, sizeof(struct vmctx_clock));
+}
+
+void vmctx_clock_free(struct vmctx_clock *c)
+{
+	free(c);
+}
+
+int vmctx_clock_set_linear(struct vmctx_clock *c, uint64_t host_ref, int64_t offset,
+			   int64_t rate_ppb)
+{
+	if (!c || offset == INT64_MIN || rate_ppb <= -1000000000LL || rate_ppb >= 1000000000LL)
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	c->kind = VMCTX_CLOCK_LINEAR;
+	c->host_ref = host_ref;
+	c->offset = offset;
+	c->rate_ppb = rate_ppb;
+	return 0;
+}
+
+int vmctx_clock_set_tsc(struct vmctx_clock *c, const struct vmctx_clock_tsc *p,
+			const struct vmctx_bundle *b)
+{
+	uint64_t khz;
+	int err;
+
+	if (!c || !p || p->sz < offsetof(struct vmctx_clock_tsc, tsc_frac_bits) + sizeof(uint32_t))
+		return -EINVAL;
+	if (!p->time_mult || p->time_shift > 63 || p->tsc_frac_bits > 63)
+		return -EINVAL;
+	err = bundle_check_sealed(b);
+	if (err)
+		return err;
+	err = vmctx_bundle_clock(b, &khz, NULL, NULL);
+	if (err)
+		return err;
+	if (!khz && vmctx_bundle_nclock_pairs(b) < 2)
+		return -ENODATA;
+	memset(c, 0, sizeof(*c));
+	c->kind = VMCTX_CLOCK_TSC;
+	c->tsc = *p;
+	c->tsc.sz = sizeof(c->tsc);
+	c->b = b;
+	return 0;
+}
+
+enum vmctx_clock_kind vmctx_clock_kind(const struct vmctx_clock *c)
+{
+	return c ? c->kind : VMCTX_CLOCK_UNKNOWN;
+}
+
+int vmctx_clock_linear(const struct vmctx_clock *c, uint64_t *host_ref, int64_t *offset,
+		       int64_t *rate_ppb)
+{
+	if (!c)
+		return -EINVAL;
+	if (c->kind != VMCTX_CLOCK_LINEAR)
+		return -ENODATA;
+	if (host_ref)
+		*host_ref = c->host_ref;
+	if (offset)
+		*offset = c->offset;
+	if (rate_ppb)
+		*rate_ppb = c->rate_ppb;
+	return 0;
+}
+
+/* perf's TIME_CONV backwards: host ns = time_zero + (TSC * mult) >> shift. */
+static __int128 host_tsc(const struct vmctx_clock_tsc *p, uint64_t host_ns)
+{
+	__int128 t = (__int128)host_ns - p->time_zero;
+
+	/* floor, so that converting back gives host_ns or just below */
+	t *= (__int128)1 << p->time_shift;
+	return t >= 0 ? t / p->time_mult : -((-t + p->time_mult - 1) / p->time_mult);
+}
+
+/* KVM: guest TSC = ((host TSC * ratio) >> frac_bits) + offset. */
+static __int128 guest_tsc(const struct vmctx_clock_tsc *p, __int128 tsc)
+{
+	if (p->tsc_ratio)
+		tsc = tsc * p->tsc_ratio / ((__int128)1 << p->tsc_frac_bits);
+	return tsc + p->tsc_offset;
+}
+
+int clock_guest_ns(const struct vmctx_clock *c, uint64_t host_ns, uint64_t *guest_ns)
+{
+	__int128 t;
+
+	switch (c->kind) {
+	case VMCTX_CLOCK_LINEAR:
+		t = (__int128)host_ns + c->offset +
+		    ((__int128)host_ns - c->host_ref) * c->rate_ppb / 1000000000;
+		break;
+	case VMCTX_CLOCK_TSC:
+		t = guest_tsc(&c->tsc, host_tsc(&c->tsc, host_ns));
+		if (t < 0 || t > (__int128)UINT64_MAX)
+			return -ERANGE;
+		return vmctx_bundle_guest_ns(c->b, (uint64_t)t, guest_ns);
+	default:
+		return -ENODATA;
+	}
+	if (t < 0 || t >= (__int128)VMCTX_TIME_NONE)
+		return -ERANGE;
+	*guest_ns = (uint64_t)t;
+	return 0;
+}
+
+int vmctx_clock_guest_ns(const struct vmctx_clock *c, uint64_t host_ns, uint64_t *guest_ns)
+{
+	if (!c || !guest_ns)
+		return -EINVAL;
+	return clock_guest_ns(c, host_ns, guest_ns);
+}
