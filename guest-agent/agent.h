@@ -112,6 +112,22 @@ struct agent_bad {
 	const char *why;		/* ... and what was wrong with it; static */
 };
 
+/*
+ * Guest TSC/ns pairs over the window, one per AGENT_PAIR_EVERY_NS at most,
+ * from the module's events and tables: the host follows the guest clock
+ * through them even where it drifts against the TSC.
+ */
+#define AGENT_PAIR_EVERY_NS	10000000ULL	/* 10 ms */
+
+struct agent_pairs {
+	size_t n;
+	size_t cap;
+	struct agent_pair {
+		uint64_t tsc;
+		uint64_t ns;
+	} *v;
+};
+
 struct agent {
 	const char *prog;
 	const char *root;		/* "/" or a fake tree */
@@ -133,6 +149,7 @@ struct agent {
 	char carry[1024];		/* a partial events line */
 	struct agent_tasks tasks;
 	struct kmod_table table;	/* the latest table read */
+	struct agent_pairs pairs;
 	struct vmctx_bundle *bundle;
 	struct elf_cache *elves;
 };

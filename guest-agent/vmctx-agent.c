@@ -74,11 +74,37 @@ struct events {
 	size_t cap;
 };
 
+/* Keep a TSC/ns pair the module took, if it is the first for a while. */
+static int note_pair(struct agent *a, uint64_t tsc, uint64_t ns)
+{
+	struct agent_pairs *p = &a->pairs;
+	struct agent_pair *nv;
+
+	if (p->n && (ns < p->v[p->n - 1].ns + AGENT_PAIR_EVERY_NS || tsc <= p->v[p->n - 1].tsc))
+		return 0;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 256;
+
+		nv = realloc(p->v, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		p->v = nv;
+		p->cap = cap;
+	}
+	p->v[p->n].tsc = tsc;
+	p->v[p->n].ns = ns;
+	p->n++;
+	return 0;
+}
+
 static int apply_events(struct agent *a, struct events *ev, size_t *i, uint64_t until)
 {
 	int err;
 
 	for (; *i < ev->n && ev->v[*i].ns <= until; (*i)++) {
+		err = note_pair(a, ev->v[*i].tsc, ev->v[*i].ns);
+		if (err)
+			return err;
 		err = tasks_apply_event(&a->tasks, &ev->v[*i]);
 		if (err)
 			return err;
@@ -103,6 +129,8 @@ static int sync_tasks(struct agent *a, bool final)
 		err = kmod_read_events(a, &ev.v, &ev.n, &ev.cap);
 	if (!err)
 		err = apply_events(a, &ev, &i, a->table.ns);
+	if (!err)
+		err = note_pair(a, a->table.tsc, a->table.ns);
 	if (!err)
 		err = tasks_apply_table(&a->tasks, &a->table);
 	if (!err && final)
@@ -310,8 +338,15 @@ static int build_bundle(struct agent *a)
 	int err;
 
 	err = agent_add_identity(a);
-	if (!err)
-		err = vmctx_bundle_set_clock(a->bundle, tab->tsc_khz, tab->tsc, tab->ns);
+	if (err)
+		return err;
+	err = vmctx_bundle_set_clock(a->bundle, tab->tsc_khz, tab->tsc, tab->ns);
+	for (i = 0; !err && i < a->pairs.n; i++)
+		err = vmctx_bundle_add_clock_pair(a->bundle, a->pairs.v[i].tsc, a->pairs.v[i].ns);
+	if (err) {
+		agent_err(a, "cannot build the bundle: the guest clock: %s", vmctx_strerror(err));
+		return err;
+	}
 	if (!err)
 		err = vmctx_bundle_set_cr3_mask(a->bundle, tab->cr3_mask);
 	for (i = 0; !err && i < a->tasks.n; i++) {
@@ -596,6 +631,7 @@ out:
 	elf_cache_free(a.elves);
 	vmctx_bundle_free(a.bundle);
 	tasks_free(&a.tasks);
+	free(a.pairs.v);
 	kmod_free_table(&a.table);
 	free(a.kmod_dir);
 	return err ? 1 : 0;
