@@ -1,25 +1,57 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The guest-map bundle matching gen-perfdata.py's guest: gen-bundle OUT
- * [hostile].  "hostile" gives the host name, the process and its function
- * terminal control bytes (ESC, BEL, CR, LF), as a guest's tenant could.
+ * [hostile|reused].  "hostile" gives the host name, the process and its
+ * function terminal control bytes (ESC, BEL, CR, LF), as a guest's tenant
+ * could.  "reused" gives the guest process's page-table root to "bench"
+ * (pid 321) until host time 2.0005 s and then to "late" (pid 322), in a
+ * guest clock related to host time only through the TSC: with
+ * gen-perfdata.py's 'vms' recording (host TSC = host ns, KVM TSC offset
+ * 5e9), guest TSC = host ns + 5e9, and the guest's clock runs 500 ppm fast
+ * against its TSC from guest TSC 2e9 = 0 ns, as its clock pairs say.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <vmctx.h>
+
+/* The "reused" guest's clock: 500 ppm fast against its TSC, 0 at TSC 2e9. */
+static uint64_t guest_ns(uint64_t tsc)
+{
+	return (tsc - 2000000000ULL) + (tsc - 2000000000ULL) / 2000;
+}
 
 int main(int argc, char **argv)
 {
 	struct vmctx_bundle *b = vmctx_bundle_new();
 	int hostile = argc == 3 && !strcmp(argv[2], "hostile");
-	int task, obj, err;
+	int reused = argc == 3 && !strcmp(argv[2], "reused");
+	int task, obj, err, i;
 
-	if (argc < 2 || argc > 3 || (argc == 3 && !hostile) || !b)
+	if (argc < 2 || argc > 3 || (argc == 3 && !hostile && !reused) || !b)
 		return 2;
 	err = vmctx_bundle_set_identity(b, hostile ? "g\x1b]0;owned\x07" : "guest1",
 					"6.1.0-test", "boot-1");
-	task = vmctx_bundle_add_task(b, 0x1234000, 321, 321, hostile ? "be\x1b[2Jnch" : "bench",
-				     0, VMCTX_TIME_NONE);
+	if (reused) {
+		/* the owner changes at host 2.0005 s: between two samples */
+		uint64_t change = guest_ns(2000500000ULL + 5000000000ULL);
+
+		task = vmctx_bundle_add_task(b, 0x1234000, 322, 322, "late", change,
+					     VMCTX_TIME_NONE);
+		if (task >= 0)
+			err |= vmctx_bundle_add_map(b, task, 0x400000, 0x500000, 0, 0, -1,
+						    "/usr/bin/late");
+		/* pairs every 100 ms of guest TSC over guest TSC 5.5 s .. 8.5 s */
+		for (i = 0; i <= 30; i++) {
+			uint64_t tsc = 5500000000ULL + i * 100000000ULL;
+
+			err |= vmctx_bundle_add_clock_pair(b, tsc, guest_ns(tsc));
+		}
+		task = vmctx_bundle_add_task(b, 0x1234000, 321, 321, "bench", 0, change);
+	} else {
+		task = vmctx_bundle_add_task(b, 0x1234000, 321, 321,
+					     hostile ? "be\x1b[2Jnch" : "bench", 0, VMCTX_TIME_NONE);
+	}
 	obj = vmctx_bundle_add_object(b, "/usr/bin/bench", NULL);
 	err |= vmctx_bundle_add_symbol(b, obj, 0x401000, 0x100, hostile ? "wo\r\nrk" : "work");
 	err |= vmctx_bundle_add_symbol(b, obj, 0x402000, 0x100, "other");

@@ -13,12 +13,19 @@
 #   feature that says what bit 25 is) instead of a pipe stream: perf sets
 #   evsel->needs_swap only for files.  'nofeat' leaves that feature out, as
 #   a perf that does not know it would, so the file must be refused.
+#   'vms' (with 'file') adds what 'perf record --vmcs-ctx' records for the
+#   exact guest clock: a PERF_RECORD_TIME_CONV (host perf ns = host TSC, a
+#   1 GHz TSC) and HEADER_GUEST_VMS naming VM 1000 $VMNAME (default
+#   "lab-vm-1") with KVM TSC offset 5e9 on both vCPUs; gen-bundle's
+#   'reused' bundle has the guest side of that clock.
 import os, struct, sys
 
 out = sys.argv[1]
 be = 'be' in sys.argv[2:]
 filemode = 'file' in sys.argv[2:]
 nofeat = 'nofeat' in sys.argv[2:]
+vms = 'vms' in sys.argv[2:]
+TSC_OFFSET = 5000000000
 E = '>' if be else '<'
 
 PERF_SAMPLE_IP, PERF_SAMPLE_TID, PERF_SAMPLE_TIME = 1 << 0, 1 << 1, 1 << 2
@@ -79,6 +86,10 @@ VM = int(os.environ.get('VMPID', '1000'))
 VMCOMM = os.environ.get('VMCOMM', 'qemu-system-x86')
 T0 = 1000000000
 TICK = 1000000
+if vms:
+    # PERF_RECORD_TIME_CONV: time_shift 31, time_mult 2^31, time_zero 0,
+    # time_cycles, time_mask, cap_user_time_zero 1, cap_user_time_short 0
+    buf += hdr(79, 0, struct.pack(E + 'QQQQQBB6x', 31, 1 << 31, 0, 0, 0, 1, 0))
 buf += comm(VM, VM, VMCOMM, T0 - 10)
 buf += comm(VM, 1001, 'CPU 0/KVM', T0 - 9)
 buf += comm(VM, 1002, 'CPU 1/KVM', T0 - 8)
@@ -131,6 +142,16 @@ if filemode:
     if not nofeat:
         feats.append(struct.pack(E + 'II', 25, 1))
         bits |= 1 << 32
+    if vms:
+        # HEADER_GUEST_VMS: one VM, its name as a perf_header_string
+        name = os.environ.get('VMNAME', 'lab-vm-1').encode() + b'\0'
+        name = name.ljust((len(name) + 63) // 64 * 64, b'\0')
+        f = struct.pack(E + 'II', 1, VM) + struct.pack(E + 'I', len(name)) + name
+        f += struct.pack(E + 'I', 2)
+        for vcpu in (0, 1):
+            f += struct.pack(E + 'QqQI', vcpu | 1 << 32, TSC_OFFSET, 0, 0)
+        feats.append(f)
+        bits |= 1 << 33
     fhdr += struct.pack(E + 'QQQQ', bits, 0, 0, 0)
     buf = fhdr + fattr + events
     off = len(buf) + 16 * len(feats)

@@ -95,6 +95,51 @@ out=$($P report -i le-file.data --guest-maps=hostile.vmctx --guest-view=guest 2>
 check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "guest view: no raw control byte reaches the terminal"
 check "$(echo "$out" | grep -c '^# guest-level view: VM1 (g\\x1b\]0;owned\\x07)$')" 1 "guest view: the VM's host name escaped in the title"
 check "$(echo "$out" | grep -c 'wo\\x0d\\x0ark')" 1 "guest view: the function's CR LF escaped, one row"
+# The exact guest clock (gen-perfdata.py vms, gen-bundle reused): root
+# 0x1234000 is bench's until host 2.0005 s, then late's.  vCPU 0 takes a
+# guest user sample at ticks k (host 1 s + k ms) with k % 20 < 10, so
+# bench has those with k <= 1000 (501) and late the rest (499).
+python3 gen-perfdata.py vms.data file vms >/dev/null
+VMNAME=$(printf 'vm\033]0;x\007') python3 gen-perfdata.py vms-hostile.data file vms >/dev/null
+./gen-bundle reused.vmctx reused
+out=$($P report --header-only -i vms.data 2>&1)
+check "$(echo "$out" | grep -c '^#   pid 1000, name lab-vm-1, 2 vCPUs$')" 1 "header: the guest VMs, QEMU's name"
+check "$(echo "$out" | grep -c '^#     vcpu[01]: TSC offset 5000000000, ratio 0 >> 0$')" 2 "header: each vCPU's KVM TSC offset"
+out=$($P report --header-only -i vms-hostile.data 2>&1)
+check "$(printf '%s' "$out" | grep -c "$(printf '\033')")" 0 "header: a VM name's control bytes do not reach the terminal"
+check "$(echo "$out" | grep -c 'name vm\\x1b\]0;x\\x07, ')" 1 "header: a VM name's ESC and BEL shown as \\xHH"
+keys="--stdio -n --sort guest_comm,guest_pid -F sample,guest_comm,guest_pid"
+out=$($P report -i vms.data --guest-maps=reused.vmctx $keys 2>&1)
+check "$(echo "$out" | grep -c '^# guest clock of VM1 (lab-vm-1): exact, through the TSC (KVM TSC offset 5000000000, no scaling, 31 guest TSC/ns pairs)')" 1 \
+	"exact clock: the header line says which relation, and the VM is named from the recording"
+check "$(echo "$out" | awk '$2 == "bench" || $2 == "late" {print $1, $2, $3}')" "$(printf '501 bench 321\n499 late 322')" \
+	"exact clock: a reused root names each owner for its own samples"
+out=$($P report -i vms.data --guest-maps=reused.vmctx --guest-view=guest 2>&1)
+check "$(echo "$out" | awk '$4 == "bench" {n += $1} $4 == "late" {n2 += $1} END {print n, n2}')" "501 499" \
+	"exact clock: the guest view too"
+out=$($P report -i vms.data --guest-maps=reused.vmctx --guest-clock=none $keys 2>&1)
+check "$(echo "$out" | grep -c ' bench \| late ')" 0 "--guest-clock=none: a reused root names none of its owners"
+check "$(echo "$out" | grep -c '^# guest clock of VM1 (lab-vm-1): unknown (no TSC chain: not asked for; no fit asked for)')" 1 "--guest-clock=none: said so"
+out=$($P report -i le-file.data --guest-maps=guest1.vmctx --guest-clock=tsc $keys 2>&1)
+check "$(echo "$out" | grep -c '^# guest clock of VM1 (guest1): unknown (no TSC chain: the recording has no KVM TSC offset for it; no fit asked for)')" 1 \
+	"--guest-clock=tsc on a recording without TSC offsets: says why"
+check "$($P report -i vms.data --guest-maps=reused.vmctx --guest-clock=exact 2>&1)" \
+	"perf report: --guest-clock must be auto, tsc, fit or none, not 'exact'." "--guest-clock: a bad value"
+# A crafted guest VMs header (absurd counts) is dropped, not trusted.
+python3 - <<'PY'
+import struct
+d = bytearray(open('vms.data', 'rb').read())
+i = d.rfind(b'lab-vm-1')
+for n, (at, v) in enumerate([(i - 12, 0xffffffff), (i - 4, 0x7fffffff), (i + 64, 100000)]):
+    e = bytearray(d)
+    e[at:at + 4] = struct.pack('<I', v)
+    open('badvms%d.data' % n, 'wb').write(e)
+PY
+for n in 0 1 2; do
+	out=$(timeout 20 $P report -i badvms$n.data --guest-maps=reused.vmctx $keys 2>&1); rc=$?
+	check "$rc:$(echo "$out" | grep -c '^# guest clock of VM1 (guest1): fitted from the samples')" "0:1" \
+		"crafted guest VMs header $n: ignored, the clock fitted instead"
+done
 if [ -n "${PERF_NO_LIBVMCTX:-}" ]; then
 	check "$($PERF_NO_LIBVMCTX report -i le-file.data --stdio --sort guest_comm 2>&1 | grep -c 'need perf built with libvmctx')" 1 "guest keys in a perf without libvmctx: message"
 fi
