@@ -13,12 +13,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#define KMOD_VERSION	1
+/* Format 2 adds "map" events; the agent reads 1 as well. */
+#define KMOD_VERSION	2
 
 static const char *const event_names[] = {
 	[KMOD_FORK] = "fork",
 	[KMOD_EXEC] = "exec",
 	[KMOD_EXIT] = "exit",
+	[KMOD_MAP] = "map",
 };
 
 /* Explain why a module file cannot be opened; the module is the usual reason. */
@@ -124,18 +126,45 @@ int kmod_parse_task_line(char *line, struct kmod_task *t)
 	return parse_task_fields(f, t);
 }
 
+static int parse_hex(const char *s, uint64_t *v)
+{
+	return strncmp(s, "0x", 2) ? -EINVAL : parse_u64(s + 2, 16, v);
+}
+
+/* "seq map tsc ns pid tgid exec|exit start end pgoff path", already split. */
+static int parse_map_event(char **f, struct kmod_event *e)
+{
+	if (parse_u64(f[0], 10, &e->seq) || parse_u64(f[2], 10, &e->tsc) ||
+	    parse_u64(f[3], 10, &e->ns) || parse_int(f[4], &e->task.pid) ||
+	    parse_int(f[5], &e->task.tgid) || (strcmp(f[6], "exec") && strcmp(f[6], "exit")) ||
+	    parse_hex(f[7], &e->start) || parse_hex(f[8], &e->end) || parse_hex(f[9], &e->pgoff) ||
+	    e->end <= e->start || f[10][0] != '/' || agent_unescape(f[10]))
+		return -EINVAL;
+	e->other = !strcmp(f[6], "exit");
+	e->path = strdup(f[10]);
+	return e->path ? 0 : -ENOMEM;
+}
+
 /*
- * "seq type tsc ns pid tgid other start_ns root user_root comm", or
- * "lost N" (returned as -ENODATA: the sequence numbers show the gap too).
+ * "seq type tsc ns pid tgid other start_ns root user_root comm",
+ * "seq map tsc ns pid tgid exec|exit start end pgoff path", or "lost N" (returned as
+ * -ENODATA: the sequence numbers show the gap too).  A map event's path is
+ * malloc'ed (-ENOMEM if it cannot be).
  */
 int kmod_parse_event_line(char *line, struct kmod_event *e)
 {
 	char *f[11];
-	size_t i;
+	size_t i, n;
 
+	memset(e, 0, sizeof(*e));
 	if (!strncmp(line, "lost ", 5))
 		return -ENODATA;
-	if (split(line, f, 11) != 11)
+	n = split(line, f, 11);
+	if (n == 11 && !strcmp(f[1], event_names[KMOD_MAP])) {
+		e->type = KMOD_MAP;
+		return parse_map_event(f, e);
+	}
+	if (n != 11)
 		return -EINVAL;
 	for (i = 0; i < 3; i++)
 		if (!strcmp(f[1], event_names[i]))
@@ -164,7 +193,7 @@ static int parse_header(const struct agent *a, char *line, struct kmod_table *t)
 	tok = strtok_r(NULL, " ", &save);
 	if (!tok || parse_u64(tok, 10, &v))
 		return -EINVAL;
-	if (v != KMOD_VERSION) {
+	if (v < 1 || v > KMOD_VERSION) {
 		agent_err(a, "the vmctx_guest module speaks format %" PRIu64 ", this agent format %d; use an agent and module from the same release",
 			  v, KMOD_VERSION);
 		return -EPROTO;
@@ -317,9 +346,11 @@ static int push_event(struct agent *a, char *line, size_t len, struct kmod_event
 	err = kmod_parse_event_line(line, &e);
 	if (err == -ENODATA)
 		return 0;
+	if (err == -ENOMEM)
+		return err;
 	if (err) {
 		agent_bad_line(a, &a->events_bad, a->events_lineno,
-			       "not \"seq type tsc ns pid tgid other start_ns root user_root comm\"",
+			       "not \"seq type tsc ns pid tgid other start_ns root user_root comm\" nor \"seq map tsc ns pid tgid exec|exit start end pgoff path\"",
 			       line);
 		return 0;
 	}
@@ -330,12 +361,23 @@ static int push_event(struct agent *a, char *line, size_t len, struct kmod_event
 	if (*nev == *cap) {
 		*cap = *cap ? 2 * *cap : 256;
 		nv = realloc(*ev, *cap * sizeof(*nv));
-		if (!nv)
+		if (!nv) {
+			free(e.path);
 			return -ENOMEM;
+		}
 		*ev = nv;
 	}
 	(*ev)[(*nev)++] = e;
 	return 0;
+}
+
+void kmod_free_events(struct kmod_event *ev, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(ev[i].path);
+	free(ev);
 }
 
 /*

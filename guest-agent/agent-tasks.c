@@ -8,6 +8,7 @@
  */
 #include "agent.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,66 @@ static void close_rec(struct agent_tasks *ts, int pid, uint64_t ns)
 	clear_open(ts, pid);
 }
 
+/*
+ * A map event: one executable mapping of a process, logged at its exec (the
+ * program and its interpreter) or at its exit (everything it mapped), while
+ * its memory still existed.  Consecutive map events of one pid logged at
+ * one exec or exit are one batch, which replaces the maps the record had:
+ * the latest view wins, and /proc/PID/maps read later replaces it in turn.
+ * A mapping that overlaps one already in the batch is left out, and a batch
+ * keeps at most AGENT_EVENT_MAPS.
+ */
+#define AGENT_EVENT_MAPS	256
+
+static bool overlaps(const struct agent_task *t, uint64_t start, uint64_t end)
+{
+	size_t i;
+
+	for (i = 0; i < t->nmaps; i++)
+		if (start < t->maps[i].end && t->maps[i].start < end)
+			return true;
+	return false;
+}
+
+static int apply_map(struct agent_tasks *ts, const struct kmod_event *e)
+{
+	struct agent_task *t = tasks_open_of(ts, e->task.tgid);
+	struct agent_map *m;
+	bool same_batch = e->seq == ts->map_next_seq && e->task.pid == ts->map_pid &&
+			  e->other == ts->map_at_exit;
+
+	if (!t)
+		t = tasks_open_of(ts, e->task.pid);
+	/* a process gone before we saw it, or a thread's: nothing to name */
+	if (!t || t->pid != t->tgid)
+		return 0;
+	ts->map_next_seq = e->seq + 1;
+	ts->map_pid = e->task.pid;
+	ts->map_at_exit = e->other;
+	if (!same_batch) {
+		agent_free_maps(t->maps, t->nmaps);
+		t->maps = NULL;
+		t->nmaps = 0;
+	}
+	if (t->nmaps >= AGENT_EVENT_MAPS || overlaps(t, e->start, e->end))
+		return 0;
+	m = realloc(t->maps, (t->nmaps + 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	t->maps = m;
+	m = &t->maps[t->nmaps];
+	memset(m, 0, sizeof(*m));
+	m->start = e->start;
+	m->end = e->end;
+	m->pgoff = e->pgoff;
+	m->prot = PF_R | PF_X;
+	m->path = strdup(e->path);
+	if (!m->path)
+		return -ENOMEM;
+	t->nmaps++;
+	return 0;
+}
+
 int tasks_apply_event(struct agent_tasks *ts, const struct kmod_event *e)
 {
 	const struct kmod_task *k = &e->task;
@@ -184,6 +245,8 @@ int tasks_apply_event(struct agent_tasks *ts, const struct kmod_event *e)
 			t->root = k->root;
 		close_rec(ts, k->pid, e->ns);
 		return 0;
+	case KMOD_MAP:
+		return apply_map(ts, e);
 	}
 	return -EINVAL;
 }

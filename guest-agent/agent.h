@@ -45,6 +45,7 @@ enum kmod_event_type {
 	KMOD_FORK,
 	KMOD_EXEC,
 	KMOD_EXIT,
+	KMOD_MAP,		/* format 2: an executable mapping, at exec or exit */
 };
 
 struct kmod_event {
@@ -53,7 +54,12 @@ struct kmod_event {
 	uint64_t tsc;
 	uint64_t ns;
 	int other;		/* fork: parent pid; exec: pid before exec */
-	struct kmod_task task;
+	struct kmod_task task;	/* KMOD_MAP: pid and tgid only */
+	/* KMOD_MAP; other: 0 logged at exec, 1 at exit */
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;
+	char *path;		/* malloc'ed; see kmod_free_events() */
 };
 
 /* The table with its header: the module's clock pair and CR3 facts. */
@@ -99,6 +105,10 @@ struct agent_tasks {
 	size_t pused;
 	int *pkeys;
 	size_t *pvals;
+	/* the map events being applied: one batch per process and moment */
+	uint64_t map_next_seq;
+	int map_pid;
+	int map_at_exit;
 };
 
 /*
@@ -146,7 +156,7 @@ struct agent {
 	size_t maps_gone;		/* processes that exited before their maps were read */
 	size_t maps_unreadable;		/* ... whose maps could not be read */
 	size_t ncarry;
-	char carry[1024];		/* a partial events line */
+	char carry[4096];		/* a partial events line */
 	struct agent_tasks tasks;
 	struct kmod_table table;	/* the latest table read */
 	struct agent_pairs pairs;
@@ -220,6 +230,8 @@ int kmod_parse_event_line(char *line, struct kmod_event *e);
 int kmod_open_events(struct agent *a);
 /* Read every event the ring holds for us; append to *ev (grown as needed). */
 int kmod_read_events(struct agent *a, struct kmod_event **ev, size_t *nev, size_t *cap);
+/* Free @n events read by kmod_read_events() and the array. */
+void kmod_free_events(struct kmod_event *ev, size_t n);
 void kmod_close_events(struct agent *a);
 
 /* agent-tasks.c */

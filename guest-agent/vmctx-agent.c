@@ -137,7 +137,7 @@ static int sync_tasks(struct agent *a, bool final)
 		tasks_close_missing(&a->tasks, &a->table);
 	else if (!err)
 		err = apply_events(a, &ev, &i, UINT64_MAX);
-	free(ev.v);
+	kmod_free_events(ev.v, ev.n);
 	return err;
 }
 
@@ -210,7 +210,7 @@ static int poll_once(struct agent *a)
 	err = kmod_read_events(a, &ev.v, &ev.n, &ev.cap);
 	if (!err)
 		err = apply_events(a, &ev, &i, UINT64_MAX);
-	free(ev.v);
+	kmod_free_events(ev.v, ev.n);
 	if (err)
 		return err;
 	for (i = first; i < a->tasks.n; i++)

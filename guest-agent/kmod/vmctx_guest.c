@@ -6,7 +6,10 @@
  * vmctx-agent(8) name those values: /proc/vmctx_guest/tasks lists every task
  * with the physical address of its page-table root, and
  * /proc/vmctx_guest/events replays fork, exec and exit events from a bounded
- * ring, so that processes that live only briefly are named too.
+ * ring, so that processes that live only briefly are named too.  With each
+ * exec and each process exit it logs the process's executable file
+ * mappings, while its memory still exists: a process gone before the agent
+ * read its /proc/PID/maps keeps its code.
  *
  * Both files are read-only and need CAP_SYS_ADMIN: physical addresses of
  * page tables are as sensitive as the PFNs of /proc/PID/pagemap.
@@ -17,8 +20,10 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
+#include <linux/dcache.h>
 #include <linux/init.h>
 #include <linux/kernel.h>
+#include <linux/kprobes.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -47,12 +52,16 @@
 #error "vmctx_guest needs CONFIG_TRACEPOINTS for the sched_process_* tracepoints"
 #endif
 
-#define VG_FORMAT_VERSION	1
+#define VG_FORMAT_VERSION	2	/* 2: "map" events */
 #define VG_NO_ROOT		U64_MAX
 /* Escaped comm: every byte may become "%XX". */
 #define VG_COMM_ESC		(TASK_COMM_LEN * 3)
-/* Longest events line: numbers at their widest, escaped comm, separators. */
-#define VG_LINE_MAX		256
+/* Paths of mappings up to this length; longer ones are not logged. */
+#define VG_PATH_MAX		256
+/* Executable mappings logged per process and event, at most. */
+#define VG_MAPS_MAX		32
+/* Longest events line: numbers at their widest, an escaped path, separators. */
+#define VG_LINE_MAX		(3 * VG_PATH_MAX + 256)
 #define VG_READ_BATCH		64
 
 static unsigned int ring_size = 16384;
@@ -63,12 +72,14 @@ enum vg_event_type {
 	VG_FORK,
 	VG_EXEC,
 	VG_EXIT,
+	VG_MAP,
 };
 
 static const char * const vg_event_names[] = {
 	[VG_FORK] = "fork",
 	[VG_EXEC] = "exec",
 	[VG_EXIT] = "exit",
+	[VG_MAP] = "map",
 };
 
 struct vg_event {
@@ -82,6 +93,11 @@ struct vg_event {
 	pid_t other;		/* fork: parent pid; exec: pid before exec */
 	u32 type;
 	char comm[TASK_COMM_LEN];
+	/* VG_MAP: one executable file mapping of the task's mm */
+	u64 start;
+	u64 end;
+	u64 pgoff;		/* in bytes */
+	char path[VG_PATH_MAX];
 };
 
 /*
@@ -154,8 +170,12 @@ static void vg_mm_roots(struct mm_struct *mm, u64 *root, u64 *user_root)
 #endif
 }
 
-/* Log one event; called from the probes, never sleeps. */
-static void vg_log(u32 type, struct task_struct *t, pid_t other, struct mm_struct *mm)
+/*
+ * Fill the next slot from @t (and @mm's roots) and @fill's fields; called
+ * from the probes, never sleeps.
+ */
+static void vg_log_event(u32 type, struct task_struct *t, pid_t other, struct mm_struct *mm,
+			 const struct vg_event *fill)
 {
 	struct vg_ring *r = &vg_ring;
 	struct vg_event *e;
@@ -163,6 +183,12 @@ static void vg_log(u32 type, struct task_struct *t, pid_t other, struct mm_struc
 	spin_lock(&r->lock);
 	e = &r->events[r->head & (r->size - 1)];
 	r->head++;
+	if (fill) {
+		e->start = fill->start;
+		e->end = fill->end;
+		e->pgoff = fill->pgoff;
+		memcpy(e->path, fill->path, sizeof(e->path));
+	}
 	e->type = type;
 	e->pid = t->pid;
 	e->tgid = t->tgid;
@@ -175,6 +201,49 @@ static void vg_log(u32 type, struct task_struct *t, pid_t other, struct mm_struc
 	e->tsc = rdtsc_ordered();
 	e->ns = ktime_get_ns();
 	spin_unlock(&r->lock);
+}
+
+static void vg_log(u32 type, struct task_struct *t, pid_t other, struct mm_struct *mm)
+{
+	vg_log_event(type, t, other, mm, NULL);
+}
+
+/* A per-CPU scratch event for vg_log_maps(): the probes run with preemption off. */
+static DEFINE_PER_CPU(struct vg_event, vg_scratch);
+
+/*
+ * Log @t's executable file mappings, read from @mm, which the caller keeps
+ * alive.  The probes cannot sleep, so the mmap lock is only tried: a
+ * process whose mappings are being changed at that moment is skipped, and
+ * the agent falls back to /proc/PID/maps.
+ */
+static void vg_log_maps(struct task_struct *t, struct mm_struct *mm, bool at_exit)
+{
+	struct vg_event *m = this_cpu_ptr(&vg_scratch);
+	struct vm_area_struct *vma;
+	int n = 0;
+	VMA_ITERATOR(vmi, mm, 0);
+
+	if (!mm || (t->flags & PF_KTHREAD) || !mmap_read_trylock(mm))
+		return;
+	for_each_vma(vmi, vma) {
+		char *p;
+
+		if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file)
+			continue;
+		if (n++ == VG_MAPS_MAX)
+			break;
+		/* a path too long for the slot is left to /proc/PID/maps */
+		p = d_path(&vma->vm_file->f_path, m->path, sizeof(m->path));
+		if (IS_ERR(p))
+			continue;
+		memmove(m->path, p, strlen(p) + 1);
+		m->start = vma->vm_start;
+		m->end = vma->vm_end;
+		m->pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
+		vg_log_event(VG_MAP, t, at_exit, mm, m);
+	}
+	mmap_read_unlock(mm);
 }
 
 /*
@@ -191,6 +260,49 @@ static void vg_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 			  struct linux_binprm *bprm)
 {
 	vg_log(VG_EXEC, p, old_pid, p->mm);
+	/* the program and its interpreter; libraries come later, at exit */
+	vg_log_maps(p, p->mm, false);
+}
+
+/*
+ * do_exit() of a process's last live thread, before exit_mm(): its mm,
+ * with every library it mapped, still exists.
+ */
+static int vg_kprobe_exit(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct task_struct *t = current;
+
+	if (t->mm && !(t->flags & PF_KTHREAD) && t->signal &&
+	    atomic_read(&t->signal->live) == 1)
+		vg_log_maps(t, t->mm, true);
+	return 0;
+}
+
+static struct kprobe vg_exit_kprobe = {
+	.symbol_name = "do_exit",
+	.pre_handler = vg_kprobe_exit,
+};
+
+/* Whether mappings are logged at exit (the kernel has kprobes). */
+static int vg_exit_maps;
+
+static void vg_register_exit_maps(void)
+{
+	int err = -EOPNOTSUPP;
+
+	if (IS_ENABLED(CONFIG_KPROBES))
+		err = register_kprobe(&vg_exit_kprobe);
+	if (err)
+		pr_warn("no mappings at exit (kprobe on do_exit: %d): processes that exit before the agent reads their maps keep only their program\n",
+			err);
+	vg_exit_maps = !err;
+}
+
+static void vg_unregister_exit_maps(void)
+{
+	if (vg_exit_maps)
+		unregister_kprobe(&vg_exit_kprobe);
+	vg_exit_maps = 0;
 }
 
 /*
@@ -209,14 +321,17 @@ static void *const vg_tp_probes[ARRAY_SIZE(vg_tp_names)] = {
 	(void *)vg_probe_exit,
 };
 
-/* "%XX" for bytes outside '!'..'~' and for '%', as vmctx-bundle(5) does. */
-static void vg_escape(char *dst, const char *comm)
+/*
+ * "%XX" for bytes outside '!'..'~' and for '%', as vmctx-bundle(5) does, up
+ * to @len bytes or a NUL.
+ */
+static void vg_escape(char *dst, const char *src, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t i;
 
-	for (i = 0; i < TASK_COMM_LEN && comm[i]; i++) {
-		unsigned char c = comm[i];
+	for (i = 0; i < len && src[i]; i++) {
+		unsigned char c = src[i];
 
 		if (c <= ' ' || c > '~' || c == '%') {
 			*dst++ = '%';
@@ -335,14 +450,14 @@ static int vg_tasks_show(struct seq_file *m, void *v)
 #ifdef CONFIG_PAGE_TABLE_ISOLATION
 		pti = static_cpu_has(X86_FEATURE_PTI);
 #endif
-		seq_printf(m, "vmctx_guest %d tsc_khz=%u tsc=%llu ns=%llu pti=%d cr3_mask=0x%llx tasks=%zu\n",
+		seq_printf(m, "vmctx_guest %d tsc_khz=%u tsc=%llu ns=%llu pti=%d cr3_mask=0x%llx tasks=%zu exit_maps=%d\n",
 			   VG_FORMAT_VERSION, tsc_khz, s->tsc, s->ns, pti, sme_get_me_mask(),
-			   s->count);
+			   s->count, vg_exit_maps);
 		return 0;
 	}
 	vg_fmt_root(root, sizeof(root), t->root);
 	vg_fmt_root(user_root, sizeof(user_root), t->user_root);
-	vg_escape(comm, t->comm);
+	vg_escape(comm, t->comm, TASK_COMM_LEN);
 	seq_printf(m, "%d %d %llu %s %s %s\n", t->pid, t->tgid, t->start_ns, root, user_root,
 		   comm);
 	return 0;
@@ -419,13 +534,26 @@ static int vg_events_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+static size_t vg_format_map(char *buf, u64 seq, const struct vg_event *e)
+{
+	char path[3 * VG_PATH_MAX + 1];
+
+	vg_escape(path, e->path, VG_PATH_MAX);
+	return scnprintf(buf, VG_LINE_MAX, "%llu map %llu %llu %d %d %s 0x%llx 0x%llx 0x%llx %s\n",
+			 seq, e->tsc, e->ns, e->pid, e->tgid, e->other ? "exit" : "exec", e->start,
+			 e->end, e->pgoff, path);
+}
+
 static size_t vg_format_event(char *buf, u64 seq, const struct vg_event *e)
 {
 	char root[24], user_root[24], comm[VG_COMM_ESC + 1];
 
+	if (e->type == VG_MAP)
+		return vg_format_map(buf, seq, e);
+
 	vg_fmt_root(root, sizeof(root), e->root);
 	vg_fmt_root(user_root, sizeof(user_root), e->user_root);
-	vg_escape(comm, e->comm);
+	vg_escape(comm, e->comm, TASK_COMM_LEN);
 	return scnprintf(buf, VG_LINE_MAX, "%llu %s %llu %llu %d %d %d %llu %s %s %s\n", seq,
 			 vg_event_names[e->type], e->tsc, e->ns, e->pid, e->tgid, e->other,
 			 e->start_ns, root, user_root, comm);
@@ -536,6 +664,7 @@ static int __init vg_init(void)
 	err = vg_register_probes();
 	if (err)
 		goto err_free;
+	vg_register_exit_maps();
 
 	err = -ENOMEM;
 	vg_dir = proc_mkdir("vmctx_guest", NULL);
@@ -544,12 +673,15 @@ static int __init vg_init(void)
 	if (!proc_create("tasks", 0400, vg_dir, &vg_tasks_ops) ||
 	    !proc_create("events", 0400, vg_dir, &vg_events_ops))
 		goto err_proc;
-	pr_info("logging fork/exec/exit into %u events\n", vg_ring.size);
+	pr_info("logging fork/exec/exit%s into %u events\n",
+		vg_exit_maps ? " and mappings at exec and exit" : " and mappings at exec",
+		vg_ring.size);
 	return 0;
 
 err_proc:
 	proc_remove(vg_dir);
 err_probes:
+	vg_unregister_exit_maps();
 	vg_unregister_probes(ARRAY_SIZE(vg_tp_names));
 err_free:
 	kvfree(vg_ring.events);
@@ -560,6 +692,7 @@ err_free:
 static void __exit vg_exit(void)
 {
 	proc_remove(vg_dir);
+	vg_unregister_exit_maps();
 	vg_unregister_probes(ARRAY_SIZE(vg_tp_names));
 	kvfree(vg_ring.events);
 }

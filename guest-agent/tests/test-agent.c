@@ -608,9 +608,9 @@ static void test_errors(const struct proc *p1, const struct proc *p2)
 	free(err);
 	write_tree(p1, p2);
 
-	put(fmt("%s/proc/vmctx_guest/tasks", fake), "vmctx_guest 2 tsc_khz=1 tsc=1 ns=1\n");
+	put(fmt("%s/proc/vmctx_guest/tasks", fake), "vmctx_guest 3 tsc_khz=1 tsc=1 ns=1\n");
 	rc = run_agent(fmt("snapshot -r %s -o %s.2", fake, out), &err);
-	CHECK(rc == 1 && strstr(err, "format 2"),
+	CHECK(rc == 1 && strstr(err, "format 3"),
 	      "a module speaking another format is refused clearly (got: %s)", err);
 	free(err);
 	write_tree(p1, p2);
@@ -984,6 +984,61 @@ static void test_too_big(const struct proc *p1, const struct proc *p2)
 	write_tree(p1, p2);
 }
 
+/* "0xSTART 0xEND 0xPGOFF" of @p's mapping of @path with permissions @perm, from its maps. */
+static char *mapping_of(const struct proc *p, const char *path, const char *perm)
+{
+	char *text = slurp(fmt("%s/proc/%d/maps", fake, p->pid)), *line, *save = NULL;
+	uint64_t start, end, off;
+	char perms[8], file[4096];
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095s", &start,
+			   &end, perms, &off, file) == 5 &&
+		    !strcmp(perms, perm) && strstr(file, path))
+			return fmt("0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64 " %s", start, end, off, file);
+	}
+	die("no %s mapping of %s in pid %d's maps", perm, path, p->pid);
+}
+
+/*
+ * Module format 2: a process exec'd and exited between two polls, gone from
+ * /proc before the agent could read its maps, keeps the code the module
+ * logged with its exec (the program) and its exit (the program and its
+ * library): the exit batch replaces the exec batch.  It maps p1's program
+ * and library at p1's addresses, so p1's functions are its ground truth.
+ */
+static void test_map_events(const struct proc *p1, const struct proc *p2)
+{
+	char *out = fmt("%s/mapev.vmctx", top), *err;
+	char *prog = mapping_of(p1, "/prog", "r-xp"), *lib = mapping_of(p1, "libvmctxfix", "r-xp");
+	struct vmctx_bundle *b;
+	int rc, t;
+
+	put(fmt("%s/proc/vmctx_guest/events", fake),
+	    fmt("0 fork 11 500000000 5151 5151 1 499000000 0x9000 0xa000 sh\n"
+		"1 exec 12 600000000 5151 5151 5151 499000000 0xd000 0xe000 brief\n"
+		"2 map 12 600000001 5151 5151 exec %s\n"
+		"3 map 13 690000000 5151 5151 exit %s\n"
+		"4 map 13 690000001 5151 5151 exit %s\n"
+		"5 map 13 690000002 5151 5151 exit %s\n"
+		"6 exit 13 700000000 5151 5151 0 499000000 0xd000 0xe000 brief\n"
+		"7 map 13 700000001 5151 5151 exit 0x1000 0x2000 0x0 relative/path\n",
+		prog, prog, lib, lib));
+	rc = run_agent(fmt("snapshot -r %s -o %s", fake, out), &err);
+	CHECK(rc == 0, "snapshot with map events succeeds (status %d: %s)", rc, err);
+	CHECK(strstr(err, "events:8: bad line"),
+	      "a map event with a relative path is a bad line (got: %s)", err);
+	b = rc == 0 ? read_bundle(out) : NULL;
+	t = b ? task_of(b, 5151, 0xd000) : -1;
+	CHECK(t >= 0 && resolves(b, t, p1->hot, "vmctx_fix_hot", "prog"),
+	      "a process gone before its maps were read resolves its program's functions");
+	CHECK(t >= 0 && resolves(b, t, p1->lib, "vmctx_fix_lib", "libvmctxfix.so"),
+	      "... and its library's, logged at its exit (logged twice: kept once)");
+	vmctx_bundle_free(b);
+	free(err);
+	write_tree(p1, p2);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -1015,6 +1070,7 @@ int main(void)
 	test_bad_lines(&p1, &p2);
 	test_nul_bytes(&p1, &p2);
 	test_escapes(&p1, &p2);
+	test_map_events(&p1, &p2);
 	test_sigterm_snapshot(&p1, &p2);
 	test_sigterm_record();
 	test_too_big(&p1, &p2);

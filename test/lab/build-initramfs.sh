@@ -19,20 +19,7 @@ done
 cp "$TOOLS_DIR/guest.elf" "$stage/lab/"
 install -m 755 "$LAB_SRC/experiments.sh" "$REPO_TOP/test/bench/lab-overhead.sh" "$stage/lab/"
 
-# perf at /bin/perf, stripped, and every library ldd lists at the same path
-# as here, the loader included; libvmctx.so.0 is found through perf's rpath
-# ($LAB_DIR/vmctx/lib)
-perf=$LAB_DIR/out/perf/perf
-[ -x "$perf" ] || "$LAB_SRC/build-perf.sh"
-strip --strip-unneeded -o "$stage/bin/perf" "$perf"
-mapfile -t libs < <(ldd "$perf" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }')
-for lib in "${libs[@]}" /lib64/ld-linux-x86-64.so.2; do
-	mkdir -p "$stage$(dirname "$lib")"
-	cp -L "$lib" "$stage$lib"
-done
-vlib=$stage$LAB_DIR/vmctx/lib/libvmctx.so.0
-[ -f "$vlib" ] || die "ldd does not list $LAB_DIR/vmctx/lib/libvmctx.so.0 for $perf"
-strip --strip-unneeded "$vlib"
+stage_perf "$stage"
 install -m 755 "$LAB_SRC/init.sh" "$stage/init"
 (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -9) > "$LAB_DIR/initramfs.cpio.gz"
 log "initramfs: $LAB_DIR/initramfs.cpio.gz ($(du -k "$LAB_DIR/initramfs.cpio.gz" | cut -f1) KiB)"

@@ -52,3 +52,22 @@ tree_state() {
 	[ "${have:-0}" -eq "$want" ] ||
 		die "the tree in $LINUX_TREE has ${have:-0} patches applied, want $want ($1)"
 }
+
+# stage_perf DIR: the patched perf (build-perf.sh) at DIR/bin/perf,
+# stripped, with every library ldd lists at the same path as here, the
+# loader included; libvmctx.so.0 is found through perf's rpath
+# ($LAB_DIR/vmctx/lib).
+stage_perf() {
+	local stage=$1 perf=$LAB_DIR/out/perf/perf lib vlib
+	[ -x "$perf" ] || "$LAB_SRC/build-perf.sh"
+	mkdir -p "$stage/bin" "$stage/lib64"
+	strip --strip-unneeded -o "$stage/bin/perf" "$perf"
+	for lib in $(ldd "$perf" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }') \
+		   /lib64/ld-linux-x86-64.so.2; do
+		mkdir -p "$stage$(dirname "$lib")"
+		cp -L "$lib" "$stage$lib"
+	done
+	vlib=$stage$LAB_DIR/vmctx/lib/libvmctx.so.0
+	[ -f "$vlib" ] || die "ldd does not list $LAB_DIR/vmctx/lib/libvmctx.so.0 for $perf"
+	strip --strip-unneeded "$vlib"
+}

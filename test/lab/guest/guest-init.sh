@@ -1,8 +1,9 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
 # /init of the lab's L2 Linux guest.  Loads vmctx_guest.ko, records with
-# vmctx-agent while two "hot" processes and one short-lived "blip" run, and
-# prints the bundle base64-encoded between markers on the console.  Then it
+# vmctx-agent while two "hot" processes and one short-lived "blip" run (and,
+# with vmctx.churn=1, one short "churn" process after another on vCPU 0),
+# and writes the bundle to the virtio disk the host gave it.  Then it
 # loads and unloads the module while processes churn, and powers off.
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -12,10 +13,11 @@ mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 
-secs=4
+secs=4 churn=0
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	vmctx.secs=*) secs=${arg#*=} ;;
+	vmctx.churn=*) churn=${arg#*=} ;;
 	esac
 done
 
@@ -39,8 +41,16 @@ sleep 1
 taskset -c 1 hot -t "$secs" > /tmp/hot1.out &
 taskset -c 1 hot -t "$secs" > /tmp/hot2.out &
 blip -t 1 > /dev/null &
+# churn: processes of 20 ms of work each, one after the other on vCPU 0,
+# whose freed page-table roots the next ones reuse at once
+if [ "$churn" = 1 ]; then
+	taskset -c 0 sh -c 'n=0; while [ ! -f /tmp/stop ]; do churn -t 0.02 >/dev/null; n=$((n + 1)); done; echo $n > /tmp/churn.n' &
+	churner=$!
+fi
 wait $agent || bye "FAIL vmctx-agent record"
+touch /tmp/stop
 wait
+[ "$churn" = 1 ] && say "churn: $(cat /tmp/churn.n) processes of 20 ms"
 # The host stops sampling when it reads this; give it a moment, so that
 # the processes below (outside the agent's window) are not sampled.
 say "window closed"

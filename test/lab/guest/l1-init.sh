@@ -1,9 +1,13 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
 # /init of the L1 host for the Linux-guest lab.  Runs QEMU with KVM for an
-# L2 Linux guest (vmctx-agent inside) under lab-record, takes the guest's
-# bundle from a virtio disk, and checks the host samples against it with
-# lab-linux-check.  vmctx.pti=on|off picks the guest's page-table isolation.
+# L2 Linux guest (vmctx-agent inside) and takes the guest's bundle from a
+# virtio disk.  vmctx.host=perf records as a user does, with
+# 'perf record --vmcs-ctx -a', and checks what 'perf report --guest-maps'
+# and 'perf script' print (perf-check.sh); vmctx.host=lab-record records
+# with the lab's recorder and checks the kernel's capture sample by sample
+# (lab-linux-check).  vmctx.pti=on|off picks the guest's page-table
+# isolation.
 /bin/busybox --install -s /bin
 export PATH=/bin
 mount -t proc proc /proc
@@ -11,13 +15,15 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 
-period=1000000 secs=4 pti=on dump=0
+period=1000000 secs=4 pti=on dump=0 host=lab-record churn=0
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	vmctx.period=*) period=${arg#*=} ;;
 	vmctx.secs=*) secs=${arg#*=} ;;
 	vmctx.pti=*) pti=${arg#*=} ;;
 	vmctx.dump=*) dump=${arg#*=} ;;
+	vmctx.host=*) host=${arg#*=} ;;
+	vmctx.churn=*) churn=${arg#*=} ;;
 	esac
 done
 finish() {
@@ -25,7 +31,11 @@ finish() {
 	sleep 2
 	reboot -f
 }
-echo "VMCTX-LAB: L1 up for the Linux guest (pti=$pti, period ${period} ns)"
+echo "VMCTX-LAB: L1 up for the Linux guest (pti=$pti, period ${period} ns, $host)"
+# KVM's debugfs holds the TSC offsets that perf record --vmcs-ctx records;
+# tracefs the kvm_vcpu_wakeup tracepoint
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 [ -c /dev/kvm ] || finish "FAIL no /dev/kvm"
 # Under TCG a sample costs ~100x what it costs on hardware: the kernel would
 # throttle cpu-clock (perf_cpu_time_max_percent), and drop ticks unevenly.
@@ -44,7 +54,7 @@ qemu-system-x86_64 -accel kvm -cpu host -smp 2 -m 256M -nodefaults -no-reboot \
 	-display none -serial stdio -name guest1,debug-threads=on -L /share/qemu \
 	-drive file=/tmp/out.img,if=virtio,format=raw \
 	-kernel /lab/l2/bzImage -initrd /lab/l2/initramfs.cpio.gz \
-	-append "console=ttyS0 quiet panic=-1 tsc=reliable lapic=notscdeadline $l2pti vmctx.secs=$secs" \
+	-append "console=ttyS0 quiet panic=-1 tsc=reliable lapic=notscdeadline $l2pti vmctx.secs=$secs vmctx.churn=$churn" \
 	> /tmp/l2.log 2>&1
 echo "qemu exit \$?" > /tmp/l2.exit
 EOS
@@ -57,8 +67,15 @@ while ! grep -aq '^VMCTX-L2: window closed' /tmp/l2.log 2>/dev/null; do
 	usleep 50000
 done
 EOS
-lab-record -c "$period" -o /tmp/samples.txt -- sh /tmp/window.sh ||
-	{ tail -30 /tmp/l2.log; cat /tmp/l2.exit; finish "FAIL recording the L2 guest"; }
+if [ "$host" = perf ]; then
+	perf record --vmcs-ctx -e cpu-clock -c "$period" -a -o /tmp/perf.data -- sh /tmp/window.sh \
+		2> /tmp/perf-record.err ||
+		{ cat /tmp/perf-record.err; tail -30 /tmp/l2.log; finish "FAIL perf record of the L2 guest"; }
+	grep -v '^\[ perf record' /tmp/perf-record.err
+else
+	lab-record -c "$period" -o /tmp/samples.txt -- sh /tmp/window.sh ||
+		{ tail -30 /tmp/l2.log; cat /tmp/l2.exit; finish "FAIL recording the L2 guest"; }
+fi
 # Show the guest's progress lines while it hands over the bundle.
 tail -f /tmp/l2.log | grep -a '^VMCTX-L2' &
 progress=$!
@@ -79,7 +96,8 @@ size=$(sed -n 's/^VMCTX-L2: bundle \([0-9]*\) bytes on vda.*/\1/p' /tmp/l2.log)
 head -c "$size" /tmp/out.img > /tmp/guest1.vmctx || finish "FAIL bundle transfer"
 # vmctx.dump=1: hand the raw data to the lab host for offline analysis
 if [ "$dump" = 1 ]; then
-	for f in samples.txt guest1.vmctx; do
+	for f in samples.txt perf.data guest1.vmctx; do
+		[ -f /tmp/$f ] || continue
 		echo "VMCTX-DUMP-BEGIN $f"
 		gzip -c /tmp/$f | base64
 		echo "VMCTX-DUMP-END $f"
@@ -88,6 +106,11 @@ fi
 # "hot: pid N: R rounds" from the guest: the work each instance did
 work=$(tr -d '\r' < /tmp/l2.log |
 	sed -n 's/^VMCTX-L2: hot: pid \([0-9]*\): \([0-9]*\) rounds.*/\1:\2/p' | tr '\n' ,)
+if [ "$host" = perf ]; then
+	sh /lab/perf-check.sh /tmp/perf.data /tmp/guest1.vmctx "${work%,}" ||
+		finish "FAIL Linux guest through perf (pti=$pti)"
+	finish "PASS linux pti=$pti perf"
+fi
 lab-linux-check -s /tmp/samples.txt -b /tmp/guest1.vmctx -p 0 -y /lab/hot.syms -w "${work%,}" ||
 	finish "FAIL Linux guest checks (pti=$pti)"
 finish "PASS linux pti=$pti"

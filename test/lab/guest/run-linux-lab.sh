@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # run-linux-lab.sh: the guest-agent lab.  A patched L1 host (QEMU TCG, AMD
 # SVM) runs a real Linux L2 guest with QEMU/KVM; vmctx-agent records inside
-# the guest while lab-record samples on the host; lab-linux-check resolves
-# the host samples through the guest's bundle.  Runs with the guest's PTI
-# on and off.  Exits 0 only if every check passed.
+# the guest.  With the guest's PTI on, lab-record samples on the host and
+# lab-linux-check resolves the samples through the guest's bundle one by
+# one: the kernel's capture.  With PTI off, the user's path: 'perf record
+# --vmcs-ctx -a' on the host, short "churn" processes in the guest besides
+# the two hot ones, and perf-check.sh reads what 'perf report --guest-maps'
+# and 'perf script' print.  Exits 0 only if every check passed.
 #
 # Needs the L1 kernel and lab-record from the main lab (build-kernel.sh
 # patched, build-tools.sh); builds them if missing.  Environment as in
@@ -39,15 +42,18 @@ AGENT_CFLAGS=(-static -O2 -D_GNU_SOURCE -DPACKAGE_VERSION="\"$(sed -n "s/^AC_INI
 gcc "${AGENT_CFLAGS[@]}" -o "$W/vmctx-agent" "$REPO_TOP"/guest-agent/*.c $LIBSRC -lelf -lz
 gcc -static -O2 -D_GNU_SOURCE -I"$REPO_TOP/lib" -o "$W/lab-linux-check" \
 	"$G/linux-check.c" $LIBSRC -lz
-# hot's text far from busybox's, so an IP tells whose code it is
+# hot's text far from busybox's, so an IP tells whose code it is; churn is
+# the same program elsewhere, so an IP also tells hot's code from churn's
 gcc -static -O1 -g -Wl,-Ttext-segment=0x20000000 -o "$W/hot" "$G/hot.c"
+gcc -static -O1 -g -Wl,-Ttext-segment=0x30000000 -o "$W/churn" "$G/hot.c"
 nm -S "$W/hot" > "$W/hot.syms"
+nm -S "$W/churn" > "$W/churn.syms"
 
 log "packing the L2 initramfs"
 st=$W/l2-stage
 rm -rf "$st"
 mkdir -p "$st"/{bin,lib,proc,sys,dev,tmp}
-cp /bin/busybox "$W/vmctx-agent" "$W/hot" "$st/bin/"
+cp /bin/busybox "$W/vmctx-agent" "$W/hot" "$W/churn" "$st/bin/"
 cp "$W/hot" "$st/bin/blip"
 cp "$W/kmod/vmctx_guest.ko" "$st/lib/"
 install -m 755 "$G/guest-init.sh" "$st/init"
@@ -70,7 +76,9 @@ cp -L /usr/share/seabios/bios-256k.bin /usr/share/qemu/kvmvapic.bin \
 	/usr/share/qemu/linuxboot_dma.bin "$st/share/qemu/"
 cp "$gout/arch/x86/boot/bzImage" "$st/lab/l2/bzImage"
 cp "$W/l2-initramfs.cpio.gz" "$st/lab/l2/initramfs.cpio.gz"
-cp "$W/hot.syms" "$st/lab/"
+cp "$W/hot.syms" "$W/churn.syms" "$st/lab/"
+install -m 755 "$G/perf-check.sh" "$st/lab/"
+stage_perf "$st"
 install -m 755 "$G/l1-init.sh" "$st/init"
 (cd "$st" && find . | cpio -o -H newc --quiet | gzip -1) > "$W/l1-initramfs.cpio.gz"
 log "L1 initramfs: $(du -k "$W/l1-initramfs.cpio.gz" | cut -f1) KiB"
@@ -78,12 +86,16 @@ log "L1 initramfs: $(du -k "$W/l1-initramfs.cpio.gz" | cut -f1) KiB"
 failures=0
 for pti in ${VMCTX_LINUX_PTI:-on off}; do
 	t=$SECONDS
+	case $pti in
+	on) keys="vmctx.pti=on vmctx.host=lab-record" ;;
+	*) keys="vmctx.pti=$pti vmctx.host=perf vmctx.churn=1" ;;
+	esac
 	if [ "${VMCTX_LINUX_VMX:-0}" = 1 ]; then
 		# Intel VMX (bochs' Haswell has PCID, which TCG does not give L1)
 		logf=$RESULTS_DIR/linux-vmx-pti-$pti.log
 		log "VMX: patched L1 on bochs, Linux L2 with pti=$pti"
 		VMCTX_BOCHS_INITRD=$W/l1-initramfs.cpio.gz VMCTX_BOCHS_MEGS=1024 \
-			"$LAB_SRC/boot-bochs.sh" "$l1" "$logf" vmctx.pti="$pti" \
+			"$LAB_SRC/boot-bochs.sh" "$l1" "$logf" $keys \
 			vmctx.dump="${VMCTX_LINUX_DUMP:-0}"
 	else
 		logf=$RESULTS_DIR/linux-pti-$pti.log
@@ -91,11 +103,11 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 		timeout "${VMCTX_QEMU_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
 			-m 1536M -nographic -no-reboot -kernel "$l1" \
 			-initrd "$W/l1-initramfs.cpio.gz" \
-			-append "console=ttyS0,115200 tsc=reliable panic=-1 quiet loglevel=4 vmctx.pti=$pti vmctx.dump=${VMCTX_LINUX_DUMP:-0}" \
+			-append "console=ttyS0,115200 tsc=reliable panic=-1 quiet loglevel=4 $keys vmctx.dump=${VMCTX_LINUX_DUMP:-0}" \
 			</dev/null >"$logf" 2>&1 || true
 	fi
 	log "pti=$pti run took $((SECONDS - t)) s"
-	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record|----|vCPU|vcpu[0-9]|Steal)|^ +[0-9]+ +[0-9.]+ |^Total|^ +Samples' "$logf" |
+	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record|perf-check|# guest|----|vCPU|vcpu[0-9]|Steal)|^ +[0-9]+ +[0-9.]+ |^Total|^ +Samples' "$logf" |
 		grep -avE '^lab-linux-check: (bundle task|root 0x)' | sed 's/\r$//' || true
 	if grep -aq "^VMCTX-LAB: RESULT PASS" "$logf"; then
 		log "pti=$pti: ok"
