@@ -77,7 +77,9 @@ check "$($P $gk -i le-file.data 2>/dev/null | rows)" "$want" "guest_comm, guest_
 check "$($P report -i le-file.data --stdio -F overhead,sample,guest_comm --guest-maps=1000=guest1.vmctx 2>/dev/null | rows)" \
 	"$(printf '%s\n' '1000 [guest kernel]' '1000 bench' '2001 [host]' | LC_ALL=C sort)" "-F guest_comm, bundle given by VM pid"
 check "$($P report -i le-file.data --stdio -n --sort guest_comm,sym --guest-maps=guest1.vmctx 2>/dev/null | grep 'bench' | awk '{print $2, $5}')" \
-	"$(printf '700 0x0000000000401010\n300 0x0000000000402010')" "guest_comm with sym"
+	"$(printf '700 work\n300 other')" "guest_comm with sym: guest functions named from the bundle"
+check "$($P report -i le-file.data --stdio -n --sort sym --guest-maps=guest1.vmctx 2>/dev/null | grep '\[g\]' | awk '{print $2, $4}')" \
+	"1000 guest_kfunc" "sym: guest kernel functions named from the bundle"
 out=$($P report -i le-file.data --stdio -n --sort guest_comm --guest-maps=other=guest1.vmctx 2>&1)
 check "$(echo "$out" | grep -c '1000  *\[unknown\]')" 1 "guest_comm: a VM without its bundle is [unknown]"
 check "$(echo "$out" | grep -c 'no recorded VM matches other=guest1.vmctx')" 1 "guest_comm: unused bundle warned about"
@@ -91,6 +93,9 @@ esc=$(printf '\033'); bel=$(printf '\007'); cr=$(printf '\r')
 out=$($P report -i le-file.data --stdio -n --sort guest_comm --guest-maps=hostile.vmctx 2>&1)
 check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "guest_comm: no raw control byte reaches the terminal"
 check "$(echo "$out" | grep -c '1000 .*be\\x1b\[2Jnch')" 1 "guest_comm: the process shown with ESC as \\x1b"
+out=$($P report -i le-file.data --stdio -n --sort sym --guest-maps=hostile.vmctx 2>&1)
+check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "sym: no raw control byte reaches the terminal"
+check "$(echo "$out" | grep -c '700 .*wo\\x0d\\x0ark')" 1 "sym: the function's CR LF escaped, one row"
 out=$($P report -i le-file.data --guest-maps=hostile.vmctx --guest-view=guest 2>&1)
 check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "guest view: no raw control byte reaches the terminal"
 check "$(echo "$out" | grep -c '^# guest-level view: VM1 (g\\x1b\]0;owned\\x07)$')" 1 "guest view: the VM's host name escaped in the title"
