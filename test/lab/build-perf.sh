@@ -37,12 +37,17 @@ fi
 	die "$REPO_TOP is configured in place; run 'make distclean' there first"
 vconf=(--prefix="$vprefix" --disable-static --without-libelf --without-libtraceevent)
 mkdir -p "$vbuild"
+# configured from this source tree with these arguments (a lab directory
+# outlives the clones that use it: the tree is part of the stamp)
 if [ ! -f "$vbuild/config.status" ] ||
-   [ "$(cat "$vbuild/.vmctx-configure-args" 2>/dev/null)" != "${vconf[*]}" ]; then
-	log "configuring libvmctx in $vbuild"
+   [ "$(cat "$vbuild/.vmctx-configure-args" 2>/dev/null)" != "$REPO_TOP ${vconf[*]}" ]; then
+	log "configuring libvmctx in $vbuild (from $REPO_TOP)"
+	# objects of another tree's sources would look up to date
+	rm -rf "$vbuild"
+	mkdir -p "$vbuild"
 	(cd "$vbuild" && "$REPO_TOP/configure" "${vconf[@]}" >configure.out 2>&1) ||
 		die "libvmctx configure failed, see $vbuild/configure.out and config.log"
-	echo "${vconf[*]}" > "$vbuild/.vmctx-configure-args"
+	echo "$REPO_TOP ${vconf[*]}" > "$vbuild/.vmctx-configure-args"
 fi
 log "building libvmctx (only the library)"
 make -s -C "$vbuild" -j"$JOBS" lib/libvmctx.la lib/libvmctx.pc >/dev/null
