@@ -23,7 +23,7 @@
 
 #define VDSO_PATH	"[vdso]"
 
-struct elf_entry {
+struct agent_elf_entry {
 	char *path;
 	int object;		/* -1: not an ELF object we can use */
 	size_t nloads;
@@ -31,32 +31,34 @@ struct elf_entry {
 };
 
 /* Entries by path, in a tree (tsearch): a lookup costs O(log n) for n distinct paths. */
-struct elf_cache {
-	void *tree;		/* struct elf_entry * */
+struct agent_elf_cache {
+	void *tree;		/* struct agent_elf_entry * */
 };
 
-struct elf_cache *elf_cache_new(void)
+struct agent_elf_cache *agent_elf_cache_new(void)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
-	return calloc(1, sizeof(struct elf_cache));
+	return calloc(1, sizeof(struct agent_elf_cache));
 }
 
 static int cmp_entry(const void *x, const void *y)
 {
-	return strcmp(((const struct elf_entry *)x)->path, ((const struct elf_entry *)y)->path);
+	const struct agent_elf_entry *a = x, *b = y;
+
+	return strcmp(a->path, b->path);
 }
 
 static void free_entry(void *p)
 {
-	struct elf_entry *e = p;
+	struct agent_elf_entry *e = p;
 
 	free(e->path);
 	free(e->loads);
 	free(e);
 }
 
-void elf_cache_free(struct elf_cache *c)
+void agent_elf_cache_free(struct agent_elf_cache *c)
 {
 	if (!c)
 		return;
@@ -70,8 +72,8 @@ static int fit(uint64_t flags, unsigned int prot)
 	return 2 * !((flags ^ prot) & PF_X) + !((flags ^ prot) & PF_W);
 }
 
-int elf_bias_for(const uint64_t (*loads)[4], size_t nloads, uint64_t start, uint64_t pgoff,
-		 unsigned int prot, uint64_t *bias)
+int agent_elf_bias_for(const uint64_t (*loads)[4], size_t nloads, uint64_t start,
+		       uint64_t pgoff, unsigned int prot, uint64_t *bias)
 {
 	const uint64_t *in = NULL, *below = NULL;
 	size_t i;
@@ -103,7 +105,7 @@ int elf_bias_for(const uint64_t (*loads)[4], size_t nloads, uint64_t start, uint
 	return 0;
 }
 
-static int read_loads(Elf *elf, struct elf_entry *e)
+static int read_loads(Elf *elf, struct agent_elf_entry *e)
 {
 	size_t n, i;
 
@@ -247,7 +249,7 @@ static int add_symbols(struct agent *a, Elf *elf, int object, const char *path)
 }
 
 /* Fill @e from an opened ELF; e->object stays -1 for what is no ELF object. */
-static int read_elf(struct agent *a, Elf *elf, struct elf_entry *e, const char *bundle_path)
+static int read_elf(struct agent *a, Elf *elf, struct agent_elf_entry *e, const char *bundle_path)
 {
 	char build_id[129];
 	GElf_Ehdr eh;
@@ -278,7 +280,7 @@ static int read_elf(struct agent *a, Elf *elf, struct elf_entry *e, const char *
 }
 
 /* The guest's vDSO is the agent's own: the same kernel maps it everywhere. */
-static int read_vdso(struct agent *a, struct elf_entry *e)
+static int read_vdso(struct agent *a, struct agent_elf_entry *e)
 {
 	const unsigned char *base = (const void *)getauxval(AT_SYSINFO_EHDR);
 	const Elf64_Ehdr *eh64 = (const void *)base;
@@ -327,7 +329,7 @@ static int open_regular(const struct agent *a, const char *full)
 	return fd;
 }
 
-static int read_file(struct agent *a, const char *path, struct elf_entry *e)
+static int read_file(struct agent *a, const char *path, struct agent_elf_entry *e)
 {
 	char *full;
 	Elf *elf;
@@ -352,10 +354,10 @@ static int read_file(struct agent *a, const char *path, struct elf_entry *e)
 	return err;
 }
 
-static struct elf_entry *cache_get(struct agent *a, const char *path, int *err)
+static struct agent_elf_entry *cache_get(struct agent *a, const char *path, int *err)
 {
-	struct elf_entry key = { .path = (char *)path }, *e, **found;
-	struct elf_cache *c = a->elves;
+	struct agent_elf_entry key = { .path = (char *)path }, *e, **found;
+	struct agent_elf_cache *c = a->elves;
 
 	*err = 0;
 	found = tfind(&key, &c->tree, cmp_entry);
@@ -379,10 +381,10 @@ static struct elf_entry *cache_get(struct agent *a, const char *path, int *err)
 	return e;
 }
 
-int elf_object_for_map(struct agent *a, const char *path, uint64_t start, uint64_t pgoff,
-		       unsigned int prot, uint64_t *bias, int *object)
+int agent_elf_object_for_map(struct agent *a, const char *path, uint64_t start,
+			     uint64_t pgoff, unsigned int prot, uint64_t *bias, int *object)
 {
-	struct elf_entry *e;
+	struct agent_elf_entry *e;
 	int err;
 
 	*bias = start - pgoff;
@@ -395,7 +397,7 @@ int elf_object_for_map(struct agent *a, const char *path, uint64_t start, uint64
 		return err;
 	if (e->object < 0)
 		return 0;
-	elf_bias_for((const uint64_t (*)[4])e->loads, e->nloads, start, pgoff, prot, bias);
+	agent_elf_bias_for((const uint64_t (*)[4])e->loads, e->nloads, start, pgoff, prot, bias);
 	*object = e->object;
 	return 0;
 }

@@ -17,10 +17,10 @@
 #define KMOD_VERSION	2
 
 static const char *const event_names[] = {
-	[KMOD_FORK] = "fork",
-	[KMOD_EXEC] = "exec",
-	[KMOD_EXIT] = "exit",
-	[KMOD_MAP] = "map",
+	[AGENT_KMOD_FORK] = "fork",
+	[AGENT_KMOD_EXEC] = "exec",
+	[AGENT_KMOD_EXIT] = "exit",
+	[AGENT_KMOD_MAP] = "map",
 };
 
 /* Explain why a module file cannot be opened; the module is the usual reason. */
@@ -105,7 +105,7 @@ static size_t split(char *line, char **f, size_t max)
 }
 
 /* "pid tgid start_ns root user_root comm", already split. */
-static int parse_task_fields(char **f, struct kmod_task *t)
+static int parse_task_fields(char **f, struct agent_kmod_task *t)
 {
 	if (parse_int(f[0], &t->pid) || parse_int(f[1], &t->tgid) ||
 	    parse_u64(f[2], 10, &t->start_ns) || parse_root(f[3], &t->root) ||
@@ -117,7 +117,7 @@ static int parse_task_fields(char **f, struct kmod_task *t)
 	return agent_unescape(t->comm);
 }
 
-int kmod_parse_task_line(char *line, struct kmod_task *t)
+int agent_kmod_parse_task_line(char *line, struct agent_kmod_task *t)
 {
 	char *f[6];
 
@@ -132,7 +132,7 @@ static int parse_hex(const char *s, uint64_t *v)
 }
 
 /* "seq map tsc ns pid tgid exec|exit start end pgoff path", already split. */
-static int parse_map_event(char **f, struct kmod_event *e)
+static int parse_map_event(char **f, struct agent_kmod_event *e)
 {
 	if (parse_u64(f[0], 10, &e->seq) || parse_u64(f[2], 10, &e->tsc) ||
 	    parse_u64(f[3], 10, &e->ns) || parse_int(f[4], &e->task.pid) ||
@@ -151,7 +151,7 @@ static int parse_map_event(char **f, struct kmod_event *e)
  * -ENODATA: the sequence numbers show the gap too).  A map event's path is
  * malloc'ed (-ENOMEM if it cannot be).
  */
-int kmod_parse_event_line(char *line, struct kmod_event *e)
+int agent_kmod_parse_event_line(char *line, struct agent_kmod_event *e)
 {
 	char *f[11];
 	size_t i, n;
@@ -160,8 +160,8 @@ int kmod_parse_event_line(char *line, struct kmod_event *e)
 	if (!strncmp(line, "lost ", 5))
 		return -ENODATA;
 	n = split(line, f, 11);
-	if (n == 11 && !strcmp(f[1], event_names[KMOD_MAP])) {
-		e->type = KMOD_MAP;
+	if (n == 11 && !strcmp(f[1], event_names[AGENT_KMOD_MAP])) {
+		e->type = AGENT_KMOD_MAP;
 		return parse_map_event(f, e);
 	}
 	if (n != 11)
@@ -182,7 +182,7 @@ int kmod_parse_event_line(char *line, struct kmod_event *e)
 }
 
 /* "vmctx_guest 1 key=value ..."; unknown keys are for later versions. */
-static int parse_header(const struct agent *a, char *line, struct kmod_table *t)
+static int parse_header(const struct agent *a, char *line, struct agent_kmod_table *t)
 {
 	char *tok, *save = NULL;
 	uint64_t v;
@@ -222,7 +222,7 @@ static int parse_header(const struct agent *a, char *line, struct kmod_table *t)
 	return 0;
 }
 
-void kmod_free_table(struct kmod_table *t)
+void agent_kmod_free_table(struct agent_kmod_table *t)
 {
 	free(t->tasks);
 	memset(t, 0, sizeof(*t));
@@ -230,7 +230,7 @@ void kmod_free_table(struct kmod_table *t)
 
 /* The table read so far, and the room it has for tasks. */
 struct task_list {
-	struct kmod_table *t;
+	struct agent_kmod_table *t;
 	size_t cap;
 };
 
@@ -239,8 +239,8 @@ static int add_task_line(const struct agent *a, struct agent_bad *bad, size_t li
 			 char *line, void *ctx)
 {
 	struct task_list *l = ctx;
-	struct kmod_table *t = l->t;
-	struct kmod_task *nv;
+	struct agent_kmod_table *t = l->t;
+	struct agent_kmod_task *nv;
 
 	if (t->ntasks == l->cap) {
 		l->cap = l->cap ? 2 * l->cap : 512;
@@ -249,16 +249,16 @@ static int add_task_line(const struct agent *a, struct agent_bad *bad, size_t li
 			return -ENOMEM;
 		t->tasks = nv;
 	}
-	if (kmod_parse_task_line(line, &t->tasks[t->ntasks]))
+	if (agent_kmod_parse_task_line(line, &t->tasks[t->ntasks]))
 		agent_bad_line(a, bad, lineno, "not \"pid tgid start_ns root user_root comm\"", line);
 	else
 		t->ntasks++;
 	return 0;
 }
 
-int kmod_read_table(struct agent *a, struct kmod_table *t)
+int agent_kmod_read_table(struct agent *a, struct agent_kmod_table *t)
 {
-	struct kmod_table nt = { 0 };
+	struct agent_kmod_table nt = { 0 };
 	struct task_list l = { .t = &nt };
 	struct agent_bad bad = { 0 };
 	struct agent_lines it;
@@ -296,16 +296,16 @@ int kmod_read_table(struct agent *a, struct kmod_table *t)
 	if (err)
 		goto fail;
 	free(buf);
-	kmod_free_table(t);
+	agent_kmod_free_table(t);
 	*t = nt;
 	return 0;
 fail:
 	free(buf);
-	kmod_free_table(&nt);
+	agent_kmod_free_table(&nt);
 	return err;
 }
 
-int kmod_open_events(struct agent *a)
+int agent_kmod_open_events(struct agent *a)
 {
 	int fd;
 
@@ -322,7 +322,7 @@ int kmod_open_events(struct agent *a)
 	return 0;
 }
 
-void kmod_close_events(struct agent *a)
+void agent_kmod_close_events(struct agent *a)
 {
 	agent_bad_report(a, &a->events_bad);
 	if (a->events_fd >= 0)
@@ -332,10 +332,10 @@ void kmod_close_events(struct agent *a)
 	a->events_path = NULL;
 }
 
-static int push_event(struct agent *a, char *line, size_t len, struct kmod_event **ev,
-		      size_t *nev, size_t *cap)
+static int push_event(struct agent *a, char *line, size_t len,
+		      struct agent_kmod_event **ev, size_t *nev, size_t *cap)
 {
-	struct kmod_event e, *nv;
+	struct agent_kmod_event e, *nv;
 	int err;
 
 	a->events_lineno++;
@@ -343,7 +343,7 @@ static int push_event(struct agent *a, char *line, size_t len, struct kmod_event
 		agent_bad_line(a, &a->events_bad, a->events_lineno, "NUL byte", line);
 		return 0;
 	}
-	err = kmod_parse_event_line(line, &e);
+	err = agent_kmod_parse_event_line(line, &e);
 	if (err == -ENODATA)
 		return 0;
 	if (err == -ENOMEM)
@@ -371,7 +371,7 @@ static int push_event(struct agent *a, char *line, size_t len, struct kmod_event
 	return 0;
 }
 
-void kmod_free_events(struct kmod_event *ev, size_t n)
+void agent_kmod_free_events(struct agent_kmod_event *ev, size_t n)
 {
 	size_t i;
 
@@ -384,7 +384,7 @@ void kmod_free_events(struct kmod_event *ev, size_t n)
  * The module hands out whole lines; a regular file standing in for it in
  * tests may end in a partial line, which waits in a->carry for more.
  */
-int kmod_read_events(struct agent *a, struct kmod_event **ev, size_t *nev, size_t *cap)
+int agent_kmod_read_events(struct agent *a, struct agent_kmod_event **ev, size_t *nev, size_t *cap)
 {
 	char buf[1 << 16];
 	ssize_t r;

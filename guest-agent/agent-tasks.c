@@ -100,14 +100,14 @@ static void clear_open(struct agent_tasks *ts, int pid)
 		ts->pkeys[v - ts->pvals] = SLOT_GONE;
 }
 
-struct agent_task *tasks_open_of(struct agent_tasks *ts, int pid)
+struct agent_task *agent_tasks_open_of(struct agent_tasks *ts, int pid)
 {
 	size_t *v = lookup(ts, pid);
 
 	return v ? &ts->v[*v] : NULL;
 }
 
-void tasks_free(struct agent_tasks *ts)
+void agent_tasks_free(struct agent_tasks *ts)
 {
 	size_t i;
 
@@ -119,7 +119,7 @@ void tasks_free(struct agent_tasks *ts)
 	memset(ts, 0, sizeof(*ts));
 }
 
-static int add(struct agent_tasks *ts, const struct kmod_task *k, uint64_t start,
+static int add(struct agent_tasks *ts, const struct agent_kmod_task *k, uint64_t start,
 	       uint64_t exit)
 {
 	struct agent_task *t;
@@ -153,7 +153,7 @@ static int add(struct agent_tasks *ts, const struct kmod_task *k, uint64_t start
 
 static void close_rec(struct agent_tasks *ts, int pid, uint64_t ns)
 {
-	struct agent_task *t = tasks_open_of(ts, pid);
+	struct agent_task *t = agent_tasks_open_of(ts, pid);
 
 	if (!t)
 		return;
@@ -182,15 +182,15 @@ static bool overlaps(const struct agent_task *t, uint64_t start, uint64_t end)
 	return false;
 }
 
-static int apply_map(struct agent_tasks *ts, const struct kmod_event *e)
+static int apply_map(struct agent_tasks *ts, const struct agent_kmod_event *e)
 {
-	struct agent_task *t = tasks_open_of(ts, e->task.tgid);
+	struct agent_task *t = agent_tasks_open_of(ts, e->task.tgid);
 	struct agent_map *m;
 	bool same_batch = e->seq == ts->map_next_seq && e->task.pid == ts->map_pid &&
 			  e->other == ts->map_at_exit;
 
 	if (!t)
-		t = tasks_open_of(ts, e->task.pid);
+		t = agent_tasks_open_of(ts, e->task.pid);
 	/* a process gone before we saw it, or a thread's: nothing to name */
 	if (!t || t->pid != t->tgid)
 		return 0;
@@ -221,23 +221,23 @@ static int apply_map(struct agent_tasks *ts, const struct kmod_event *e)
 	return 0;
 }
 
-int tasks_apply_event(struct agent_tasks *ts, const struct kmod_event *e)
+int agent_tasks_apply_event(struct agent_tasks *ts, const struct agent_kmod_event *e)
 {
-	const struct kmod_task *k = &e->task;
+	const struct agent_kmod_task *k = &e->task;
 	struct agent_task *t;
 
 	switch (e->type) {
-	case KMOD_FORK:
+	case AGENT_KMOD_FORK:
 		/* A record still open under this pid missed its exit event. */
 		close_rec(ts, k->pid, e->ns);
 		return add(ts, k, e->ns, AGENT_TIME_NONE);
-	case KMOD_EXEC:
+	case AGENT_KMOD_EXEC:
 		if (e->other != k->pid)
 			close_rec(ts, e->other, e->ns);
 		close_rec(ts, k->pid, e->ns);
 		return add(ts, k, e->ns, AGENT_TIME_NONE);
-	case KMOD_EXIT:
-		t = tasks_open_of(ts, k->pid);
+	case AGENT_KMOD_EXIT:
+		t = agent_tasks_open_of(ts, k->pid);
 		if (!t)
 			/* Older than what we saw: it lived from its start. */
 			return add(ts, k, k->start_ns < e->ns ? k->start_ns : e->ns, e->ns);
@@ -245,20 +245,20 @@ int tasks_apply_event(struct agent_tasks *ts, const struct kmod_event *e)
 			t->root = k->root;
 		close_rec(ts, k->pid, e->ns);
 		return 0;
-	case KMOD_MAP:
+	case AGENT_KMOD_MAP:
 		return apply_map(ts, e);
 	}
 	return -EINVAL;
 }
 
-int tasks_apply_table(struct agent_tasks *ts, const struct kmod_table *tab)
+int agent_tasks_apply_table(struct agent_tasks *ts, const struct agent_kmod_table *tab)
 {
 	size_t i;
 	int err;
 
 	for (i = 0; i < tab->ntasks; i++) {
-		const struct kmod_task *k = &tab->tasks[i];
-		struct agent_task *t = tasks_open_of(ts, k->pid);
+		const struct agent_kmod_task *k = &tab->tasks[i];
+		struct agent_task *t = agent_tasks_open_of(ts, k->pid);
 
 		if (t && (t->root == k->root || k->root == AGENT_NO_ROOT)) {
 			/* The same root (or an exiting task): comm may have changed. */
@@ -275,7 +275,7 @@ int tasks_apply_table(struct agent_tasks *ts, const struct kmod_table *tab)
 	return 0;
 }
 
-void tasks_close_missing(struct agent_tasks *ts, const struct kmod_table *tab)
+void agent_tasks_close_missing(struct agent_tasks *ts, const struct agent_kmod_table *tab)
 {
 	bool *alive;
 	size_t i;
@@ -295,7 +295,7 @@ void tasks_close_missing(struct agent_tasks *ts, const struct kmod_table *tab)
 	free(alive);
 }
 
-void tasks_drop_before(struct agent_tasks *ts, uint64_t ns)
+void agent_tasks_drop_before(struct agent_tasks *ts, uint64_t ns)
 {
 	size_t i, n = 0;
 

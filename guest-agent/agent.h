@@ -9,6 +9,11 @@
  *   vmctx-agent.c  the commands, and the bundle they write
  * Every path the agent opens is under agent->root (the module's directory
  * may be given apart), so that tests can point it at a fake tree.
+ *
+ * Every global name starts with agent_, clear of libelf's elf_* and
+ * libkmod's kmod_*.  "kmod" is the agent's own module, vmctx_guest.ko
+ * (kmod/, --kmod-dir, agent_kmod_*); the guest kernel's modules, which
+ * /proc/modules lists and the bundle records, are "modules" here.
  */
 #ifndef VMCTX_AGENT_H
 #define VMCTX_AGENT_H
@@ -32,7 +37,7 @@
 struct agent;
 
 /* One line of the module's task table, or one event from its ring. */
-struct kmod_task {
+struct agent_kmod_task {
 	int pid;
 	int tgid;
 	uint64_t start_ns;
@@ -41,36 +46,36 @@ struct kmod_task {
 	char comm[AGENT_COMM_MAX];
 };
 
-enum kmod_event_type {
-	KMOD_FORK,
-	KMOD_EXEC,
-	KMOD_EXIT,
-	KMOD_MAP,		/* format 2: an executable mapping, at exec or exit */
+enum agent_kmod_event_type {
+	AGENT_KMOD_FORK,
+	AGENT_KMOD_EXEC,
+	AGENT_KMOD_EXIT,
+	AGENT_KMOD_MAP,		/* format 2: an executable mapping, at exec or exit */
 };
 
-struct kmod_event {
+struct agent_kmod_event {
 	uint64_t seq;
-	enum kmod_event_type type;
+	enum agent_kmod_event_type type;
 	uint64_t tsc;
 	uint64_t ns;
 	int other;		/* fork: parent pid; exec: pid before exec */
-	struct kmod_task task;	/* KMOD_MAP: pid and tgid only */
-	/* KMOD_MAP; other: 0 logged at exec, 1 at exit */
+	struct agent_kmod_task task;	/* AGENT_KMOD_MAP: pid and tgid only */
+	/* AGENT_KMOD_MAP; other: 0 logged at exec, 1 at exit */
 	uint64_t start;
 	uint64_t end;
 	uint64_t pgoff;
-	char *path;		/* malloc'ed; see kmod_free_events() */
+	char *path;		/* malloc'ed; see agent_kmod_free_events() */
 };
 
 /* The table with its header: the module's clock pair and CR3 facts. */
-struct kmod_table {
+struct agent_kmod_table {
 	uint64_t tsc_khz;
 	uint64_t tsc;
 	uint64_t ns;
 	bool pti;
 	uint64_t cr3_mask;
 	size_t ntasks;
-	struct kmod_task *tasks;
+	struct agent_kmod_task *tasks;
 };
 
 /* A mapping read from /proc/PID/maps. */
@@ -158,10 +163,10 @@ struct agent {
 	size_t ncarry;
 	char carry[4096];		/* a partial events line */
 	struct agent_tasks tasks;
-	struct kmod_table table;	/* the latest table read */
+	struct agent_kmod_table table;	/* the latest table read */
 	struct agent_pairs pairs;
 	struct vmctx_bundle *bundle;
-	struct elf_cache *elves;
+	struct agent_elf_cache *elves;
 };
 
 /* agent-msg.c: errors always, notes with -v; control bytes are shown as \xNN. */
@@ -223,40 +228,40 @@ int agent_add_kernel(struct agent *a);
 int agent_unescape(char *s);
 
 /* agent-kmod.c */
-int kmod_read_table(struct agent *a, struct kmod_table *t);
-void kmod_free_table(struct kmod_table *t);
-int kmod_parse_task_line(char *line, struct kmod_task *t);
-int kmod_parse_event_line(char *line, struct kmod_event *e);
-int kmod_open_events(struct agent *a);
+int agent_kmod_read_table(struct agent *a, struct agent_kmod_table *t);
+void agent_kmod_free_table(struct agent_kmod_table *t);
+int agent_kmod_parse_task_line(char *line, struct agent_kmod_task *t);
+int agent_kmod_parse_event_line(char *line, struct agent_kmod_event *e);
+int agent_kmod_open_events(struct agent *a);
 /* Read every event the ring holds for us; append to *ev (grown as needed). */
-int kmod_read_events(struct agent *a, struct kmod_event **ev, size_t *nev, size_t *cap);
-/* Free @n events read by kmod_read_events() and the array. */
-void kmod_free_events(struct kmod_event *ev, size_t n);
-void kmod_close_events(struct agent *a);
+int agent_kmod_read_events(struct agent *a, struct agent_kmod_event **ev, size_t *nev, size_t *cap);
+/* Free @n events read by agent_kmod_read_events() and the array. */
+void agent_kmod_free_events(struct agent_kmod_event *ev, size_t n);
+void agent_kmod_close_events(struct agent *a);
 
 /* agent-tasks.c */
-void tasks_free(struct agent_tasks *ts);
-int tasks_apply_event(struct agent_tasks *ts, const struct kmod_event *e);
+void agent_tasks_free(struct agent_tasks *ts);
+int agent_tasks_apply_event(struct agent_tasks *ts, const struct agent_kmod_event *e);
 /* Bring the records in line with a table read at t->ns. */
-int tasks_apply_table(struct agent_tasks *ts, const struct kmod_table *t);
+int agent_tasks_apply_table(struct agent_tasks *ts, const struct agent_kmod_table *t);
 /* Close records still open that the final table does not hold. */
-void tasks_close_missing(struct agent_tasks *ts, const struct kmod_table *t);
+void agent_tasks_close_missing(struct agent_tasks *ts, const struct agent_kmod_table *t);
 /* The open record of @pid, or NULL. */
-struct agent_task *tasks_open_of(struct agent_tasks *ts, int pid);
+struct agent_task *agent_tasks_open_of(struct agent_tasks *ts, int pid);
 /* Drop records that ended before @ns. */
-void tasks_drop_before(struct agent_tasks *ts, uint64_t ns);
+void agent_tasks_drop_before(struct agent_tasks *ts, uint64_t ns);
 
 /* agent-elf.c */
-struct elf_cache;
-struct elf_cache *elf_cache_new(void);
-void elf_cache_free(struct elf_cache *c);
+struct agent_elf_cache;
+struct agent_elf_cache *agent_elf_cache_new(void);
+void agent_elf_cache_free(struct agent_elf_cache *c);
 /*
  * *object is the bundle object for @path (read under the agent's root),
  * added with its symbols on first sight, or -1 when it is no ELF file.
  * *bias is the load bias of a mapping of it at @start, file offset @pgoff.
  */
-int elf_object_for_map(struct agent *a, const char *path, uint64_t start, uint64_t pgoff,
-		       unsigned int prot, uint64_t *bias, int *object);
+int agent_elf_object_for_map(struct agent *a, const char *path, uint64_t start,
+			     uint64_t pgoff, unsigned int prot, uint64_t *bias, int *object);
 /*
  * Load bias of a mapping at @start of file offset @pgoff, from the PT_LOAD
  * segments (p_offset, p_vaddr, p_filesz, p_flags) of its file: the one
@@ -264,7 +269,7 @@ int elf_object_for_map(struct agent *a, const char *path, uint64_t start, uint64
  * PF_R bits).  -ENOENT, and *bias = start - pgoff, without any segment at
  * or below @pgoff.
  */
-int elf_bias_for(const uint64_t (*loads)[4], size_t nloads, uint64_t start, uint64_t pgoff,
-		 unsigned int prot, uint64_t *bias);
+int agent_elf_bias_for(const uint64_t (*loads)[4], size_t nloads, uint64_t start,
+		       uint64_t pgoff, unsigned int prot, uint64_t *bias);
 
 #endif

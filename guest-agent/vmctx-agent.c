@@ -69,7 +69,7 @@ static const char *signal_name(int sig)
 /* ---- Collecting --------------------------------------------------------- */
 
 struct events {
-	struct kmod_event *v;
+	struct agent_kmod_event *v;
 	size_t n;
 	size_t cap;
 };
@@ -105,7 +105,7 @@ static int apply_events(struct agent *a, struct events *ev, size_t *i, uint64_t 
 		err = note_pair(a, ev->v[*i].tsc, ev->v[*i].ns);
 		if (err)
 			return err;
-		err = tasks_apply_event(&a->tasks, &ev->v[*i]);
+		err = agent_tasks_apply_event(&a->tasks, &ev->v[*i]);
 		if (err)
 			return err;
 	}
@@ -124,20 +124,20 @@ static int sync_tasks(struct agent *a, bool final)
 	size_t i = 0;
 	int err;
 
-	err = kmod_read_table(a, &a->table);
+	err = agent_kmod_read_table(a, &a->table);
 	if (!err)
-		err = kmod_read_events(a, &ev.v, &ev.n, &ev.cap);
+		err = agent_kmod_read_events(a, &ev.v, &ev.n, &ev.cap);
 	if (!err)
 		err = apply_events(a, &ev, &i, a->table.ns);
 	if (!err)
 		err = note_pair(a, a->table.tsc, a->table.ns);
 	if (!err)
-		err = tasks_apply_table(&a->tasks, &a->table);
+		err = agent_tasks_apply_table(&a->tasks, &a->table);
 	if (!err && final)
-		tasks_close_missing(&a->tasks, &a->table);
+		agent_tasks_close_missing(&a->tasks, &a->table);
 	else if (!err)
 		err = apply_events(a, &ev, &i, UINT64_MAX);
-	kmod_free_events(ev.v, ev.n);
+	agent_kmod_free_events(ev.v, ev.n);
 	return err;
 }
 
@@ -207,10 +207,10 @@ static int poll_once(struct agent *a)
 	size_t i = 0, first = a->tasks.n;
 	int err;
 
-	err = kmod_read_events(a, &ev.v, &ev.n, &ev.cap);
+	err = agent_kmod_read_events(a, &ev.v, &ev.n, &ev.cap);
 	if (!err)
 		err = apply_events(a, &ev, &i, UINT64_MAX);
-	kmod_free_events(ev.v, ev.n);
+	agent_kmod_free_events(ev.v, ev.n);
 	if (err)
 		return err;
 	for (i = first; i < a->tasks.n; i++)
@@ -312,7 +312,8 @@ static int add_task_maps(struct agent *a, int idx, const struct agent_task *t)
 
 		if (agent_interrupted(a))
 			return -EINTR;
-		err = elf_object_for_map(a, m->path, m->start, m->pgoff, m->prot, &bias, &obj);
+		err = agent_elf_object_for_map(a, m->path, m->start, m->pgoff, m->prot, &bias,
+					       &obj);
 		if (err)
 			return err;
 		err = vmctx_bundle_add_map(a->bundle, idx, m->start, m->end, m->pgoff, bias, obj,
@@ -333,7 +334,7 @@ static int add_task_maps(struct agent *a, int idx, const struct agent_task *t)
 
 static int build_bundle(struct agent *a)
 {
-	const struct kmod_table *tab = &a->table;
+	const struct agent_kmod_table *tab = &a->table;
 	size_t i;
 	int err;
 
@@ -402,7 +403,7 @@ static int collect(struct agent *a, bool record, const struct options *o)
 	int err;
 
 	/* Events first: the table then comes after every event we may miss. */
-	err = kmod_open_events(a);
+	err = agent_kmod_open_events(a);
 	if (err)
 		return err;
 	err = sync_tasks(a, !record);
@@ -418,7 +419,7 @@ static int collect(struct agent *a, bool record, const struct options *o)
 			err = sync_tasks(a, true);
 		if (err)
 			return err;
-		tasks_drop_before(&a->tasks, window_start);
+		agent_tasks_drop_before(&a->tasks, window_start);
 	}
 	if (a->events_lost)
 		agent_warn(a, "%" PRIu64 " process events were lost: the module's ring overflowed (load it with a larger ring_size=, or pass a shorter --interval)",
@@ -461,7 +462,7 @@ static int run(struct agent *a, bool record, const struct options *o)
 	/* record: the first signal ends the window; snapshot: any signal stops. */
 	a->signals_ok = record;
 	err = collect(a, record, o);
-	kmod_close_events(a);
+	agent_kmod_close_events(a);
 	if (!err)
 		err = build_bundle(a);
 	if (!err && agent_interrupted(a))
@@ -610,7 +611,7 @@ int main(int argc, char **argv)
 	a.real_root = !strcmp(real, "/");
 	a.kmod_dir = kmod_dir ? strdup(kmod_dir) : agent_path(&a, "proc/vmctx_guest");
 	a.bundle = vmctx_bundle_new();
-	a.elves = elf_cache_new();
+	a.elves = agent_elf_cache_new();
 	if (!a.kmod_dir || !a.bundle || !a.elves) {
 		agent_err(&a, "%s", a.elves ? strerror(ENOMEM) : "libelf does not work");
 		err = -ENOMEM;
@@ -628,11 +629,11 @@ int main(int argc, char **argv)
 	if (err && !agent_said_error())
 		agent_err(&a, "failed: %s", vmctx_strerror(err));
 out:
-	elf_cache_free(a.elves);
+	agent_elf_cache_free(a.elves);
 	vmctx_bundle_free(a.bundle);
-	tasks_free(&a.tasks);
+	agent_tasks_free(&a.tasks);
 	free(a.pairs.v);
-	kmod_free_table(&a.table);
+	agent_kmod_free_table(&a.table);
 	free(a.kmod_dir);
 	return err ? 1 : 0;
 }

@@ -35,28 +35,28 @@ static void test_bias_rule(void)
 	uint64_t bias;
 	int err;
 
-	err = elf_bias_for(pie, 4, 0x555555555000, 0x1000, PF_R | PF_X, &bias);
+	err = agent_elf_bias_for(pie, 4, 0x555555555000, 0x1000, PF_R | PF_X, &bias);
 	CHECK(!err && bias == 0x555555554000,
 	      "a PIE's text mapping has the load base as bias (got 0x%llx)", (unsigned long long)bias);
-	err = elf_bias_for(pie, 4, 0x555555556000, 0x2000, PF_R, &bias);
+	err = agent_elf_bias_for(pie, 4, 0x555555556000, 0x2000, PF_R, &bias);
 	CHECK(!err && bias == 0x555555554000, "its rodata mapping has the same bias");
 	/* Data: file page 0x2000 again, but mapped at vaddr page 0x3000. */
-	err = elf_bias_for(pie, 4, 0x555555557000, 0x2000, PF_R | PF_W, &bias);
+	err = agent_elf_bias_for(pie, 4, 0x555555557000, 0x2000, PF_R | PF_W, &bias);
 	CHECK(!err && bias == 0x555555554000,
 	      "a data mapping sharing rodata's file page takes the writable segment (got 0x%llx)",
 	      (unsigned long long)bias);
-	err = elf_bias_for(old, 2, 0x400000, 0x0, PF_R | PF_X, &bias);
+	err = agent_elf_bias_for(old, 2, 0x400000, 0x0, PF_R | PF_X, &bias);
 	CHECK(!err && bias == 0, "a non-PIE executable's text has bias 0");
-	err = elf_bias_for(old, 2, 0x600000, 0x0, PF_R | PF_W, &bias);
+	err = agent_elf_bias_for(old, 2, 0x600000, 0x0, PF_R | PF_W, &bias);
 	CHECK(!err && bias == 0,
 	      "a non-PIE data mapping of file page 0 has bias 0, not 0x200000 (got 0x%llx)",
 	      (unsigned long long)bias);
-	err = elf_bias_for(so, 3, 0x7f0000026000, 0x26000, PF_R | PF_X, &bias);
+	err = agent_elf_bias_for(so, 3, 0x7f0000026000, 0x26000, PF_R | PF_X, &bias);
 	CHECK(!err && bias == 0x7f0000000000, "a shared library's text gives its base");
-	err = elf_bias_for(pie, 4, 0x555555560000, 0xc000, PF_R, &bias);
+	err = agent_elf_bias_for(pie, 4, 0x555555560000, 0xc000, PF_R, &bias);
 	CHECK(!err && bias == 0x555555560000 - 0xc000 + 0x2db8 - 0x3db8,
 	      "a mapping past the segments falls back to the last one below");
-	err = elf_bias_for(NULL, 0, 0x1000, 0, PF_R, &bias);
+	err = agent_elf_bias_for(NULL, 0, 0x1000, 0, PF_R, &bias);
 	CHECK(err == -ENOENT && bias == 0x1000, "without PT_LOAD, ELF addresses are file offsets");
 }
 
@@ -69,18 +69,18 @@ static void test_task_line(void)
 	char bad3[] = "42 40 123456 - - a%00b";
 	char bad4[] = "-1 40 1 - - x";
 	char bad5[] = "1 1 1 - - x y";
-	struct kmod_task t;
+	struct agent_kmod_task t;
 
-	CHECK(!kmod_parse_task_line(l1, &t) && t.pid == 42 && t.tgid == 40 &&
+	CHECK(!agent_kmod_parse_task_line(l1, &t) && t.pid == 42 && t.tgid == 40 &&
 	      t.start_ns == 123456 && t.root == 0x1a2b000 && t.user_root == 0x1a2c000 &&
 	      !strcmp(t.comm, "my prog%"), "a task line parses, and its comm is unescaped");
-	CHECK(!kmod_parse_task_line(l2, &t) && t.root == AGENT_NO_ROOT &&
+	CHECK(!agent_kmod_parse_task_line(l2, &t) && t.root == AGENT_NO_ROOT &&
 	      t.user_root == AGENT_NO_ROOT, "a kernel thread has no root");
-	CHECK(kmod_parse_task_line(bad1, &t), "a line without comm is refused");
-	CHECK(kmod_parse_task_line(bad2, &t), "a root without 0x is refused");
-	CHECK(kmod_parse_task_line(bad3, &t), "an escaped NUL is refused");
-	CHECK(kmod_parse_task_line(bad4, &t), "a negative pid is refused");
-	CHECK(kmod_parse_task_line(bad5, &t), "a raw space in comm is refused");
+	CHECK(agent_kmod_parse_task_line(bad1, &t), "a line without comm is refused");
+	CHECK(agent_kmod_parse_task_line(bad2, &t), "a root without 0x is refused");
+	CHECK(agent_kmod_parse_task_line(bad3, &t), "an escaped NUL is refused");
+	CHECK(agent_kmod_parse_task_line(bad4, &t), "a negative pid is refused");
+	CHECK(agent_kmod_parse_task_line(bad5, &t), "a raw space in comm is refused");
 }
 
 static void test_event_line(void)
@@ -88,21 +88,21 @@ static void test_event_line(void)
 	char l1[] = "17 exec 99887766 5000 300 300 301 4000 0xb000 - sh";
 	char lost[] = "lost 12";
 	char bad[] = "17 spawn 1 2 3 3 0 1 - - x";
-	struct kmod_event e;
+	struct agent_kmod_event e;
 
-	CHECK(!kmod_parse_event_line(l1, &e) && e.seq == 17 && e.type == KMOD_EXEC &&
+	CHECK(!agent_kmod_parse_event_line(l1, &e) && e.seq == 17 && e.type == AGENT_KMOD_EXEC &&
 	      e.tsc == 99887766 && e.ns == 5000 && e.task.pid == 300 && e.task.tgid == 300 &&
 	      e.other == 301 && e.task.start_ns == 4000 && e.task.root == 0xb000 &&
 	      e.task.user_root == AGENT_NO_ROOT && !strcmp(e.task.comm, "sh"),
 	      "an event line parses field by field");
-	CHECK(kmod_parse_event_line(lost, &e) == -ENODATA, "a lost line is recognised");
-	CHECK(kmod_parse_event_line(bad, &e) == -EINVAL, "an unknown event type is refused");
+	CHECK(agent_kmod_parse_event_line(lost, &e) == -ENODATA, "a lost line is recognised");
+	CHECK(agent_kmod_parse_event_line(bad, &e) == -EINVAL, "an unknown event type is refused");
 }
 
-static struct kmod_event ev(enum kmod_event_type type, uint64_t ns, int pid, int tgid, int other,
-			    uint64_t root, const char *comm)
+static struct agent_kmod_event ev(enum agent_kmod_event_type type, uint64_t ns, int pid,
+				  int tgid, int other, uint64_t root, const char *comm)
 {
-	struct kmod_event e = { .type = type, .ns = ns, .other = other };
+	struct agent_kmod_event e = { .type = type, .ns = ns, .other = other };
 
 	e.task.pid = pid;
 	e.task.tgid = tgid;
@@ -125,20 +125,20 @@ static const struct agent_task *find(const struct agent_tasks *ts, int pid, uint
 static void test_lifetimes(void)
 {
 	struct agent_tasks ts = { 0 };
-	struct kmod_task rows[2] = {
+	struct agent_kmod_task rows[2] = {
 		{ .pid = 1, .tgid = 1, .start_ns = 5, .root = 0x1000, .comm = "init" },
 		{ .pid = 70, .tgid = 70, .start_ns = 7, .root = 0x7000, .comm = "renamed" },
 	};
-	struct kmod_table tab = { .ns = 1000, .ntasks = 2, .tasks = rows };
+	struct agent_kmod_table tab = { .ns = 1000, .ntasks = 2, .tasks = rows };
 	const struct agent_task *t;
-	struct kmod_event e;
+	struct agent_kmod_event e;
 
-	e = ev(KMOD_FORK, 100, 50, 50, 1, 0x5000, "init");
-	tasks_apply_event(&ts, &e);
-	e = ev(KMOD_EXEC, 110, 50, 50, 50, 0x6000, "short");
-	tasks_apply_event(&ts, &e);
-	e = ev(KMOD_EXIT, 120, 50, 50, 0, 0x6000, "short");
-	tasks_apply_event(&ts, &e);
+	e = ev(AGENT_KMOD_FORK, 100, 50, 50, 1, 0x5000, "init");
+	agent_tasks_apply_event(&ts, &e);
+	e = ev(AGENT_KMOD_EXEC, 110, 50, 50, 50, 0x6000, "short");
+	agent_tasks_apply_event(&ts, &e);
+	e = ev(AGENT_KMOD_EXIT, 120, 50, 50, 0, 0x6000, "short");
+	agent_tasks_apply_event(&ts, &e);
 	t = find(&ts, 50, 0x5000);
 	CHECK(t && t->start == 100 && t->exit == 110 && !strcmp(t->comm, "init"),
 	      "fork opens a record with the child's root, exec closes it");
@@ -147,14 +147,14 @@ static void test_lifetimes(void)
 	      "exec opens a record with the new root and comm, exit closes it");
 
 	/* pid 60: a thread of 50's tgid execs; the process takes the leader's pid. */
-	e = ev(KMOD_FORK, 200, 80, 80, 1, 0x8000, "mt");
-	tasks_apply_event(&ts, &e);
-	e = ev(KMOD_FORK, 210, 81, 80, 80, 0x8000, "mt");
-	tasks_apply_event(&ts, &e);
-	e = ev(KMOD_EXIT, 220, 80, 80, 0, 0x8000, "mt");
-	tasks_apply_event(&ts, &e);
-	e = ev(KMOD_EXEC, 230, 80, 80, 81, 0x9000, "new");
-	tasks_apply_event(&ts, &e);
+	e = ev(AGENT_KMOD_FORK, 200, 80, 80, 1, 0x8000, "mt");
+	agent_tasks_apply_event(&ts, &e);
+	e = ev(AGENT_KMOD_FORK, 210, 81, 80, 80, 0x8000, "mt");
+	agent_tasks_apply_event(&ts, &e);
+	e = ev(AGENT_KMOD_EXIT, 220, 80, 80, 0, 0x8000, "mt");
+	agent_tasks_apply_event(&ts, &e);
+	e = ev(AGENT_KMOD_EXEC, 230, 80, 80, 81, 0x9000, "new");
+	agent_tasks_apply_event(&ts, &e);
 	t = find(&ts, 81, 0x8000);
 	CHECK(t && t->exit == 230, "exec from a thread closes the thread's record (old pid)");
 	t = find(&ts, 80, 0x9000);
@@ -162,34 +162,34 @@ static void test_lifetimes(void)
 	      "... and the process goes on under the leader's pid");
 
 	/* An exit of a task never seen: it lived from its start time. */
-	e = ev(KMOD_EXIT, 300, 90, 90, 0, 0xa000, "old");
-	tasks_apply_event(&ts, &e);
+	e = ev(AGENT_KMOD_EXIT, 300, 90, 90, 0, 0xa000, "old");
+	agent_tasks_apply_event(&ts, &e);
 	t = find(&ts, 90, 0xa000);
 	CHECK(t && t->start == 10 && t->exit == 300,
 	      "an exit alone gives a record from the task's start");
 
 	/* pid 70 is in the table with a root we had not seen, pid 1 too. */
-	e = ev(KMOD_FORK, 400, 70, 70, 1, 0x7000, "child");
-	tasks_apply_event(&ts, &e);
-	tasks_apply_table(&ts, &tab);
+	e = ev(AGENT_KMOD_FORK, 400, 70, 70, 1, 0x7000, "child");
+	agent_tasks_apply_event(&ts, &e);
+	agent_tasks_apply_table(&ts, &tab);
 	t = find(&ts, 70, 0x7000);
 	CHECK(t && t->start == 400 && !strcmp(t->comm, "renamed"),
 	      "a table row with the same root updates comm and keeps the event's start");
 	t = find(&ts, 1, 0x1000);
 	CHECK(t && t->start == 5 && t->exit == AGENT_TIME_NONE,
 	      "a table row unseen in events opens a record");
-	tasks_close_missing(&ts, &tab);
+	agent_tasks_close_missing(&ts, &tab);
 	t = find(&ts, 80, 0x9000);
 	CHECK(t && t->exit == 1000, "a record the final table lacks is closed at the table's time");
 	t = find(&ts, 1, 0x1000);
 	CHECK(t && t->exit == AGENT_TIME_NONE, "a record the final table holds stays open");
-	tasks_drop_before(&ts, 225);
+	agent_tasks_drop_before(&ts, 225);
 	CHECK(!find(&ts, 50, 0x6000) && !find(&ts, 80, 0x8000) && find(&ts, 90, 0xa000) &&
 	      find(&ts, 81, 0x8000),
 	      "records that ended before the window are dropped, the others kept");
-	CHECK(tasks_open_of(&ts, 1) && tasks_open_of(&ts, 1)->pid == 1,
+	CHECK(agent_tasks_open_of(&ts, 1) && agent_tasks_open_of(&ts, 1)->pid == 1,
 	      "open records are still found after dropping");
-	tasks_free(&ts);
+	agent_tasks_free(&ts);
 }
 
 static void test_unescape(void)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build the static lab programs into $VMCTX_LAB_DIR/tools: the L2 guest, the
 # test VMM, the libperf recorder (libperf from the patched tree) and the
-# checker.
+# checkers.
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
@@ -26,6 +26,8 @@ gcc "${CFLAGS[@]}" -pthread -D_GNU_SOURCE -I"$LAB_SRC/vmm" -I"$REPO_TOP/lib" "$L
 gcc "${CFLAGS[@]}" -I"$src/tools/lib/perf/include" -I"$src/tools/include/uapi" \
 	-I"$src/tools/include" "$LAB_SRC/record.c" \
 	"$src/tools/lib/perf/libperf.a" "$src/tools/lib/api/libapi.a" -o "$TOOLS_DIR/lab-record"
-gcc "${CFLAGS[@]}" "$LAB_SRC/check.c" -o "$TOOLS_DIR/lab-check"
+# lab-check reads the samples with samples.c, the flags from that header too
+gcc "${CFLAGS[@]}" -I"$src/tools/include/uapi" "$LAB_SRC/check.c" "$LAB_SRC/samples.c" \
+	-o "$TOOLS_DIR/lab-check"
 gcc "${CFLAGS[@]}" "$LAB_SRC/exp-check.c" -lm -o "$TOOLS_DIR/lab-exp-check"
 log "tools ready in $TOOLS_DIR"

@@ -88,6 +88,74 @@ static void trim(char *s)
 		s[--n] = '\0';
 }
 
+/* A table's title line, "# ...": the start of a new table in @slot. */
+static struct table *new_table(int slot, const char *path, const char *line)
+{
+	struct table *t;
+
+	if (ntables[slot] == MAX_TABLES)
+		die("%s: too many tables", path);
+	t = &tables[slot][ntables[slot]++];
+	memset(t, 0, sizeof(*t));
+	snprintf(t->title, sizeof(t->title), "%.255s", line + 2);
+	return t;
+}
+
+/* "Total samples: N  OS:USER:steal:idle = a%:b%:c%:d%" */
+static int parse_header(struct table *t, const char *line)
+{
+	double a, b, c, d, s;
+
+	if (sscanf(line, "Total samples: %lf %63s = %lf%%:%lf%%:%lf%%:%lf%%", &s, t->labels,
+		   &a, &b, &c, &d) != 6)
+		return 0;
+	t->total = s;
+	t->cls[0] = a;
+	t->cls[1] = b;
+	t->cls[2] = c;
+	t->cls[3] = d;
+	return 1;
+}
+
+/* A per-vCPU view's row: "vcpuN samples OS% USER% steal% idle% lost%" */
+static int parse_vcpu_row(struct table *t, const char *line)
+{
+	double a, b, c, d, r, s;
+	struct vcpu_row *v;
+	int id;
+
+	if (sscanf(line, "vcpu%d %lf %lf%% %lf%% %lf%% %lf%% %lf%%", &id, &s, &a, &b, &c, &d,
+		   &r) != 7 || t->nvcpus >= 16)
+		return 0;
+	v = &t->vcpus[t->nvcpus++];
+	v->id = id;
+	v->samples = s;
+	v->pct[0] = a;
+	v->pct[1] = b;
+	v->pct[2] = c;
+	v->pct[3] = d;
+	v->pct[4] = r;
+	return 1;
+}
+
+/* A function row: "samples ratio function module" */
+static void parse_row(struct table *t, const char *line)
+{
+	char fn[128], mod[128];
+	struct row *w;
+	double s, r;
+	int n = 0;
+
+	if (sscanf(line, " %lf %lf %127s %n", &s, &r, fn, &n) != 3 || !n || t->nrows >= MAX_ROWS)
+		return;
+	w = &t->rows[t->nrows++];
+	snprintf(mod, sizeof(mod), "%.127s", line + n);
+	w->samples = s;
+	w->ratio = r;
+	snprintf(w->function, sizeof(w->function), "%s", fn);
+	snprintf(w->module, sizeof(w->module), "%s", mod);
+}
+
 /* Read the tables of one perf report output into tables[slot]; echo it. */
 static void read_report(int slot, const char *path)
 {
@@ -98,54 +166,12 @@ static void read_report(int slot, const char *path)
 	if (!f)
 		die("cannot open %s", path);
 	while (fgets(line, sizeof(line), f)) {
-		double a, b, c, d, s, r;
-		char fn[128], mod[128];
-		int id, n;
-
 		fputs(line, stdout);
 		trim(line);
-		if (!strncmp(line, "# ", 2)) {
-			if (ntables[slot] == MAX_TABLES)
-				die("%s: too many tables", path);
-			t = &tables[slot][ntables[slot]++];
-			memset(t, 0, sizeof(*t));
-			snprintf(t->title, sizeof(t->title), "%.255s", line + 2);
-			continue;
-		}
-		if (!t)
-			continue;
-		if (sscanf(line, "Total samples: %lf %63s = %lf%%:%lf%%:%lf%%:%lf%%", &s, t->labels,
-			   &a, &b, &c, &d) == 6) {
-			t->total = s;
-			t->cls[0] = a;
-			t->cls[1] = b;
-			t->cls[2] = c;
-			t->cls[3] = d;
-			continue;
-		}
-		if (sscanf(line, "vcpu%d %lf %lf%% %lf%% %lf%% %lf%% %lf%%", &id, &s, &a, &b, &c, &d,
-			   &r) == 7 && t->nvcpus < 16) {
-			struct vcpu_row *v = &t->vcpus[t->nvcpus++];
-
-			v->id = id;
-			v->samples = s;
-			v->pct[0] = a;
-			v->pct[1] = b;
-			v->pct[2] = c;
-			v->pct[3] = d;
-			v->pct[4] = r;
-			continue;
-		}
-		n = 0;
-		if (sscanf(line, " %lf %lf %127s %n", &s, &r, fn, &n) == 3 && n && t->nrows < MAX_ROWS) {
-			struct row *w = &t->rows[t->nrows++];
-
-			snprintf(mod, sizeof(mod), "%.127s", line + n);
-			w->samples = s;
-			w->ratio = r;
-			snprintf(w->function, sizeof(w->function), "%s", fn);
-			snprintf(w->module, sizeof(w->module), "%s", mod);
-		}
+		if (!strncmp(line, "# ", 2))
+			t = new_table(slot, path, line);
+		else if (t && !parse_header(t, line) && !parse_vcpu_row(t, line))
+			parse_row(t, line);
 	}
 	fclose(f);
 	if (!ntables[slot] || !tables[slot][0].total)
@@ -276,6 +302,39 @@ static void experiment3(void)
 }
 
 /*
+ * The other VMs' rows of the host-level view @h, "[name] (VMj)" for every
+ * j but @vm: their samples, and their %Ratio in *ratio.
+ */
+static double other_vms(const struct table *h, int vm, double *ratio)
+{
+	double samples = 0;
+	char tag[16];
+	int i;
+
+	*ratio = 0;
+	snprintf(tag, sizeof(tag), "(VM%d)", vm);
+	for (i = 0; i < h->nrows; i++)
+		if (h->rows[i].function[0] == '[' && !strncmp(h->rows[i].module, "(VM", 3) &&
+		    strcmp(h->rows[i].module, tag)) {
+			samples += h->rows[i].samples;
+			*ratio += h->rows[i].ratio;
+		}
+	return samples;
+}
+
+/* A guest-level table's steal charged to other VMs, "[steal] (VMj)". */
+static double steal_by_vms(const struct table *g)
+{
+	double samples = 0;
+	int i;
+
+	for (i = 0; i < g->nrows; i++)
+		if (!strcmp(g->rows[i].function, "[steal]") && !strncmp(g->rows[i].module, "(VM", 3))
+			samples += g->rows[i].samples;
+	return samples;
+}
+
+/*
  * Experiment 4 (Tables 12-13): three VMs on one pCPU.  A guest's steal
  * charged to the other VMs, "[steal] (VMj)", must match the other VMs'
  * rows in the host-level view.  Both are compared over the guest's time
@@ -293,21 +352,10 @@ static void experiment4(void)
 		die("want 3 guest-level tables, one per VM, got %d", ntables[1]);
 	for (k = 0; k < 3; k++) {
 		const struct table *g = &tables[1][k];
-		double others = 0, others_ratio = 0, by_vms = 0;
-		char tag[16];
-		int i;
+		double others_ratio;
+		double others = other_vms(h, k + 1, &others_ratio);
+		double by_vms = steal_by_vms(g);
 
-		snprintf(tag, sizeof(tag), "(VM%d)", k + 1);
-		for (i = 0; i < h->nrows; i++)
-			if (h->rows[i].function[0] == '[' && !strncmp(h->rows[i].module, "(VM", 3) &&
-			    strcmp(h->rows[i].module, tag)) {
-				others += h->rows[i].samples;
-				others_ratio += h->rows[i].ratio;
-			}
-		for (i = 0; i < g->nrows; i++)
-			if (!strcmp(g->rows[i].function, "[steal]") &&
-			    !strncmp(g->rows[i].module, "(VM", 3))
-				by_vms += g->rows[i].samples;
 		if (!g->total)
 			die("VM%d: empty guest table", k + 1);
 		figure(fabs(100 * (by_vms - others) / g->total) <= 1.0,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-only
 /*
- * vmctx-demo: push the paper's scenarios (Yamamoto et al., IJNC 2016,
+ * vmctx-scenarios: push the paper's scenarios (Yamamoto et al., IJNC 2016,
  * section 4) through libvmctx as synthetic host event streams, and print
  * the guest-level, host-level, unified and per-vCPU tables.
  */
@@ -13,7 +13,7 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: vmctx-demo [OPTION]... [SCENARIO]...\n"
+	fputs("Usage: vmctx-scenarios [OPTION]... [SCENARIO]...\n"
 	      "Run the paper's scenarios as synthetic host event streams through libvmctx\n"
 	      "and print the resulting tables.  No kernel, VM or root is needed.\n"
 	      "\n"
@@ -39,13 +39,13 @@ static int print_table(struct vmctx_session *s, const char *title, enum vmctx_vi
 	int err;
 
 	if (!t) {
-		fprintf(stderr, "vmctx-demo: %s: cannot build table\n", title);
+		fprintf(stderr, "vmctx-scenarios: %s: cannot build table\n", title);
 		return -1;
 	}
 	err = vmctx_table_format(t, rows, &text);
 	vmctx_table_free(t);
 	if (err) {
-		fprintf(stderr, "vmctx-demo: %s: %s\n", title, vmctx_strerror(err));
+		fprintf(stderr, "vmctx-scenarios: %s: %s\n", title, vmctx_strerror(err));
 		return -1;
 	}
 	printf("--- %s\n%s\n", title, text);
@@ -131,7 +131,8 @@ int main(int argc, char **argv)
 		case 'n':
 			rows = strtol(optarg, &end, 10);
 			if (*end || rows < 0) {
-				fprintf(stderr, "vmctx-demo: --rows: not a count: '%s'\n", optarg);
+				fprintf(stderr, "vmctx-scenarios: --rows: not a count: '%s'\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -148,7 +149,7 @@ int main(int argc, char **argv)
 			if (!strcmp(argv[optind], scenarios[i].name))
 				break;
 		if (i == 5) {
-			fprintf(stderr, "vmctx-demo: unknown scenario '%s' (try --help)\n",
+			fprintf(stderr, "vmctx-scenarios: unknown scenario '%s' (try --help)\n",
 				argv[optind]);
 			return 2;
 		}
@@ -166,7 +167,7 @@ int main(int argc, char **argv)
 			err = run(&sc, i);
 		printf("===== %s\n\n", scenarios[i].title);
 		if (err) {
-			fprintf(stderr, "vmctx-demo: %s: %s\n", scenarios[i].name,
+			fprintf(stderr, "vmctx-scenarios: %s: %s\n", scenarios[i].name,
 				vmctx_strerror(err));
 			ret = 1;
 		} else if (print_all(sc.s)) {

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The lab's one reader of lab-record's sample text (record.c writes it):
+ *
+ *   S cpu pid tid time ip cpumode cr3 asid exit_reason vcpu_id flags
+ *   L lost_count
+ *
+ * lab-check and lab-linux-check read samples through it.  The flags are
+ * the PERF_GUEST_CTX_* of the patched uapi header, so the checkers are
+ * built against the lab's kernel tree (-I$tree/tools/include/uapi), as
+ * lab-record is: a flag the series changes changes here too.
+ */
+#ifndef LAB_SAMPLES_H
+#define LAB_SAMPLES_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/perf_event.h>
+
+#ifndef PERF_GUEST_CTX_VALID
+#error "this <linux/perf_event.h> has no PERF_GUEST_CTX_* flags: build with -I<patched tree>/tools/include/uapi (a tree with kernel-patches/ applied)"
+#endif
+
+/* One S line.  misc is perf's cpumode (PERF_RECORD_MISC_*). */
+struct lab_sample {
+	uint64_t time;
+	uint64_t ip;
+	uint64_t cr3;
+	unsigned int cpu;
+	unsigned int pid;
+	unsigned int tid;
+	unsigned int misc;
+	uint32_t asid;
+	uint32_t exit_reason;
+	uint32_t vcpu_id;
+	uint32_t flags;
+};
+
+enum lab_record {
+	LAB_RECORD_END,		/* end of file */
+	LAB_RECORD_SAMPLE,	/* an S line, in *sample */
+	LAB_RECORD_LOST,	/* an L line, its count in *lost */
+};
+
+/*
+ * The next sample or lost record of @f, opened by the caller; other lines
+ * (the header comment, anything malformed) are skipped.
+ */
+enum lab_record lab_samples_next(FILE *f, struct lab_sample *sample, uint64_t *lost);
+
+/* The guest CPL in a sample's flags (meaningful with GUEST_MODE). */
+static inline int lab_sample_cpl(const struct lab_sample *s)
+{
+	return (s->flags & PERF_GUEST_CTX_CPL_MASK) >> PERF_GUEST_CTX_CPL_SHIFT;
+}
+
+#endif
