@@ -130,29 +130,30 @@ struct pprof_ids {
 	uint32_t *mapping, *location, *function;	/* per row */
 };
 
-static int strcmp_id(const struct vmctx_export *x, uint32_t a, uint32_t b)
+/* String indices follow text order, so comparing them compares the texts. */
+static int cmp_id(uint32_t a, uint32_t b)
 {
-	return a == b ? 0 : strcmp(export_str(x, a), export_str(x, b));
+	return a < b ? -1 : a > b;
 }
 
 static int cmp_mapping(const void *a, const void *b, void *arg)
 {
 	const struct vmctx_export *x = arg;
 	const struct export_row *p = &x->rows[*(const size_t *)a], *q = &x->rows[*(const size_t *)b];
-	int c = strcmp_id(x, p->mapping, q->mapping);
+	int c = cmp_id(p->mapping, q->mapping);
 
 	if (!c)
-		c = strcmp_id(x, p->module, q->module);
-	return c ? c : strcmp_id(x, leaf(p), leaf(q));
+		c = cmp_id(p->module, q->module);
+	return c ? c : cmp_id(leaf(p), leaf(q));
 }
 
 static int cmp_function(const void *a, const void *b, void *arg)
 {
 	const struct vmctx_export *x = arg;
 	const struct export_row *p = &x->rows[*(const size_t *)a], *q = &x->rows[*(const size_t *)b];
-	int c = strcmp_id(x, p->module, q->module);
+	int c = cmp_id(p->module, q->module);
 
-	return c ? c : strcmp_id(x, leaf(p), leaf(q));
+	return c ? c : cmp_id(leaf(p), leaf(q));
 }
 
 static void free_ids(struct pprof_ids *d)

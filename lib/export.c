@@ -2,9 +2,9 @@
 /*
  * Exports: a session's counts as profiles that other tools read.  One pass
  * over the aggregation makes rows (a count, a stack of up to three frames
- * and pprof's labels), with every string escaped once and interned in one
- * table; rows are sorted by text and identical ones merged, so the output
- * is the same from run to run.  The formats are written from the rows:
+ * and pprof's labels), with every string escaped once into one table; the
+ * table is sorted and merged, then the rows, identical ones merged, so the
+ * output is the same from run to run.  The formats are written from the rows:
  * folded stacks here, pprof in export-pprof.c.
  *
  * What goes in: each vCPU's virtual time (AGG_VCPU: guest functions,
@@ -48,19 +48,19 @@ static const char *const host_class[VMCTX_CLASS_MAX] = {
 	[VMCTX_CLASS_LOST] = "host_lost",
 };
 
-static const char *str_of(const void *arr, uint32_t idx)
-{
-	return ((char *const *)arr)[idx];
-}
-
 /* Words of pprof's value types, interned up front (see export_word()). */
 static const char *const pprof_words[] = { "samples", "count", "cpu", "nanoseconds" };
 
+static int cmp_word(const void *key, const void *elem)
+{
+	return strcmp(key, *(char *const *)elem);
+}
+
 uint32_t export_word(const struct vmctx_export *x, const char *word)
 {
-	int i = vmctx_name_find(&x->str_index, word, str_of, x->strs);
+	char *const *p = bsearch(word, x->strs, x->nstrs, sizeof(*x->strs), cmp_word);
 
-	return i < 0 ? 0 : (uint32_t)i;
+	return p ? (uint32_t)(p - x->strs) : 0;
 }
 
 const char *export_str(const struct vmctx_export *x, uint32_t i)
@@ -68,34 +68,28 @@ const char *export_str(const struct vmctx_export *x, uint32_t i)
 	return x->strs[i];
 }
 
-/* Intern @raw, escaped; its index, or -ENOMEM. */
+/*
+ * Add @raw, escaped, to the string table; its index, or -ENOMEM.  Every
+ * occurrence gets its own index until finish_strings() sorts the table and
+ * merges equal strings: unlike a hash of names a guest picks, a sort stays
+ * O(n log n) whatever the names are.
+ */
 static int64_t intern(struct vmctx_export *x, const char *raw)
 {
 	int n = vmctx_escape(NULL, 0, raw);
 	char *esc;
-	int i;
 
 	if (n < 0)
 		return n;
+	if (x->nstrs >= UINT32_MAX ||
+	    vmctx_grow((void **)&x->strs, &x->strs_cap, x->nstrs + 1, sizeof(*x->strs)))
+		return -ENOMEM;
 	esc = malloc((size_t)n + 1);
 	if (!esc)
 		return -ENOMEM;
 	vmctx_escape(esc, (size_t)n + 1, raw);
-	i = vmctx_name_find(&x->str_index, esc, str_of, x->strs);
-	if (i >= 0) {
-		free(esc);
-		return i;
-	}
-	if (x->nstrs >= UINT32_MAX ||
-	    vmctx_grow((void **)&x->strs, &x->strs_cap, x->nstrs + 1, sizeof(*x->strs)))
-		goto nomem;
 	x->strs[x->nstrs] = esc;
-	if (vmctx_name_add(&x->str_index, esc, x->nstrs, str_of, x->strs))
-		goto nomem;
 	return x->nstrs++;
-nomem:
-	free(esc);
-	return -ENOMEM;
 }
 
 /* Intern a printf-made string. */
@@ -275,25 +269,29 @@ static int add_row(struct vmctx_export *x, const struct vmctx_session *s,
 	return 0;
 }
 
-/* Order rows by their texts: frames, then labels, then mapping. */
-static int cmp_row(const void *a, const void *b, void *arg)
+static int cmp_id(uint32_t a, uint32_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Order rows by their texts, frames first, then labels, module and
+ * mapping: once finish_strings() has run, string indices are in text
+ * order, so comparing them is comparing the texts.
+ */
+static int cmp_row(const void *a, const void *b)
 {
 	const struct export_row *p = a, *q = b;
-	const struct vmctx_export *x = arg;
 	int c, i;
 
-	for (i = 0; i < EXPORT_MAX_FRAMES; i++) {
-		c = strcmp(x->strs[p->frame[i]], x->strs[q->frame[i]]);
-		if (c)
+	for (i = 0; i < EXPORT_MAX_FRAMES; i++)
+		if ((c = cmp_id(p->frame[i], q->frame[i])))
 			return c;
-	}
-	for (i = 0; i < XL_MAX; i++) {
-		c = strcmp(x->strs[p->label[i]], x->strs[q->label[i]]);
-		if (c)
+	for (i = 0; i < XL_MAX; i++)
+		if ((c = cmp_id(p->label[i], q->label[i])))
 			return c;
-	}
-	c = strcmp(x->strs[p->module], x->strs[q->module]);
-	return c ? c : strcmp(x->strs[p->mapping], x->strs[q->mapping]);
+	c = cmp_id(p->module, q->module);
+	return c ? c : cmp_id(p->mapping, q->mapping);
 }
 
 static void merge_rows(struct vmctx_export *x)
@@ -302,9 +300,9 @@ static void merge_rows(struct vmctx_export *x)
 
 	if (x->nrows < 2)
 		return;
-	qsort_r(x->rows, x->nrows, sizeof(*x->rows), cmp_row, x);
+	qsort(x->rows, x->nrows, sizeof(*x->rows), cmp_row);
 	for (i = 0; i < x->nrows; i++) {
-		if (n && !cmp_row(&x->rows[n - 1], &x->rows[i], x))
+		if (n && !cmp_row(&x->rows[n - 1], &x->rows[i]))
 			x->rows[n - 1].count += x->rows[i].count;
 		else
 			x->rows[n++] = x->rows[i];
@@ -340,12 +338,78 @@ static int add_comments(struct vmctx_export *x, const struct vmctx_session *s)
 	return add_comment(x, internf(x, "a sample is a tick of %" PRIu64 " ns", x->tick_ns));
 }
 
+static int cmp_str(const void *a, const void *b, void *arg)
+{
+	char *const *strs = arg;
+
+	return strcmp(strs[*(const uint32_t *)a], strs[*(const uint32_t *)b]);
+}
+
+/* Renumber the strings a row, a label key or a comment names. */
+static void remap(struct vmctx_export *x, const uint32_t *to)
+{
+	size_t i, j;
+
+	for (i = 0; i < x->nrows; i++) {
+		struct export_row *r = &x->rows[i];
+
+		for (j = 0; j < EXPORT_MAX_FRAMES; j++)
+			r->frame[j] = to[r->frame[j]];
+		for (j = 0; j < XL_MAX; j++)
+			r->label[j] = to[r->label[j]];
+		r->module = to[r->module];
+		r->mapping = to[r->mapping];
+	}
+	for (j = 0; j < XL_MAX; j++)
+		x->label_key[j] = to[x->label_key[j]];
+	for (i = 0; i < x->ncomments; i++)
+		x->comments[i] = to[x->comments[i]];
+}
+
+/*
+ * Sort the string table and merge equal strings, so that each string is
+ * once in it and indices follow text order ("" is the first).
+ */
+static int finish_strings(struct vmctx_export *x)
+{
+	size_t n = x->nstrs, i, u = 0;
+	uint32_t *ord = malloc(n * sizeof(*ord)), *to = malloc(n * sizeof(*to));
+	char **strs = malloc(n * sizeof(*strs));
+
+	if (!ord || !to || !strs) {
+		free(ord);
+		free(to);
+		free(strs);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		ord[i] = i;
+	qsort_r(ord, n, sizeof(*ord), cmp_str, x->strs);
+	for (i = 0; i < n; i++) {
+		char *str = x->strs[ord[i]];
+
+		if (u && !strcmp(strs[u - 1], str))
+			free(str);
+		else
+			strs[u++] = str;
+		to[ord[i]] = u - 1;
+	}
+	free(x->strs);
+	x->strs = strs;
+	x->nstrs = u;
+	x->strs_cap = n;
+	remap(x, to);
+	free(ord);
+	free(to);
+	return 0;
+}
+
 static int build(struct vmctx_export *x, const struct vmctx_session *s, bool host)
 {
 	size_t i;
 	int err;
 
-	/* "" first, as pprof wants; then what export-pprof.c looks up */
+	/* "" (first once sorted, as pprof wants), and what export-pprof.c looks up */
 	err = (int)intern(x, "");
 	for (i = 0; !err && i < ARRAY_SIZE(pprof_words); i++)
 		err = intern(x, pprof_words[i]) < 0 ? -ENOMEM : 0;
@@ -360,6 +424,8 @@ static int build(struct vmctx_export *x, const struct vmctx_session *s, bool hos
 			err = add_row(x, s, &s->agg[i], host);
 	if (!err)
 		err = add_comments(x, s);
+	if (!err)
+		err = finish_strings(x);
 	if (err)
 		return err;
 	merge_rows(x);
@@ -410,7 +476,6 @@ void vmctx_export_free(struct vmctx_export *x)
 	for (i = 0; i < x->nstrs; i++)
 		free(x->strs[i]);
 	free(x->strs);
-	vmctx_name_index_free(&x->str_index);
 	free(x->rows);
 	free(x->comments);
 	free(x);

@@ -366,7 +366,8 @@ enum export_label {
 
 /*
  * One row: a count with its stack and labels.  Strings are indices into
- * the export's string table, escaped; 0 is "" (no frame, no label).  The
+ * the export's string table, escaped, in text order; 0 is "" (no frame, no
+ * label).  The
  * leaf frame is the function, of @module, in the mapping @mapping: the
  * module with the VM's "(VMk)" for guest objects, so that a guest's
  * vmlinux is not the host's.
@@ -381,9 +382,8 @@ struct export_row {
 };
 
 struct vmctx_export {
-	char **strs;			/* the string table; strs[0] is "" */
+	char **strs;			/* the string table: sorted, unique, strs[0] "" */
 	size_t nstrs, strs_cap;
-	struct vmctx_name_index str_index;
 	struct export_row *rows;	/* sorted, identical rows merged */
 	size_t nrows, rows_cap;
 	uint32_t label_key[XL_MAX];	/* "vm", "vm_pid", ... */
