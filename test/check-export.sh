@@ -70,8 +70,9 @@ grep -qx 'samples/count cpu/nanoseconds\[dflt\]' "$tmp/raw" || fail "-raw: sampl
 grep -qx 'PeriodType: cpu nanoseconds' "$tmp/raw" || fail "-raw: period type"
 grep -qx 'Period: 1000000' "$tmp/raw" || fail "-raw: period"
 grep -qx 'Comment: VM2: guestOS2, QEMU pid 1002' "$tmp/raw" || fail "-raw: the VMs' comments"
-grep -q 'class:\[guest_user\] guest_comm:\[libquantum\] guest_pid:\[200\] vcpu:\[0\] vm:\[guestOS3\] vm_pid:\[1003\]' \
-	"$tmp/raw" || fail "-raw: a guest user sample's labels"
+labels='class:\[guest_user\] guest_comm:\[libquantum\] guest_pid:\[200\] vcpu:\[0\]'
+grep -q "$labels vm:\\[guestOS3\\] vm_pid:\\[1003\\]" "$tmp/raw" ||
+	fail "-raw: a guest user sample's labels"
 grep -q 'class:\[host_os\] guest_comm:\[\[host\]\] vm:\[\[host\]\]$' "$tmp/raw" ||
 	fail "-raw: a host sample's labels"
 
@@ -85,7 +86,8 @@ expect "guest user" "$(total samples -tagfocus=class=guest_user "$tmp/vms.pb.gz"
 expect "guest kernel" "$(total samples '-tagfocus=guest_comm=\[guest kernel\]' "$tmp/vms.pb.gz")" \
 	$((3 * (guest - user)))
 # VM2's steal: VM1's slots after its first tick, VM3's slots, the kworker's
-expect "guestOS2's steal" "$(total samples -tagfocus=vm=guestOS2 -tagignore=class=guest "$tmp/vms.pb.gz")" \
+expect "guestOS2's steal" \
+	"$(total samples -tagfocus=vm=guestOS2 -tagignore=class=guest "$tmp/vms.pb.gz")" \
 	$((guest - (L - 1) + guest + host - 2))
 expect "guestOS2's steal, folded" "$(folded_sum "$tmp/vms.folded" "guestOS2 (VM2);[steal];")" \
 	$((guest - (L - 1) + guest + host - 2))
@@ -114,14 +116,16 @@ expect "vcpu0 stolen by vcpu1" \
 	"$(total samples '-tagfocus=vcpu=^0$' '-focus=^\[steal\] \(on vcpu1\)$' "$tmp/vcpus.pb.gz")" \
 	$((C * L))
 # vcpu1 runs libquantum(2): its guest ticks but the guest kernel's
-expect "libquantum(2)" "$(total samples '-tagfocus=guest_comm=libquantum\(2\)' "$tmp/vcpus.pb.gz")" \
+expect "libquantum(2)" \
+	"$(total samples '-tagfocus=guest_comm=libquantum\(2\)' "$tmp/vcpus.pb.gz")" \
 	$((C * (L - 1) - C * (L - 1) / 20))
 expect "vcpus: all samples, folded" "$(folded_sum "$tmp/vcpus.folded")" \
 	"$(total samples "$tmp/vcpus.pb.gz")"
 
 # --- a hostile guest's names ------------------------------------------------
 "$builddir/test/test-export" "$tmp" >/dev/null
-pprof -raw "$tmp/hostile.pb.gz" >"$tmp/hostile.raw" || fail "go tool pprof -raw cannot read hostile.pb.gz"
+pprof -raw "$tmp/hostile.pb.gz" >"$tmp/hostile.raw" ||
+	fail "go tool pprof -raw cannot read hostile.pb.gz"
 if LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$tmp/hostile.raw"; then
 	fail "pprof prints a guest's raw control bytes"
 fi
@@ -129,5 +133,6 @@ grep -qF 'guest_comm:[a;b c\x0a]' "$tmp/hostile.raw" || fail "-raw: the escaped 
 grep -qF 'vm:[h;o\x1bst]' "$tmp/hostile.raw" || fail "-raw: the escaped VM name"
 grep -qF 'f;g\x07 99' "$tmp/hostile.raw" || fail "-raw: the escaped symbol"
 
-[ "$rc" = 0 ] && echo "check-export: go tool pprof reads the exports, and they hold the scenarios' counts"
+[ "$rc" = 0 ] &&
+	echo "check-export: go tool pprof reads the exports, and they hold the scenarios' counts"
 exit $rc

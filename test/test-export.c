@@ -5,8 +5,8 @@
  * reach neither format with raw control bytes; the pprof bytes are a gzip
  * member holding a profile whose string table starts with "" and whose
  * samples add up to the folded counts, with time values only when the
- * tick is known; many distinct symbols export in one sorted pass.  test/check-export.sh reads the same exports back with
- * go tool pprof.
+ * tick is known; many distinct symbols export in one sorted pass.
+ * test/check-export.sh reads the same exports back with go tool pprof.
  *
  * With a directory argument, the test also writes the hostile session's
  * exports there (hostile.pb.gz, hostile.folded) for check-export.sh.
