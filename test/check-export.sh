@@ -55,6 +55,11 @@ folded_sum() {
 
 $demo -x pprof:"$tmp/vms.pb.gz" -x folded:"$tmp/vms.folded" vms
 $demo -x pprof:"$tmp/vcpus.pb.gz" -x folded:"$tmp/vcpus.folded" vcpus
+# Rows are in text order, not in the order of the session's hash table
+# (which follows pointers, so changes from run to run): same bytes again.
+$demo -x pprof:"$tmp/again.pb.gz" -x folded:"$tmp/again.folded" vms
+cmp -s "$tmp/vms.pb.gz" "$tmp/again.pb.gz" || fail "two runs give two pprof files"
+cmp -s "$tmp/vms.folded" "$tmp/again.folded" || fail "two runs give two folded files"
 
 # --- three VMs: C = 500 rounds, L = 20 ---------------------------------------
 C=500 L=20
