@@ -1075,7 +1075,8 @@ struct vmctx_export_opts {
  * Costs O(n log n) in the session's distinct rows; memory is linear in them.
  *
  * Return: the export, which the caller frees with vmctx_export_free(), or
- * NULL with errno EINVAL (a short @opts, an unknown flag) or ENOMEM.
+ * NULL with errno EINVAL (a NULL @s, a short @opts, an unknown flag) or
+ * ENOMEM.
  */
 struct vmctx_export *vmctx_export_new(const struct vmctx_session *s,
 				      const struct vmctx_export_opts *opts);

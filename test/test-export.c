@@ -398,6 +398,26 @@ static void no_tick_no_time(const struct vmctx_bundle *b)
 	vmctx_session_free(s);
 }
 
+/* A session without samples exports no line and a profile without samples. */
+static void empty_session_exports_nothing(void)
+{
+	struct vmctx_session *s = vmctx_session_new(NULL);
+	struct profile_summary ps;
+	struct vmctx_export *x;
+	void *buf = NULL;
+	size_t len = 1;
+
+	CHECK(s && !vmctx_session_finish(s, 0), "an empty session");
+	x = vmctx_export_new(s, NULL);
+	CHECK(x && !vmctx_export_write_mem(x, VMCTX_EXPORT_FOLDED, &buf, &len) && !len,
+	      "no folded line");
+	free(buf);
+	pprof_summary(x, &ps);
+	CHECK(!ps.nsamples && ps.first_string_empty, "no sample, and \"\" first");
+	vmctx_export_free(x);
+	vmctx_session_free(s);
+}
+
 static void bad_calls_fail_cleanly(const struct vmctx_session *s)
 {
 	struct vmctx_export_opts o = { .sz = sizeof(o) };
@@ -451,6 +471,7 @@ int main(int argc, char **argv)
 	scen_fini(&sc);
 	many_symbols_export_in_one_pass();
 	no_tick_no_time(b);
+	empty_session_exports_nothing();
 	bad_calls_fail_cleanly(s);
 	if (argc > 1) {
 		struct vmctx_export *x = vmctx_export_new(s, NULL);
