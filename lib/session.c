@@ -295,6 +295,15 @@ static int sample_task(struct vmctx_session *s, struct vmctx_vcpu *v,
 	return i;
 }
 
+/* The span of the recording, for exports: from the first sample taken. */
+static void note_start(struct vmctx_session *s, uint64_t time)
+{
+	if (s->started)
+		return;
+	s->started = true;
+	s->first_time = time;
+}
+
 int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp)
 {
 	struct vmctx_vcpu *v = NULL;
@@ -316,6 +325,7 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 		return -EINVAL;		/* guest code must belong to a vCPU */
 	}
 
+	note_start(s, smp->time);
 	/* The physical view: what this pCPU did. */
 	memset(&k, 0, sizeof(k));
 	k.scope = AGG_HOST;
@@ -412,6 +422,7 @@ int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
 		return -EINVAL;
 	err = timeline_finish(s, time);
 	s->finished = true;
+	s->end_time = time > s->last_time ? time : s->last_time;
 	return err;
 }
 

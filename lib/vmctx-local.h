@@ -316,7 +316,10 @@ struct vmctx_session {
 	size_t agg_size, agg_used;
 	vmctx_stream_fn stream;
 	void *stream_ctx;
+	uint64_t first_time;		/* of the first sample, once started */
 	uint64_t last_time;
+	uint64_t end_time;		/* once finished */
+	bool started;
 	bool finished;
 };
 
@@ -364,5 +367,69 @@ __hidden void report_stream(const struct vmctx_session *s, const struct vmctx_vc
 /* aggregate.c */
 __hidden int agg_add(struct vmctx_session *s, const struct agg_key *key, uint64_t n);
 __hidden void agg_free(struct vmctx_session *s);
+
+/* ---- export (export.c, export-pprof.c) ---- */
+
+/* Labels of an export row, in pprof's order; each names a string. */
+enum export_label {
+	XL_VM,			/* the VM's name, "[host]" for host work */
+	XL_VM_PID,		/* its QEMU process's host tgid */
+	XL_VCPU,
+	XL_CLASS,		/* guest_os, guest_user, steal, idle, lost, host_os, ... */
+	XL_GUEST_COMM,		/* the guest process's label, or "[guest kernel]", "[steal]", ... */
+	XL_GUEST_PID,
+	XL_MAX,
+};
+
+#define EXPORT_MAX_FRAMES	3
+/* The mapping and module of vmctx's own frames ([steal], [idle], [lost]). */
+#define EXPORT_VMCTX_MAPPING	"[vmctx]"
+
+/*
+ * One row: a count with its stack and labels.  Strings are indices into
+ * the export's string table, escaped, in text order; 0 is "" (no frame, no
+ * label).  The
+ * leaf frame is the function, of @module, in the mapping @mapping: the
+ * module with the VM's "(VMk)" for guest objects, so that a guest's
+ * vmlinux is not the host's.
+ */
+struct export_row {
+	uint64_t count;
+	uint32_t frame[EXPORT_MAX_FRAMES];	/* root first */
+	uint32_t nframes;
+	uint32_t module;
+	uint32_t mapping;
+	uint32_t label[XL_MAX];
+};
+
+struct vmctx_export {
+	char **strs;			/* the string table: sorted, unique, strs[0] "" */
+	size_t nstrs, strs_cap;
+	struct export_row *rows;	/* sorted, identical rows merged */
+	size_t nrows, rows_cap;
+	uint32_t label_key[XL_MAX];	/* "vm", "vm_pid", ... */
+	uint32_t *comments;		/* "VM1: name, QEMU pid N", ... */
+	size_t ncomments, comments_cap;
+	uint64_t tick_ns;		/* 0: unknown, and no time values */
+	uint64_t time_ns, duration_ns;
+};
+
+/* A byte buffer that grows; an error sticks, and is reported once at the end. */
+struct export_buf {
+	uint8_t *p;
+	size_t len, cap;
+	int err;
+};
+
+__hidden void export_put(struct export_buf *b, const void *data, size_t n);
+/* The string with index @i: escaped, so safe to print. */
+__hidden const char *export_str(const struct vmctx_export *x, uint32_t i);
+/*
+ * The index of a string interned already ("samples", "count", "cpu" and
+ * "nanoseconds" always are), or 0.
+ */
+__hidden uint32_t export_word(const struct vmctx_export *x, const char *word);
+/* export-pprof.c: @x as an uncompressed profile.proto message. */
+__hidden int export_pprof(const struct vmctx_export *x, struct export_buf *out);
 
 #endif /* VMCTX_LOCAL_H */

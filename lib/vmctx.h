@@ -5,7 +5,8 @@
  * The data flow is capture (host samples carrying guest context), resolve
  * (guest CR3 and IP to guest process and symbol, through a guest's bundle),
  * interpolate (one virtual stream per vCPU on host time, blank time filled
- * as [steal] or [idle]), aggregate, and present (paper-style tables).
+ * as [steal] or [idle]), aggregate, and present (paper-style tables) or
+ * export (pprof, folded stacks).
  *
  * Conventions: functions returning int give 0 (or a non-negative value) on
  * success and a negative errno or a negative VMCTX_E_* code on failure.
@@ -18,7 +19,8 @@
  * Man pages: libvmctx(3) for the overview, then one page per group below:
  * vmctx_strerror(3), vmctx_exit_reason(3), vmctx_bundle(3),
  * vmctx_bundle_add(3), vmctx_bundle_info(3), vmctx_resolve(3),
- * vmctx_clock(3), vmctx_clock_fit(3), vmctx_session(3), vmctx_table(3), vmctx_escape(3).
+ * vmctx_clock(3), vmctx_clock_fit(3), vmctx_session(3), vmctx_table(3),
+ * vmctx_export(3), vmctx_escape(3).
  */
 #ifndef VMCTX_H
 #define VMCTX_H
@@ -1205,6 +1207,81 @@ struct vmctx_format_opts {
  */
 int vmctx_table_format_opts(const struct vmctx_table *t, const struct vmctx_format_opts *opts,
 			    char **out);
+
+/* ---- Exports: pprof and folded stacks (vmctx_export(3)) ------------------- */
+
+/*
+ * An export is a session's counts as profiles other tools read: pprof
+ * (go tool pprof, Pyroscope, Parca, Grafana) and folded stacks
+ * (FlameGraph, inferno, speedscope).  It holds each vCPU's virtual time,
+ * as the guest-level tables count it ([steal], [idle] and [lost]
+ * included), and the host's own work; guest code is counted once, in its
+ * vCPU's time.  Like a table it copies what it needs, so it outlives the
+ * session, and one export writes any number of files.
+ */
+struct vmctx_export;
+
+enum vmctx_export_format {
+	VMCTX_EXPORT_PPROF,	/* gzip-compressed profile.proto */
+	VMCTX_EXPORT_FOLDED,	/* "frame;frame;frame count" lines */
+};
+
+/* Leave out the host's own work: only the vCPUs' virtual time. */
+#define VMCTX_EXPORT_NO_HOST	(1u << 0)
+
+struct vmctx_export_opts {
+	size_t sz;		/* sizeof(struct vmctx_export_opts) */
+	uint32_t flags;		/* VMCTX_EXPORT_* */
+	uint64_t time_ns;	/* pprof time_nanos: the recording's start, ns since
+				   the epoch; 0: unknown */
+	uint64_t duration_ns;	/* pprof duration_nanos; 0: the session's span, from
+				   its first sample to its end */
+};
+
+/**
+ * vmctx_export_new() - Make an export of a session's counts
+ * @s: the session, usually finished; the export copies what it needs
+ * @opts: options, or NULL for the defaults (vCPUs and host, no start time)
+ *
+ * Every name from a guest is escaped as vmctx_escape() does, once, here.
+ * Costs O(n log n) in the session's distinct rows; memory is linear in them.
+ *
+ * Return: the export, which the caller frees with vmctx_export_free(), or
+ * NULL with errno EINVAL (a NULL @s, a short @opts, an unknown flag) or
+ * ENOMEM.
+ */
+struct vmctx_export *vmctx_export_new(const struct vmctx_session *s,
+				      const struct vmctx_export_opts *opts);
+
+/**
+ * vmctx_export_free() - Free an export
+ * @x: the export, or NULL
+ */
+void vmctx_export_free(struct vmctx_export *x);
+
+/**
+ * vmctx_export_write_mem() - Write an export to memory
+ * @x: the export
+ * @format: VMCTX_EXPORT_PPROF or VMCTX_EXPORT_FOLDED
+ * @buf: set to the malloc'ed bytes, which the caller frees
+ * @len: set to their number
+ *
+ * Return: 0; -EINVAL (also an unknown @format); -ENOMEM; -EIO when zlib
+ * fails.
+ */
+int vmctx_export_write_mem(const struct vmctx_export *x, enum vmctx_export_format format,
+			   void **buf, size_t *len);
+
+/**
+ * vmctx_export_write_fd() - Write an export to a file descriptor
+ * @x: the export
+ * @format: VMCTX_EXPORT_PPROF or VMCTX_EXPORT_FOLDED
+ * @fd: where to write, from its current offset; the caller opens and
+ *	closes it (a file, a pipe, standard output)
+ *
+ * Return: 0; -errno of write(); or as vmctx_export_write_mem().
+ */
+int vmctx_export_write_fd(const struct vmctx_export *x, enum vmctx_export_format format, int fd);
 
 /* ---- Printing guest strings (vmctx_escape(3)) ------------------------------ */
 

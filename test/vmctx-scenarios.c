@@ -2,12 +2,16 @@
 /*
  * vmctx-scenarios: push the paper's scenarios (Yamamoto et al., IJNC 2016,
  * section 4) through libvmctx as synthetic host event streams, and print
- * the guest-level, host-level, unified and per-vCPU tables.
+ * the guest-level, host-level, unified and per-vCPU tables, or export one
+ * scenario as pprof or folded stacks.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "scenarios.h"
 
@@ -26,10 +30,73 @@ static void usage(FILE *f)
 	      "\n"
 	      "Options:\n"
 	      "  -n, --rows=N   print at most N rows per table (default 12, 0: all)\n"
+	      "  -x, --export=FORMAT:FILE\n"
+	      "                 write the scenario as FORMAT (pprof or folded) to FILE\n"
+	      "                 (- for standard output) instead of printing tables;\n"
+	      "                 needs one scenario; may be given twice\n"
 	      "  -h, --help     show this help and exit\n", f);
 }
 
 static int rows = 12;
+
+/* --export=FORMAT:FILE */
+struct export_arg {
+	enum vmctx_export_format format;
+	const char *path;
+};
+
+static struct export_arg exports[2];
+static int nexports;
+
+static int parse_export(const char *arg)
+{
+	struct export_arg *e = &exports[nexports];
+	const char *colon = strchr(arg, ':');
+
+	if (nexports == 2 || !colon || !colon[1]) {
+		fprintf(stderr, "vmctx-scenarios: --export: want pprof:FILE or folded:FILE, not '%s'\n",
+			arg);
+		return -1;
+	}
+	if (colon - arg == 5 && !strncmp(arg, "pprof", 5)) {
+		e->format = VMCTX_EXPORT_PPROF;
+	} else if (colon - arg == 6 && !strncmp(arg, "folded", 6)) {
+		e->format = VMCTX_EXPORT_FOLDED;
+	} else {
+		fprintf(stderr, "vmctx-scenarios: --export: unknown format in '%s'\n", arg);
+		return -1;
+	}
+	e->path = colon + 1;
+	nexports++;
+	return 0;
+}
+
+/* Write every --export of the session; as perf would, after the report pass. */
+static int export_all(struct vmctx_session *s)
+{
+	struct vmctx_export *x = vmctx_export_new(s, NULL);
+	int i, ret = 0;
+
+	if (!x) {
+		fprintf(stderr, "vmctx-scenarios: export: %s\n", vmctx_strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < nexports; i++) {
+		bool out = !strcmp(exports[i].path, "-");
+		int fd = out ? STDOUT_FILENO :
+			 open(exports[i].path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		int err = fd < 0 ? -errno : vmctx_export_write_fd(x, exports[i].format, fd);
+
+		if (!out && fd >= 0 && close(fd) && !err)
+			err = -errno;
+		if (err) {
+			fprintf(stderr, "vmctx-scenarios: %s: %s\n", exports[i].path, vmctx_strerror(err));
+			ret = -1;
+		}
+	}
+	vmctx_export_free(x);
+	return ret;
+}
 
 static int print_table(struct vmctx_session *s, const char *title, enum vmctx_view view,
 		       int vm_tgid, int vcpu)
@@ -118,13 +185,14 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "rows", required_argument, NULL, 'n' },
+		{ "export", required_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool want[5] = { false };
 	int c, i, ret = 0, any = 0;
 
-	while ((c = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:x:h", opts, NULL)) != -1) {
 		char *end;
 
 		switch (c) {
@@ -135,6 +203,10 @@ int main(int argc, char **argv)
 					optarg);
 				return 2;
 			}
+			break;
+		case 'x':
+			if (parse_export(optarg))
+				return 2;
 			break;
 		case 'h':
 			usage(stdout);
@@ -154,7 +226,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		want[i] = true;
-		any = 1;
+		any++;
+	}
+	if (nexports && any != 1) {
+		fputs("vmctx-scenarios: --export needs exactly one scenario\n", stderr);
+		return 2;
 	}
 	for (i = 0; i < 5; i++) {
 		struct scen sc;
@@ -165,12 +241,13 @@ int main(int argc, char **argv)
 		err = scen_init(&sc, SCEN_TICK_NS);
 		if (!err)
 			err = run(&sc, i);
-		printf("===== %s\n\n", scenarios[i].title);
+		if (!nexports)
+			printf("===== %s\n\n", scenarios[i].title);
 		if (err) {
 			fprintf(stderr, "vmctx-scenarios: %s: %s\n", scenarios[i].name,
 				vmctx_strerror(err));
 			ret = 1;
-		} else if (print_all(sc.s)) {
+		} else if (nexports ? export_all(sc.s) : print_all(sc.s)) {
 			ret = 1;
 		}
 		scen_fini(&sc);

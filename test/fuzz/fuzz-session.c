@@ -3,8 +3,9 @@
  * libFuzzer harness for the session: the input is a sequence of events
  * (samples, switches, halts, losses) for two VMs sharing a few pCPUs, one
  * with a bundle, pushed through the public API as perf would, then
- * finished and rendered in every view.  Every call must return 0 or a
- * negative error code, without a crash, a sanitizer report or a leak.
+ * finished, rendered in every view and exported in both formats.  Every
+ * call must return 0 or a negative error code, without a crash, a
+ * sanitizer report or a leak.
  *
  * Times, pCPUs, vCPU ids, flags, CR3s and IPs all come from the input, so
  * the stream may go backwards in time, switch vCPUs in twice or lose
@@ -120,6 +121,24 @@ static void render(const struct vmctx_session *s, enum vmctx_view view, int vm, 
 	vmctx_table_free(t);
 }
 
+/* Both export formats, as perf report --guest-export would write them. */
+static void export(const struct vmctx_session *s, uint32_t flags)
+{
+	struct vmctx_export_opts o = { .sz = sizeof(o), .flags = flags };
+	struct vmctx_export *x = vmctx_export_new(s, &o);
+	void *buf = NULL;
+	size_t len;
+
+	if (!x)
+		return;
+	check(vmctx_export_write_mem(x, VMCTX_EXPORT_PPROF, &buf, &len));
+	free(buf);
+	buf = NULL;
+	check(vmctx_export_write_mem(x, VMCTX_EXPORT_FOLDED, &buf, &len));
+	free(buf);
+	vmctx_export_free(x);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct input in = { data, size };
@@ -144,6 +163,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	render(s, VMCTX_VIEW_GUEST, VM1, -1);
 	render(s, VMCTX_VIEW_GUEST, VM2, 0);
 	render(s, VMCTX_VIEW_VCPUS, VM1, -1);
+	export(s, 0);
+	export(s, VMCTX_EXPORT_NO_HOST);
 	vmctx_session_free(s);
 	return 0;
 }

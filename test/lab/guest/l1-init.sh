@@ -70,7 +70,7 @@ EOS
 if [ "$host" = perf ]; then
 	perf record --vmcs-ctx -e cpu-clock -c "$period" -a -o /tmp/perf.data -- sh /tmp/window.sh \
 		2> /tmp/perf-record.err ||
-		{ cat /tmp/perf-record.err; tail -30 /tmp/l2.log; finish "FAIL perf record of the L2 guest"; }
+		{ cat /tmp/perf-record.err; tail -30 /tmp/l2.log; cat /tmp/l2.exit; finish "FAIL perf record of the L2 guest"; }
 	grep -v '^\[ perf record' /tmp/perf-record.err
 else
 	lab-record -c "$period" -o /tmp/samples.txt -- sh /tmp/window.sh ||
