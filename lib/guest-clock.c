@@ -84,10 +84,14 @@ int vmctx_clock_linear(const struct vmctx_clock *c, uint64_t *host_ref, int64_t 
 	return 0;
 }
 
-/* perf's TIME_CONV backwards: host ns = time_zero + (TSC * mult) >> shift. */
+/*
+ * perf's TIME_CONV backwards: host ns = time_zero + (TSC * mult) >> shift.
+ * time_zero wraps below 0 when the TSC started before the clock (as perf
+ * computes it, modulo 2^64): the difference is taken the same way.
+ */
 static __int128 host_tsc(const struct vmctx_clock_tsc *p, uint64_t host_ns)
 {
-	__int128 t = (__int128)host_ns - p->time_zero;
+	__int128 t = (int64_t)(host_ns - p->time_zero);
 
 	/* floor, so that converting back gives host_ns or just below */
 	t *= (__int128)1 << p->time_shift;

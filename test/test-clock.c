@@ -112,6 +112,17 @@ static void tsc_chain_is_exact(void)
 		}
 	}
 	CHECK(exact, "the chain is exact to a nanosecond over 100 s");
+	/*
+	 * A TSC that started before the host clock: perf's time_zero wraps
+	 * below 0 (a real L1 host had time_zero = 2^64 - 367724619).  The
+	 * same chain with time_zero -1000 instead of +1000 is 2000 ns later.
+	 */
+	p.time_zero = (uint64_t)-1000;
+	CHECK(!vmctx_clock_set_tsc(c, &p, b), "TSC chain with a negative time_zero");
+	want = 5 * NS + 1000 - 333333334;
+	CHECK(!vmctx_clock_guest_ns(c, 5 * NS, &ns) && (ns <= want + 1 && ns + 1 >= want),
+	      "time_zero below 0: host 5 s is guest %" PRIu64 ", want %" PRIu64, ns, want);
+	p.time_zero = 1000;
 	p.time_mult = 0;
 	CHECK_EQ(vmctx_clock_set_tsc(c, &p, b), -EINVAL, "a zero multiplier is refused");
 	vmctx_bundle_free(b);
