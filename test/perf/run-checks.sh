@@ -100,6 +100,29 @@ out=$($P report -i le-file.data --guest-maps=hostile.vmctx --guest-view=guest 2>
 check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "guest view: no raw control byte reaches the terminal"
 check "$(echo "$out" | grep -c '^# guest-level view: VM1 (g\\x1b\]0;owned\\x07)$')" 1 "guest view: the VM's host name escaped in the title"
 check "$(echo "$out" | grep -c 'wo\\x0d\\x0ark')" 1 "guest view: the function's CR LF escaped, one row"
+# --guest-export: gen-perfdata.py's guest process bench runs 700 ticks in
+# work (IP 0x401010, k % 4 != 0) and 300 in other; the guest kernel 1000
+# ticks in guest_kfunc; each vCPU waits while the other runs.
+out=$($P report -i le-file.data --guest-maps=guest1.vmctx --guest-export=folded:- 2>/dev/null)
+check "$(echo "$out" | grep -E ';bench;|guest_kfunc' | LC_ALL=C sort)" \
+	"$(printf '%s\n' 'guest1 (VM1);[guest kernel];guest_kfunc 1000' 'guest1 (VM1);bench;other 300' \
+		'guest1 (VM1);bench;work 700')" "--guest-export=folded: the guest's stacks, nothing else on stdout"
+check "$(echo "$out" | grep -c '^guest1 (VM1);\[steal\];\[steal\] (on vcpu[01]) ')" 2 "--guest-export=folded: each vCPU's steal"
+out=$($P report -i le-file.data --guest-maps=hostile.vmctx --guest-export=folded:- 2>/dev/null)
+check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "--guest-export=folded: no raw control byte"
+check "$(echo "$out" | grep -c '^g\\x1b\]0\\x3bowned\\x07 (VM1);be\\x1b\[2Jnch;wo\\x0d\\x0ark 700$')" 1 \
+	"--guest-export=folded: names escaped, ';' too"
+$P report -i le-file.data --guest-maps=guest1.vmctx --guest-export=pprof:le.pb.gz,folded:le.folded >/dev/null 2>&1
+check "$(zcat le.pb.gz 2>/dev/null | wc -c | awk '{print ($1 > 0)}'):$(grep -c . le.folded)" "1:$(echo "$out" | grep -c .)" \
+	"--guest-export: two files in one pass"
+if command -v go >/dev/null; then
+	check "$(HOME=$work GOCACHE=$work/go go tool pprof -sample_index=samples -top -tagfocus=guest_comm=bench le.pb.gz 2>/dev/null | awk '$NF == "work" || $NF == "other" {print $1, $NF}')" \
+		"$(printf '700 work\n300 other')" "--guest-export=pprof: go tool pprof reads bench's functions by its label"
+fi
+check "$($P report -i le-file.data --guest-export=svg:x 2>&1)" "perf report: --guest-export: unknown format 'svg' (pprof or folded)" "--guest-export: a bad format"
+check "$($P report -i le-file.data --guest-export=pprof:/nonexistent/x 2>&1 | tail -1)" \
+	"perf report: --guest-export: /nonexistent/x: No such file or directory" "--guest-export: a file that cannot be written"
+
 # The exact guest clock (gen-perfdata.py vms, gen-bundle reused): root
 # 0x1234000 is bench's until host 2.0005 s, then late's.  vCPU 0 takes a
 # guest user sample at ticks k (host 1 s + k ms) with k % 20 < 10, so
