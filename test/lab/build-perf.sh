@@ -1,9 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Build the patched perf (the tools/perf patches of kernel-patches/) for the
-# L1 initramfs: libvmctx from this tree, out of tree in
-# $VMCTX_LAB_DIR/vmctx-build, installed to $VMCTX_LAB_DIR/vmctx; then perf
-# from the patched tree into $VMCTX_LAB_DIR/out/perf, linked against Debian's
+# L1 initramfs: libvmctx (build-libvmctx.sh), then perf from the patched
+# tree into $VMCTX_LAB_DIR/out/perf, linked against Debian's
 # libtraceevent 1.7 (6.12's perf always uses the system's) and that libvmctx.
 #
 # perf carries an rpath to $VMCTX_LAB_DIR/vmctx/lib, so it finds
@@ -25,43 +24,8 @@ tree_state patched
 
 start=$SECONDS
 
-# ---- libvmctx
-vbuild=$LAB_DIR/vmctx-build
+"$LAB_SRC/build-libvmctx.sh"
 vprefix=$LAB_DIR/vmctx
-if [ ! -x "$REPO_TOP/configure" ]; then
-	log "autoreconf -fi in $REPO_TOP"
-	(cd "$REPO_TOP" && autoreconf -fi >/dev/null 2>&1) || die "autoreconf failed in $REPO_TOP"
-fi
-# automake refuses a VPATH build of a tree that is configured in place
-[ ! -f "$REPO_TOP/config.status" ] ||
-	die "$REPO_TOP is configured in place; run 'make distclean' there first"
-vconf=(--prefix="$vprefix" --disable-static --without-libelf --without-libtraceevent)
-mkdir -p "$vbuild"
-# configured from this source tree with these arguments (a lab directory
-# outlives the clones that use it: the tree is part of the stamp)
-if [ ! -f "$vbuild/config.status" ] ||
-   [ "$(cat "$vbuild/.vmctx-configure-args" 2>/dev/null)" != "$REPO_TOP ${vconf[*]}" ]; then
-	log "configuring libvmctx in $vbuild (from $REPO_TOP)"
-	# objects of another tree's sources would look up to date
-	rm -rf "$vbuild"
-	mkdir -p "$vbuild"
-	(cd "$vbuild" && "$REPO_TOP/configure" "${vconf[@]}" >configure.out 2>&1) ||
-		die "libvmctx configure failed, see $vbuild/configure.out and config.log"
-	echo "$REPO_TOP ${vconf[*]}" > "$vbuild/.vmctx-configure-args"
-fi
-log "building libvmctx (only the library)"
-make -s -C "$vbuild" -j"$JOBS" lib/libvmctx.la lib/libvmctx.pc >/dev/null
-# install only when something changed: a fresh vmctx.h would make perf
-# recompile what includes it
-if [ ! -f "$vprefix/.vmctx-installed" ] ||
-   [ -n "$(find "$vbuild/lib/.libs" "$vbuild/lib/libvmctx.pc" "$REPO_TOP/lib/vmctx.h" \
-	-newer "$vprefix/.vmctx-installed" -print -quit)" ]; then
-	log "installing libvmctx to $vprefix"
-	make -s -C "$vbuild" install-libLTLIBRARIES install-includeHEADERS \
-		install-pkgconfigDATA >/dev/null
-	touch "$vprefix/.vmctx-installed"
-fi
-[ -f "$vprefix/lib/pkgconfig/libvmctx.pc" ] || die "libvmctx.pc not installed in $vprefix"
 
 # ---- perf
 out=$LAB_DIR/out/perf

@@ -19,9 +19,10 @@ make -s -C "$src/tools/lib/perf" -j"$JOBS" >/dev/null
 CFLAGS=(-O2 -g -Wall -Wextra -static)
 gcc -c -I"$LAB_SRC/vmm" "$LAB_SRC/vmm/guest.S" -o "$TOOLS_DIR/guest.o"
 ld -nostdlib -T "$LAB_SRC/vmm/guest.lds" "$TOOLS_DIR/guest.o" -o "$TOOLS_DIR/guest.elf"
-# lab-vmm writes its guest's bundle: libvmctx compiled in, like vmctx-agent's
+# lab-vmm writes its guest's bundle with the lab's static libvmctx
+"$LAB_SRC/build-libvmctx.sh"
 gcc "${CFLAGS[@]}" -pthread -D_GNU_SOURCE -I"$LAB_SRC/vmm" -I"$REPO_TOP/lib" "$LAB_SRC/vmm/vmm.c" \
-	"$REPO_TOP"/lib/*.c -lz -o "$TOOLS_DIR/lab-vmm"
+	"$VMCTX_A" -lz -o "$TOOLS_DIR/lab-vmm"
 # The tree's tools/include carries the patched uapi perf_event.h.
 gcc "${CFLAGS[@]}" -I"$src/tools/lib/perf/include" -I"$src/tools/include/uapi" \
 	-I"$src/tools/include" "$LAB_SRC/record.c" \

@@ -19,12 +19,18 @@ TOOLS_DIR=$LAB_DIR/tools
 RESULTS_DIR=${VMCTX_LAB_RESULTS:-$LAB_DIR/results}
 
 # lab_lock: one lab step at a time per $LAB_DIR, since the shared tree
-# switches between patched and stock
+# switches between patched and stock.  A step another step runs (such as
+# build-libvmctx.sh from build-perf.sh) is inside its caller's lock.
 lab_lock() {
+	[ -z "${VMCTX_LAB_LOCKED:-}" ] || return 0
 	mkdir -p "$LAB_DIR"
 	exec 9>"$LAB_DIR/.lock"
 	flock 9
+	export VMCTX_LAB_LOCKED=1
 }
+
+# The lab's libvmctx (build-libvmctx.sh): one build for every program.
+VMCTX_A=$LAB_DIR/vmctx/lib/libvmctx.a
 
 log() { printf '[lab %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }

@@ -101,5 +101,17 @@ awk 'NR == FNR { w[$1] = $2; tw += $2; next }
 	exit bad }' /tmp/work /tmp/named || fail=1
 awk '$2 == "blip" { n += $1 } END { print "perf-check: blip: " n + 0 " samples"; exit !n }' /tmp/named ||
 	no "blip is not named"
+
+# --guest-export: the folded stacks hold what the guest view shows, stack
+# by stack (both are the session's counts): hot's functions per process
+perf report -i "$data" --guest-maps="$maps" --guest-export=folded:/tmp/guest.folded \
+	>/dev/null 2>&1 || no "perf report --guest-export failed"
+folded=$(awk '/^guest1 \(VM1\);(hot|blip)(\([0-9]+\))?;hot_(alpha|beta|gamma) [0-9]+$/ { n += $NF }
+	END { print n + 0 }' /tmp/guest.folded)
+viewed=$(echo "$view" | awk '$3 ~ /^hot_(alpha|beta|gamma)$/ && $4 ~ /^(hot|blip)(\([0-9]+\))?$/ { n += $1 }
+	END { print n + 0 }')
+echo "perf-check: folded stacks of hot and blip: $folded ticks, the guest view $viewed; $(wc -l < /tmp/guest.folded) stacks"
+[ "$folded" -gt 0 ] && [ "$folded" = "$viewed" ] ||
+	no "the folded stacks ($folded) do not hold what the guest view shows ($viewed)"
 [ $fail = 0 ] && echo "perf-check: all checks passed"
 exit $fail

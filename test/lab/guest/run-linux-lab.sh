@@ -36,10 +36,10 @@ rm -rf "$W/kmod"
 cp -r "$REPO_TOP/guest-agent/kmod" "$W/kmod"
 log "building vmctx_guest.ko against the guest kernel"
 make -s -C "$gsrc" O="$gout" ARCH=x86_64 CC="ccache gcc" M="$W/kmod" modules
-log "building vmctx-agent and lab-linux-check (static, with libvmctx compiled in)"
-LIBSRC=$(ls "$REPO_TOP"/lib/*.c)
+log "building vmctx-agent and lab-linux-check (static, with the lab's libvmctx.a)"
+"$LAB_SRC/build-libvmctx.sh"
 AGENT_CFLAGS=(-static -O2 -D_GNU_SOURCE -DPACKAGE_VERSION="\"$(sed -n "s/^AC_INIT(\[vmctx\], \[\([^]]*\)\].*/\1/p" "$REPO_TOP/configure.ac")\"" -I"$REPO_TOP/lib")
-gcc "${AGENT_CFLAGS[@]}" -o "$W/vmctx-agent" "$REPO_TOP"/guest-agent/*.c $LIBSRC -lelf -lz
+gcc "${AGENT_CFLAGS[@]}" -o "$W/vmctx-agent" "$REPO_TOP"/guest-agent/*.c "$VMCTX_A" -lelf -lz
 # lab-linux-check reads the samples with ../samples.c, which takes the
 # PERF_GUEST_CTX_* flags from the patched tree's uapi header (libvmctx is
 # compiled without it: the tree's tools headers are not the system's)
@@ -51,7 +51,7 @@ gcc "${AGENT_CFLAGS[@]}" -o "$W/vmctx-agent" "$REPO_TOP"/guest-agent/*.c $LIBSRC
 	gcc -O2 -I"$LINUX_TREE/tools/include/uapi" -c "$LAB_SRC/samples.c" -o "$W/samples.o"
 )
 gcc -static -O2 -D_GNU_SOURCE -I"$REPO_TOP/lib" -o "$W/lab-linux-check" \
-	"$W/linux-check.o" "$W/samples.o" $LIBSRC -lz
+	"$W/linux-check.o" "$W/samples.o" "$VMCTX_A" -lz
 # hot's text far from busybox's, so an IP tells whose code it is; churn is
 # the same program elsewhere, so an IP also tells hot's code from churn's
 gcc -static -O1 -g -Wl,-Ttext-segment=0x20000000 -o "$W/hot" "$G/hot.c"
