@@ -18,7 +18,7 @@ fi
 # automake refuses a VPATH build of a tree that is configured in place
 [ ! -f "$REPO_TOP/config.status" ] ||
 	die "$REPO_TOP is configured in place; run 'make distclean' there first"
-vconf=(--prefix="$vprefix" --without-libelf --without-libtraceevent)
+vconf=(--prefix="$vprefix" --enable-static --without-libelf --without-libtraceevent)
 mkdir -p "$vbuild"
 # configured from this source tree with these arguments (a lab directory
 # outlives the clones that use it: the tree is part of the stamp)
