@@ -100,6 +100,14 @@ out=$($P report -i le-file.data --guest-maps=hostile.vmctx --guest-view=guest 2>
 check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "guest view: no raw control byte reaches the terminal"
 check "$(echo "$out" | grep -c '^# guest-level view: VM1 (g\\x1b\]0;owned\\x07)$')" 1 "guest view: the VM's host name escaped in the title"
 check "$(echo "$out" | grep -c 'wo\\x0d\\x0ark')" 1 "guest view: the function's CR LF escaped, one row"
+# --percent-limit: of the guest view's rows (each vCPU's steal ~25%, the
+# guest kernel 25%, work 17.5%, other 7.5%, one [idle] tick), 20 keeps three
+out=$($P report -i le-file.data --guest-maps=guest1.vmctx --guest-view=guest --percent-limit=20 2>/dev/null)
+check "$(echo "$out" | awk '$2 ~ /^[0-9.]+$/ && $1 ~ /^[0-9]+$/' | wc -l):$(echo "$out" | grep -c ' work ')" "3:0" \
+	"--percent-limit=20: the guest view keeps the rows of 20% or more"
+out=$($P report -i le-file.data --guest-maps=guest1.vmctx --guest-view=guest 2>/dev/null)
+check "$(echo "$out" | awk '$2 ~ /^[0-9.]+$/ && $1 ~ /^[0-9]+$/' | wc -l)" 6 "no --percent-limit: every row"
+
 # --guest-export: gen-perfdata.py's guest process bench runs 700 ticks in
 # work (IP 0x401010, k % 4 != 0) and 300 in other; the guest kernel 1000
 # ticks in guest_kfunc; each vCPU waits while the other runs.
