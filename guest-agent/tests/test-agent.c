@@ -994,8 +994,11 @@ static char *mapping_of(const struct proc *p, const char *path, const char *perm
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095s", &start,
 			   &end, perms, &off, file) == 5 &&
-		    !strcmp(perms, perm) && strstr(file, path))
-			return fmt("0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64 " %s", start, end, off, file);
+		    !strcmp(perms, perm) && strstr(file, path)) {
+			free(text);
+			return fmt("0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64 " %s", start, end, off,
+				   file);
+		}
 	}
 	die("no %s mapping of %s in pid %d's maps", perm, path, p->pid);
 }
