@@ -168,6 +168,9 @@ static void read_report(int slot, const char *path)
 	while (fgets(line, sizeof(line), f)) {
 		fputs(line, stdout);
 		trim(line);
+		/* how perf related the guest clocks: said once, before the tables */
+		if (!strncmp(line, "# guest clock of ", 17))
+			continue;
 		if (!strncmp(line, "# ", 2))
 			t = new_table(slot, path, line);
 		else if (t && !parse_header(t, line) && !parse_vcpu_row(t, line))
