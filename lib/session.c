@@ -65,14 +65,8 @@ void vmctx_session_free(struct vmctx_session *s)
 		free(s->vms[i].label);
 		free(s->vms[i].tag);
 	}
-	for (i = 0; i < s->nvcpus; i++) {
-		free(s->vcpus[i].snap);
+	for (i = 0; i < s->nvcpus; i++)
 		free(s->vcpus[i].pend);
-	}
-	for (i = 0; i < s->npcpus; i++) {
-		free(s->pcpus[i].count);
-		free(s->pcpus[i].seen);
-	}
 	agg_free(s);
 	free(s->vms);
 	free(s->vcpus);
@@ -240,15 +234,13 @@ static struct vmctx_vcpu *get_vcpu(struct vmctx_session *s, int vm_tgid, int id)
 		goto nomem;
 	v = &s->vcpus[s->nvcpus];
 	memset(v, 0, sizeof(*v));
-	if (timeline_add_vcpu(s, v))
-		goto nomem;
+	timeline_add_vcpu(v);
 	v->vm_idx = vm_idx;
 	v->id = id;
 	v->cache_task = -1;
 	s->nvcpus++;
 	if (s->nvcpus * 2 > s->vcpu_hash_size && rehash_vcpus(s)) {
 		s->nvcpus--;
-		free(v->snap);
 		goto nomem;
 	}
 	j = hash2(vm_tgid, id) & (s->vcpu_hash_size - 1);
@@ -416,34 +408,35 @@ int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
 }
 
 int session_emit(struct vmctx_session *s, const struct vmctx_vcpu *v, const struct agg_key *k,
-		 uint64_t time, uint64_t count)
+		 uint64_t time, uint64_t count, bool counted)
 {
 	int err;
 
 	if (!count)
 		return 0;
-	err = agg_add(s, k, count);
-	if (err)
-		return err;
-	if (k->cls == VMCTX_CLASS_STEAL) {
-		struct agg_key e;
-
-		/* Steal by the exit that left the vCPU waiting. */
-		memset(&e, 0, sizeof(e));
-		e.scope = AGG_STEAL_EXIT;
-		e.cls = k->cls;
-		e.sub = v->isa;
-		e.vm_idx = v->vm_idx;
-		e.vcpu = v->id;
-		e.by = -1;
-		e.exit = v->exit_key;
-		err = agg_add(s, &e, count);
+	if (!counted) {
+		err = agg_add(s, k, count);
 		if (err)
 			return err;
 	}
 	if (s->stream)
 		report_stream(s, v, k, time, count);
 	return 0;
+}
+
+int session_steal_exit(struct vmctx_session *s, const struct vmctx_vcpu *v, uint64_t count)
+{
+	struct agg_key e;
+
+	memset(&e, 0, sizeof(e));
+	e.scope = AGG_STEAL_EXIT;
+	e.cls = VMCTX_CLASS_STEAL;
+	e.sub = v->isa;
+	e.vm_idx = v->vm_idx;
+	e.vcpu = v->id;
+	e.by = -1;
+	e.exit = v->exit_key;
+	return agg_add(s, &e, count);
 }
 
 void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void *ctx)
