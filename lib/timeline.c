@@ -51,6 +51,7 @@ struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu)
 	for (i = s->npcpus; i <= cpu; i++) {
 		memset(&s->pcpus[i], 0, sizeof(s->pcpus[i]));
 		s->pcpus[i].cur = -1;
+		s->pcpus[i].restart = true;	/* its first sample weighs 1 */
 	}
 	s->npcpus = cpu + 1;
 	return &s->pcpus[cpu];
@@ -286,13 +287,20 @@ uint64_t timeline_weight(struct vmctx_session *s, const struct vmctx_sample *smp
 
 	if (!p)
 		return 0;
+	/*
+	 * Weights count the pCPU's time once: from its latest sample so far,
+	 * so that a stream going back and forth in time cannot count the same
+	 * ticks again.
+	 */
 	last = p->last_sample;
-	p->last_sample = smp->time;
-	if (s->weight_by_time && last && smp->time > last) {
+	if (smp->time > last)
+		p->last_sample = smp->time;
+	if (s->weight_by_time && !p->restart && smp->time > last) {
 		w = (smp->time - last + s->tick_ns / 2) / s->tick_ns;
 		if (w < 1 || w > MAX_WEIGHT)
 			w = 1;
 	}
+	p->restart = false;
 	return w;
 }
 
@@ -407,7 +415,9 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 
 	v->state = VCPU_RUNNING;
 	v->home = smp->cpu;
-	v->last_time = smp->time;
+	/* only forward: a stream going back in time must not fill the same ticks twice */
+	if (smp->time > v->last_time)
+		v->last_time = smp->time;
 	/* Unnamed codes share one row, so hostile input cannot grow the table. */
 	if (smp->isa != v->isa || smp->exit_reason != v->last_exit)
 		v->exit_key = vmctx_exit_reason_name(smp->isa, smp->exit_reason) ?
@@ -461,7 +471,8 @@ int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct
 	}
 	v->state = VCPU_RUNNING;
 	v->home = cpu;
-	v->last_time = time;
+	if (time > v->last_time)
+		v->last_time = time;
 	return 0;
 }
 
@@ -505,7 +516,7 @@ int timeline_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t
 	if (time > s->last_time)
 		s->last_time = time;
 	p->lost += count;
-	p->last_sample = 0;	/* the lost ticks are counted here, not by weight */
+	p->restart = true;	/* the lost ticks are counted here, not by weight */
 	/* The vCPU this pCPU was running lost its own ticks. */
 	if (p->cur > 0) {
 		struct vmctx_vcpu *v = &s->vcpus[p->cur - 1];

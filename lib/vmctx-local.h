@@ -290,7 +290,8 @@ struct vmctx_pcpu {
 	struct owner_run runs[PCPU_RUNS];	/* the latest runs, a ring */
 	uint32_t head, nruns;		/* runs[head] is the newest */
 	uint64_t lost;
-	uint64_t last_sample;		/* time of its last sample, 0 after a loss */
+	uint64_t last_sample;		/* time of its latest sample */
+	bool restart;			/* none yet, or a loss since: the next weighs 1 */
 };
 
 /* Aggregation scopes: a vCPU's virtual stream, or the physical CPUs. */

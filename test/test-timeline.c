@@ -707,6 +707,44 @@ static void hostile_streams_are_bounded(void)
 	vmctx_session_free(s);
 }
 
+/*
+ * Found by fuzz-session: a stream that goes back in time and forward again
+ * counted the same ticks twice, as weight (a sample stood for the ticks
+ * since an earlier sample of its pCPU) and as filled blank time.  vcpu0
+ * is sampled at 0, 10, 0 and 10 ms on one pCPU: the window is 11 ticks,
+ * and the two samples that come with no new time are one tick each.
+ */
+static void time_going_back_is_counted_once(bool weight)
+{
+	static const int ms[] = { 0, 10, 0, 10 };
+	struct vmctx_session_opts o = {
+		.sz = sizeof(o), .tick_ns = SCEN_TICK_NS,
+		.flags = weight ? VMCTX_SESSION_WEIGHT_BY_TIME : 0,
+	};
+	struct vmctx_session *s = vmctx_session_new(&o);
+	struct vmctx_table *t;
+	size_t i;
+
+	CHECK(s, "session");
+	if (!s)
+		return;
+	declare_vm1(s);
+	for (i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+		struct vmctx_sample smp = gsample(ms[i], 0);
+
+		CHECK(!vmctx_session_sample(s, &smp), "sample at %d ms", ms[i]);
+	}
+	CHECK(!vmctx_session_finish(s, 10 * SCEN_TICK_NS), "finish");
+	t = vmctx_table_new(s, VMCTX_VIEW_HOST, -1, -1);
+	/* weighted: 1 + 10 + 1 + 1; else one tick a sample */
+	CHECK_EQ(vmctx_table_total(t), weight ? 13 : 4, "host view: the pCPU's time once");
+	vmctx_table_free(t);
+	t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(1), 0);
+	CHECK_EQ(vmctx_table_total(t), 11 + 2, "vcpu0: the window once, and two repeated samples");
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+}
+
 static double seconds(void)
 {
 	struct timespec ts;
@@ -810,6 +848,8 @@ int main(void)
 	bundles_name_vms_named_by_default();
 	bad_input_is_refused();
 	hostile_streams_are_bounded();
+	time_going_back_is_counted_once(false);
+	time_going_back_is_counted_once(true);
 	many_vcpus_on_one_pcpu_are_bounded(false);
 	many_vcpus_on_one_pcpu_are_bounded(true);
 	return tap_result("test-timeline");
