@@ -71,18 +71,56 @@ void vmctx_session_free(struct vmctx_session *s)
 	free(s->vms);
 	free(s->vcpus);
 	free(s->vcpu_hash);
+	free(s->vm_hash);
 	free(s->pcpus);
 	free(s);
 }
 
+static size_t hash_tgid(int tgid, size_t size)
+{
+	uint64_t h = (uint32_t)tgid * 0x9e3779b97f4a7c15ULL;
+
+	return (h ^ (h >> 32)) & (size - 1);
+}
+
+/* Every sample names its VM: find it in O(1), whatever the number of VMs. */
 int session_vm_idx(const struct vmctx_session *s, int vm_tgid)
 {
-	size_t i;
+	size_t j;
 
-	for (i = 0; i < s->nvms; i++)
-		if (s->vms[i].tgid == vm_tgid)
-			return i;
+	if (!s->vm_hash_size)
+		return -ENOENT;
+	for (j = hash_tgid(vm_tgid, s->vm_hash_size); s->vm_hash[j];
+	     j = (j + 1) & (s->vm_hash_size - 1))
+		if (s->vms[s->vm_hash[j] - 1].tgid == vm_tgid)
+			return s->vm_hash[j] - 1;
 	return -ENOENT;
+}
+
+/* Index VM @idx by its tgid, growing the index to stay at most half full. */
+static int hash_vm(struct vmctx_session *s, size_t idx)
+{
+	size_t size = s->vm_hash_size, i, j;
+	int32_t *h = s->vm_hash;
+
+	if ((idx + 1) * 2 > size) {
+		size = size ? size * 2 : 16;
+		h = calloc(size, sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		for (i = 0; i < idx; i++) {
+			for (j = hash_tgid(s->vms[i].tgid, size); h[j]; j = (j + 1) & (size - 1))
+				;
+			h[j] = i + 1;
+		}
+		free(s->vm_hash);
+		s->vm_hash = h;
+		s->vm_hash_size = size;
+	}
+	for (j = hash_tgid(s->vms[idx].tgid, size); h[j]; j = (j + 1) & (size - 1))
+		;
+	h[j] = idx + 1;
+	return 0;
 }
 
 /* Name VM @vm, with the labels its rows use. */
@@ -126,6 +164,12 @@ int vmctx_session_add_vm(struct vmctx_session *s, int vm_tgid, const char *name)
 	if (name_vm(vm, name ? name : buf, !name) || asprintf(&vm->tag, "(VM%d)", vm->nr) < 0) {
 		free(vm->name);
 		free(vm->label);
+		return -ENOMEM;
+	}
+	if (hash_vm(s, s->nvms)) {
+		free(vm->name);
+		free(vm->label);
+		free(vm->tag);
 		return -ENOMEM;
 	}
 	s->nvms++;

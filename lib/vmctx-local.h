@@ -326,6 +326,8 @@ struct vmctx_session {
 	uint32_t max_vcpus;
 	struct vmctx_vm *vms;
 	size_t nvms, vms_cap;
+	int32_t *vm_hash;		/* open addressing by tgid: vm index + 1 */
+	size_t vm_hash_size;
 	struct vmctx_vcpu *vcpus;
 	size_t nvcpus, vcpus_cap;
 	int32_t *vcpu_hash;		/* open addressing: vcpu index + 1 */
