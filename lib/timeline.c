@@ -213,15 +213,20 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 		drop = v->charged + sum - cap;
 	n = gap_owners(p, v->snap_ticks, c);
 	v->snap_ticks = p->ticks;
+	/* the latest owner gives back first; if the ring lost its ticks, "others" */
+	for (k = 0; k < n && drop; k++) {
+		if (c[k].owner == p->cur) {
+			uint64_t give = drop < c[k].n ? drop : c[k].n;
+
+			c[k].n -= give;
+			drop -= give;
+		}
+	}
+	if (drop && n && c[0].owner == OWNER_OTHERS)
+		c[0].n -= drop < c[0].n ? drop : c[0].n;
 	for (k = 0; k < n; k++) {
 		uint64_t d = c[k].n;
 
-		if (c[k].owner == p->cur && drop) {
-			uint64_t give = drop < d ? drop : d;
-
-			d -= give;
-			drop -= give;
-		}
 		if (!d)
 			continue;
 		/* Idle is not attributed to anyone: a halted guest lost nothing. */
