@@ -745,6 +745,40 @@ static void time_going_back_is_counted_once(bool weight)
 	vmctx_session_free(s);
 }
 
+/*
+ * A vCPU waits while 40 others of its VM take one tick each of its pCPU.
+ * Its blank time is exact; the owners named are bounded, as libvmctx(3)
+ * says: the pCPU remembers its last 32 runs, and a vCPU names 16 owners.
+ * So vcpu1..8 are before the ring, vcpu9..24 named (oldest first) and
+ * vcpu25..40 past the 16: 24 "(others)", 16 "(on vcpuN)" rows of one tick.
+ */
+static void steal_names_a_bounded_number_of_owners(void)
+{
+	const int OTHERS = 40;
+	struct vmctx_session *s = vmctx_session_new(NULL);
+	struct vmctx_table *t;
+	int i;
+
+	declare_vm1(s);
+	for (i = 0; i <= OTHERS + 1; i++) {
+		/* vcpu0, then vcpu1..40, then vcpu0 again */
+		struct vmctx_sample smp = gsample(i, i <= OTHERS ? i : 0);
+
+		CHECK(!vmctx_session_sample(s, &smp), "sample %d", i);
+	}
+	CHECK(!vmctx_session_finish(s, (OTHERS + 1) * SCEN_TICK_NS), "finish");
+	t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(1), 0);
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_STEAL), OTHERS, "the wait is exact");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(others)"), OTHERS - 16, "owners not named");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu8)"), 0, "vcpu8 is before the ring");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu9)"), 1, "vcpu9 is named");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu24)"), 1, "vcpu24 is named");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu25)"), 0, "vcpu25 is the 17th");
+	CHECK_EQ(vmctx_table_nrows(t), 1 + 1 + 16, "its code, (others) and 16 owners");
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+}
+
 static double seconds(void)
 {
 	struct timespec ts;
@@ -848,6 +882,7 @@ int main(void)
 	bundles_name_vms_named_by_default();
 	bad_input_is_refused();
 	hostile_streams_are_bounded();
+	steal_names_a_bounded_number_of_owners();
 	time_going_back_is_counted_once(false);
 	time_going_back_is_counted_once(true);
 	many_vcpus_on_one_pcpu_are_bounded(false);
