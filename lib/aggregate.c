@@ -20,7 +20,13 @@ static uint64_t key_hash(const struct agg_key *k)
 	h = w[0] * 0x9e3779b97f4a7c15ULL ^ w[1] * 0xc2b2ae3d27d4eb4fULL ^
 	    w[2] * 0x165667b19e3779f9ULL ^ w[3] * 0xd6e8feb86659fd93ULL ^
 	    w[4] * 0xff51afd7ed558ccdULL;
-	return h ^ (h >> 29);	/* the table indexes with the low bits */
+	/*
+	 * The table indexes with the low bits: fold the high ones in, or keys
+	 * that differ only in a high half (the owner in "by") cluster.
+	 */
+	h ^= h >> 32;
+	h *= 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
 }
 
 /* Keys are built with memset, and struct agg_key has no padding. */

@@ -148,6 +148,8 @@ static int64_t steal_frame(struct vmctx_export *x, const struct vmctx_session *s
 {
 	const struct vmctx_vcpu *w;
 
+	if (k->by == OWNER_OTHERS)
+		return intern(x, "[steal] (others)");
 	if (k->by <= OWNER_OUTSIDE || (size_t)k->by > s->nvcpus)
 		return intern(x, "[steal] (outside)");
 	w = &s->vcpus[k->by - 1];
@@ -242,6 +244,38 @@ static void host_row(struct row_builder *rb, const struct agg_key *k)
 	frame(rb, function ? function : "[unknown]");
 	set(rb, &rb->r.module, intern(rb->x, module ? module : "[unknown]"));
 	rb->r.mapping = rb->r.module;
+}
+
+static int add_row(struct vmctx_export *x, const struct vmctx_session *s,
+		   const struct agg_entry *e, bool host);
+
+/* Steal by the owners each vCPU names, which the vCPU counts itself (as the tables do). */
+static int add_vcpu_steal(struct vmctx_export *x, const struct vmctx_session *s)
+{
+	size_t i;
+	uint32_t j;
+	int err;
+
+	for (i = 0; i < s->nvcpus; i++) {
+		const struct vmctx_vcpu *v = &s->vcpus[i];
+		struct agg_entry e;
+
+		memset(&e, 0, sizeof(e));
+		e.key.scope = AGG_VCPU;
+		e.key.cls = VMCTX_CLASS_STEAL;
+		e.key.vm_idx = v->vm_idx;
+		e.key.vcpu = v->id;
+		for (j = 0; j < v->nsteal_by; j++) {
+			if (!v->steal_n[j])
+				continue;
+			e.key.by = v->steal_by[j];
+			e.count = v->steal_n[j];
+			err = add_row(x, s, &e, false);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
 }
 
 static int add_row(struct vmctx_export *x, const struct vmctx_session *s,
@@ -422,6 +456,8 @@ static int build(struct vmctx_export *x, const struct vmctx_session *s, bool hos
 	for (i = 0; !err && i < s->agg_size; i++)
 		if (s->agg[i].count)
 			err = add_row(x, s, &s->agg[i], host);
+	if (!err)
+		err = add_vcpu_steal(x, s);
 	if (!err)
 		err = add_comments(x, s);
 	if (!err)

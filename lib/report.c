@@ -115,7 +115,9 @@ static void labels(const struct vmctx_session *s, const struct agg_key *k, bool 
 	switch (k->cls) {
 	case VMCTX_CLASS_STEAL:
 		*function = "[steal]";
-		if (k->by <= OWNER_OUTSIDE) {
+		if (k->by == OWNER_OTHERS) {
+			*module = "(others)";
+		} else if (k->by <= OWNER_OUTSIDE) {
 			*module = "(outside)";
 		} else {
 			const struct vmctx_vcpu *w = &s->vcpus[k->by - 1];
@@ -272,6 +274,32 @@ static bool wanted(const struct agg_key *k, enum vmctx_view view, int vm_idx, in
 	return vcpu < 0 || k->vcpu == vcpu;
 }
 
+/* Count @n of @k in @t; 0 or -ENOMEM. */
+static int add_entry(struct vmctx_table *t, const struct vmctx_session *s,
+		     const struct agg_key *k, uint64_t n)
+{
+	const char *function, *module;
+	enum vmctx_class cls;
+	char buf[256];
+
+	if (k->scope == AGG_STEAL_EXIT) {
+		t->isa = k->sub;
+		return add_steal(t, k->exit, n);
+	}
+	cls = k->cls;
+	/* The host view charges a VM with KVM's work for its vCPUs too. */
+	if (t->view == VMCTX_VIEW_HOST && k->scope == AGG_HOST && k->vm_idx >= 0)
+		cls = VMCTX_CLASS_VM;
+	t->total += n;
+	t->cls[cls] += n;
+	if (t->view == VMCTX_VIEW_VCPUS) {
+		snprintf(buf, sizeof(buf), "vcpu%d", k->vcpu);
+		return add_row(t, buf, s->vms[k->vm_idx].name, n, k->cls);
+	}
+	labels(s, k, t->view == VMCTX_VIEW_UNIFIED, &function, &module, buf, sizeof(buf));
+	return add_row(t, function, module, n, cls);
+}
+
 struct vmctx_table *vmctx_table_new(const struct vmctx_session *s, enum vmctx_view view,
 				    int vm_tgid, int vcpu)
 {
@@ -296,33 +324,29 @@ struct vmctx_table *vmctx_table_new(const struct vmctx_session *s, enum vmctx_vi
 	t->view = view;
 	for (i = 0; i < s->agg_size; i++) {
 		const struct agg_entry *e = &s->agg[i];
-		const char *function, *module;
-		enum vmctx_class cls;
-		char buf[256];
 
-		if (!e->count || !wanted(&e->key, view, vm_idx, vcpu))
-			continue;
-		if (e->key.scope == AGG_STEAL_EXIT) {
-			t->isa = e->key.sub;
-			if (add_steal(t, e->key.exit, e->count))
-				goto nomem;
-			continue;
-		}
-		cls = e->key.cls;
-		/* The host view charges a VM with KVM's work for its vCPUs too. */
-		if (view == VMCTX_VIEW_HOST && e->key.scope == AGG_HOST && e->key.vm_idx >= 0)
-			cls = VMCTX_CLASS_VM;
-		t->total += e->count;
-		t->cls[cls] += e->count;
-		if (view == VMCTX_VIEW_VCPUS) {
-			snprintf(buf, sizeof(buf), "vcpu%d", e->key.vcpu);
-			if (add_row(t, buf, s->vms[e->key.vm_idx].name, e->count, e->key.cls))
-				goto nomem;
-			continue;
-		}
-		labels(s, &e->key, view == VMCTX_VIEW_UNIFIED, &function, &module, buf, sizeof(buf));
-		if (add_row(t, function, module, e->count, cls))
+		if (e->count && wanted(&e->key, view, vm_idx, vcpu) &&
+		    add_entry(t, s, &e->key, e->count))
 			goto nomem;
+	}
+	/* Steal by the owners each vCPU names, which the vCPU counts itself. */
+	for (i = 0; i < s->nvcpus; i++) {
+		const struct vmctx_vcpu *v = &s->vcpus[i];
+		struct agg_key k;
+		uint32_t j;
+
+		memset(&k, 0, sizeof(k));
+		k.scope = AGG_VCPU;
+		k.cls = VMCTX_CLASS_STEAL;
+		k.vm_idx = v->vm_idx;
+		k.vcpu = v->id;
+		if (!wanted(&k, view, vm_idx, vcpu))
+			continue;
+		for (j = 0; j < v->nsteal_by; j++) {
+			k.by = v->steal_by[j];
+			if (v->steal_n[j] && add_entry(t, s, &k, v->steal_n[j]))
+				goto nomem;
+		}
 	}
 	finish_rows(t);
 	return t;

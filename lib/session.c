@@ -65,30 +65,62 @@ void vmctx_session_free(struct vmctx_session *s)
 		free(s->vms[i].label);
 		free(s->vms[i].tag);
 	}
-	for (i = 0; i < s->nvcpus; i++) {
-		free(s->vcpus[i].snap);
+	for (i = 0; i < s->nvcpus; i++)
 		free(s->vcpus[i].pend);
-	}
-	for (i = 0; i < s->npcpus; i++) {
-		free(s->pcpus[i].count);
-		free(s->pcpus[i].seen);
-	}
 	agg_free(s);
 	free(s->vms);
 	free(s->vcpus);
 	free(s->vcpu_hash);
+	free(s->vm_hash);
 	free(s->pcpus);
 	free(s);
 }
 
+static size_t hash_tgid(int tgid, size_t size)
+{
+	uint64_t h = (uint32_t)tgid * 0x9e3779b97f4a7c15ULL;
+
+	return (h ^ (h >> 32)) & (size - 1);
+}
+
+/* Every sample names its VM: find it in O(1), whatever the number of VMs. */
 int session_vm_idx(const struct vmctx_session *s, int vm_tgid)
 {
-	size_t i;
+	size_t j;
 
-	for (i = 0; i < s->nvms; i++)
-		if (s->vms[i].tgid == vm_tgid)
-			return i;
+	if (!s->vm_hash_size)
+		return -ENOENT;
+	for (j = hash_tgid(vm_tgid, s->vm_hash_size); s->vm_hash[j];
+	     j = (j + 1) & (s->vm_hash_size - 1))
+		if (s->vms[s->vm_hash[j] - 1].tgid == vm_tgid)
+			return s->vm_hash[j] - 1;
 	return -ENOENT;
+}
+
+/* Index VM @idx by its tgid, growing the index to stay at most half full. */
+static int hash_vm(struct vmctx_session *s, size_t idx)
+{
+	size_t size = s->vm_hash_size, i, j;
+	int32_t *h = s->vm_hash;
+
+	if ((idx + 1) * 2 > size) {
+		size = size ? size * 2 : 16;
+		h = calloc(size, sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		for (i = 0; i < idx; i++) {
+			for (j = hash_tgid(s->vms[i].tgid, size); h[j]; j = (j + 1) & (size - 1))
+				;
+			h[j] = i + 1;
+		}
+		free(s->vm_hash);
+		s->vm_hash = h;
+		s->vm_hash_size = size;
+	}
+	for (j = hash_tgid(s->vms[idx].tgid, size); h[j]; j = (j + 1) & (size - 1))
+		;
+	h[j] = idx + 1;
+	return 0;
 }
 
 /* Name VM @vm, with the labels its rows use. */
@@ -132,6 +164,12 @@ int vmctx_session_add_vm(struct vmctx_session *s, int vm_tgid, const char *name)
 	if (name_vm(vm, name ? name : buf, !name) || asprintf(&vm->tag, "(VM%d)", vm->nr) < 0) {
 		free(vm->name);
 		free(vm->label);
+		return -ENOMEM;
+	}
+	if (hash_vm(s, s->nvms)) {
+		free(vm->name);
+		free(vm->label);
+		free(vm->tag);
 		return -ENOMEM;
 	}
 	s->nvms++;
@@ -240,15 +278,13 @@ static struct vmctx_vcpu *get_vcpu(struct vmctx_session *s, int vm_tgid, int id)
 		goto nomem;
 	v = &s->vcpus[s->nvcpus];
 	memset(v, 0, sizeof(*v));
-	if (timeline_add_vcpu(s, v))
-		goto nomem;
+	timeline_add_vcpu(v);
 	v->vm_idx = vm_idx;
 	v->id = id;
 	v->cache_task = -1;
 	s->nvcpus++;
 	if (s->nvcpus * 2 > s->vcpu_hash_size && rehash_vcpus(s)) {
 		s->nvcpus--;
-		free(v->snap);
 		goto nomem;
 	}
 	j = hash2(vm_tgid, id) & (s->vcpu_hash_size - 1);
@@ -427,34 +463,35 @@ int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
 }
 
 int session_emit(struct vmctx_session *s, const struct vmctx_vcpu *v, const struct agg_key *k,
-		 uint64_t time, uint64_t count)
+		 uint64_t time, uint64_t count, bool counted)
 {
 	int err;
 
 	if (!count)
 		return 0;
-	err = agg_add(s, k, count);
-	if (err)
-		return err;
-	if (k->cls == VMCTX_CLASS_STEAL) {
-		struct agg_key e;
-
-		/* Steal by the exit that left the vCPU waiting. */
-		memset(&e, 0, sizeof(e));
-		e.scope = AGG_STEAL_EXIT;
-		e.cls = k->cls;
-		e.sub = v->isa;
-		e.vm_idx = v->vm_idx;
-		e.vcpu = v->id;
-		e.by = -1;
-		e.exit = v->exit_key;
-		err = agg_add(s, &e, count);
+	if (!counted) {
+		err = agg_add(s, k, count);
 		if (err)
 			return err;
 	}
 	if (s->stream)
 		report_stream(s, v, k, time, count);
 	return 0;
+}
+
+int session_steal_exit(struct vmctx_session *s, const struct vmctx_vcpu *v, uint64_t count)
+{
+	struct agg_key e;
+
+	memset(&e, 0, sizeof(e));
+	e.scope = AGG_STEAL_EXIT;
+	e.cls = VMCTX_CLASS_STEAL;
+	e.sub = v->isa;
+	e.vm_idx = v->vm_idx;
+	e.vcpu = v->id;
+	e.by = -1;
+	e.exit = v->exit_key;
+	return agg_add(s, &e, count);
 }
 
 void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void *ctx)

@@ -4,9 +4,20 @@
  * host time (Yamamoto et al., section 3.5).  A vCPU that stops running
  * waits on its home pCPU; every sample taken there meanwhile is one tick
  * of the vCPU's blank time, [idle] if the guest halted, otherwise [steal]
- * charged to whoever ran instead.  Charges are counted lazily: each pCPU
- * counts samples per owner, and a waiting vCPU keeps a snapshot of those
- * counts, so a sample costs O(1) and memory never grows with samples.
+ * charged to whoever ran instead.
+ *
+ * Charges are counted lazily, with no state per pCPU and vCPU pair: each
+ * pCPU keeps a running total of its sample weights and a ring of its
+ * latest PCPU_RUNS runs (an owner's ticks in a row, as a range of that
+ * total), and a waiting vCPU remembers the total when it was last charged.
+ * A wait's blank time is the difference of totals, exact whatever
+ * happened; its owners come from the runs that overlap it, newest first.
+ * What lies before the oldest run the ring still holds (the pCPU changed
+ * hands more than PCPU_RUNS times during the wait) is "[steal] (others)",
+ * and so is a vCPU's steal by owners beyond the first VCPU_STEAL_OWNERS it
+ * names.  Naming every owner exactly would need O(vCPUs^2) rows when many
+ * vCPUs share a pCPU (each one stolen from by every other); this way a
+ * sample costs O(PCPU_RUNS) at most and memory is O(vCPUs + pCPUs).
  *
  * The output is runs of ticks of each vCPU's stream, handed to
  * session_emit(), which counts them and shows them to the caller.
@@ -17,50 +28,9 @@
 
 #include "vmctx-local.h"
 
-/* Every pCPU count array and vCPU snapshot has one slot per owner. */
-static int grow_owners(struct vmctx_session *s, size_t owners)
+void timeline_add_vcpu(struct vmctx_vcpu *v)
 {
-	size_t cap = s->owners_cap ? s->owners_cap : 16, i;
-
-	if (owners <= s->owners_cap)
-		return 0;
-	while (cap < owners)
-		cap *= 2;
-	for (i = 0; i < s->npcpus; i++) {
-		uint64_t *c = realloc(s->pcpus[i].count, cap * sizeof(*c));
-		uint32_t *seen;
-
-		if (!c)
-			return -ENOMEM;
-		memset(c + s->owners_cap, 0, (cap - s->owners_cap) * sizeof(*c));
-		s->pcpus[i].count = c;
-		seen = realloc(s->pcpus[i].seen, cap * sizeof(*seen));
-		if (!seen)
-			return -ENOMEM;
-		s->pcpus[i].seen = seen;
-	}
-	for (i = 0; i < s->nvcpus; i++) {
-		uint64_t *c = realloc(s->vcpus[i].snap, cap * sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		memset(c + s->owners_cap, 0, (cap - s->owners_cap) * sizeof(*c));
-		s->vcpus[i].snap = c;
-	}
-	s->owners_cap = cap;
-	return 0;
-}
-
-int timeline_add_vcpu(struct vmctx_session *s, struct vmctx_vcpu *v)
-{
-	/* owner 0 is the outside, vCPU i is owner i + 1 */
-	if (grow_owners(s, s->nvcpus + 2))
-		return -ENOMEM;
-	v->snap = calloc(s->owners_cap, sizeof(*v->snap));
-	if (!v->snap)
-		return -ENOMEM;
 	v->exit_key = VMCTX_EXIT_OTHER;	/* no exit seen yet */
-	return 0;
 }
 
 struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu)
@@ -74,10 +44,6 @@ struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu)
 	}
 	if (cpu < s->npcpus)
 		return &s->pcpus[cpu];
-	if (grow_owners(s, s->nvcpus + 1)) {
-		errno = ENOMEM;
-		return NULL;
-	}
 	p = realloc(s->pcpus, (cpu + 1) * sizeof(*p));
 	if (!p)
 		return NULL;
@@ -85,26 +51,46 @@ struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu)
 	for (i = s->npcpus; i <= cpu; i++) {
 		memset(&s->pcpus[i], 0, sizeof(s->pcpus[i]));
 		s->pcpus[i].cur = -1;
-		s->pcpus[i].count = calloc(s->owners_cap, sizeof(uint64_t));
-		s->pcpus[i].seen = calloc(s->owners_cap, sizeof(uint32_t));
-		if (!s->pcpus[i].count || !s->pcpus[i].seen) {
-			free(s->pcpus[i].count);
-			free(s->pcpus[i].seen);
-			s->npcpus = i;
-			return NULL;
-		}
+		s->pcpus[i].restart = true;	/* its first sample weighs 1 */
 	}
 	s->npcpus = cpu + 1;
 	return &s->pcpus[cpu];
 }
 
-/* One run of @v's virtual stream: @count ticks of @cls up to @time. */
+/* @owner took @weight ticks of @p. */
+static void add_ticks(struct vmctx_pcpu *p, int owner, uint64_t weight)
+{
+	struct owner_run *r = &p->runs[p->head];
+
+	if (p->nruns && r->owner == owner && r->end == p->ticks) {
+		r->end += weight;
+	} else {
+		p->head = (p->head + 1) % PCPU_RUNS;
+		if (p->nruns < PCPU_RUNS)
+			p->nruns++;
+		r = &p->runs[p->head];
+		r->owner = owner;
+		r->start = p->ticks;
+		r->end = p->ticks + weight;
+	}
+	p->ticks += weight;
+}
+
+/*
+ * One run of @v's virtual stream: @count ticks of @cls up to @time.  Steal
+ * also counts by the vCPU's last exit: now, or added to *@steal for the
+ * caller to count once.
+ */
 static int emit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time,
 		enum vmctx_class cls, int by, const char *function, const char *module,
-		uint64_t count)
+		uint64_t count, uint64_t *steal)
 {
+	bool counted = false;
 	struct agg_key k;
+	int err;
 
+	if (!count)
+		return 0;
 	memset(&k, 0, sizeof(k));
 	k.scope = AGG_VCPU;
 	k.cls = cls;
@@ -113,7 +99,32 @@ static int emit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time,
 	k.by = by;
 	k.function = function;
 	k.module = module;
-	return session_emit(s, v, &k, time, count);
+	/* A vCPU's steal names a bounded number of owners (see the top). */
+	if (cls == VMCTX_CLASS_STEAL && by > OWNER_OUTSIDE) {
+		uint32_t i;
+
+		for (i = 0; i < v->nsteal_by && v->steal_by[i] != by; i++)
+			;
+		if (i == VCPU_STEAL_OWNERS) {
+			k.by = OWNER_OTHERS;
+		} else {
+			if (i == v->nsteal_by) {
+				v->steal_by[i] = by;
+				v->steal_n[i] = 0;
+				v->nsteal_by++;
+			}
+			v->steal_n[i] += count;
+			counted = true;
+		}
+	}
+	err = session_emit(s, v, &k, time, count, counted);
+	if (err || cls != VMCTX_CLASS_STEAL)
+		return err;
+	if (steal) {
+		*steal += count;
+		return 0;
+	}
+	return session_steal_exit(s, v, count);
 }
 
 static enum vmctx_class blank_class(const struct vmctx_vcpu *v)
@@ -123,18 +134,14 @@ static enum vmctx_class blank_class(const struct vmctx_vcpu *v)
 
 static void start_wait(struct vmctx_vcpu *v, const struct vmctx_pcpu *p)
 {
-	size_t k;
-
 	v->state = VCPU_WAITING;
 	v->blocked = false;
-	for (k = 0; k < p->nseen; k++)
-		v->snap[k] = p->count[p->seen[k]];
-	v->snap_n = p->nseen;
+	v->snap_ticks = p->ticks;
 	v->snap_lost = p->lost;
 }
 
 /* Hold @n ticks charged to @owner until the held wait ends (end_hold()). */
-static int hold_charge(struct vmctx_vcpu *v, uint32_t owner, uint64_t n)
+static int hold_charge(struct vmctx_vcpu *v, int owner, uint64_t n)
 {
 	if (vmctx_grow((void **)&v->pend, &v->pend_cap, v->npend + 1, sizeof(*v->pend)))
 		return -ENOMEM;
@@ -142,6 +149,46 @@ static int hold_charge(struct vmctx_vcpu *v, uint32_t owner, uint64_t n)
 	v->pend[v->npend].n = n;
 	v->npend++;
 	return 0;
+}
+
+/*
+ * Who took @p's ticks (@from, p->ticks]: at most PCPU_RUNS charges in
+ * @c, oldest first, one per owner; what the ring no longer holds goes to
+ * OWNER_OTHERS.  Returns the number of charges.
+ */
+static size_t gap_owners(const struct vmctx_pcpu *p, uint64_t from, struct pend_charge *c)
+{
+	uint64_t covered = 0;
+	size_t n = 0, i, k;
+
+	for (k = 0; k < p->nruns; k++) {
+		const struct owner_run *r = &p->runs[(p->head + PCPU_RUNS - k) % PCPU_RUNS];
+		uint64_t d;
+
+		if (r->end <= from)
+			break;
+		d = r->end - (r->start > from ? r->start : from);
+		covered += d;
+		for (i = 0; i < n && c[i].owner != r->owner; i++)
+			;
+		if (i == n) {
+			c[n].owner = r->owner;
+			c[n++].n = 0;
+		}
+		c[i].n += d;
+	}
+	if (covered < p->ticks - from) {
+		c[n].owner = OWNER_OTHERS;
+		c[n++].n = p->ticks - from - covered;
+	}
+	/* newest first so far: the stream wants them oldest first */
+	for (i = 0; i < n / 2; i++) {
+		struct pend_charge t = c[i];
+
+		c[i] = c[n - 1 - i];
+		c[n - 1 - i] = t;
+	}
+	return n;
 }
 
 /*
@@ -157,46 +204,50 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 {
 	struct vmctx_pcpu *p = &s->pcpus[v->home];
 	enum vmctx_class cls = blank_class(v);
-	uint64_t sum = p->lost - v->snap_lost, drop = 0;
-	size_t k;
+	struct pend_charge c[PCPU_RUNS + 1];
+	uint64_t sum = p->lost - v->snap_lost + (p->ticks - v->snap_ticks), drop = 0, steal = 0;
+	size_t k, n;
 	int err;
 
-	/* Only owners seen on this pCPU can have moved; unseen ones count 0. */
-	for (k = 0; k < p->nseen; k++)
-		sum += p->count[p->seen[k]] - (k < v->snap_n ? v->snap[k] : 0);
 	if (v->charged + sum > cap)
 		drop = v->charged + sum - cap;
-	for (k = 0; k < p->nseen; k++) {
-		uint32_t j = p->seen[k];
-		uint64_t d = p->count[j] - (k < v->snap_n ? v->snap[k] : 0);
+	n = gap_owners(p, v->snap_ticks, c);
+	v->snap_ticks = p->ticks;
+	/* the latest owner gives back first; if the ring lost its ticks, "others" */
+	for (k = 0; k < n && drop; k++) {
+		if (c[k].owner == p->cur) {
+			uint64_t give = drop < c[k].n ? drop : c[k].n;
 
-		v->snap[k] = p->count[j];
-		if ((int)j == p->cur && drop) {
-			uint64_t give = drop < d ? drop : d;
-
-			d -= give;
+			c[k].n -= give;
 			drop -= give;
 		}
+	}
+	if (drop && n && c[0].owner == OWNER_OTHERS)
+		c[0].n -= drop < c[0].n ? drop : c[0].n;
+	for (k = 0; k < n; k++) {
+		uint64_t d = c[k].n;
+
 		if (!d)
 			continue;
 		/* Idle is not attributed to anyone: a halted guest lost nothing. */
 		if (hold)
-			err = hold_charge(v, j, d);
+			err = hold_charge(v, c[k].owner, d);
 		else
-			err = emit(s, v, time, cls, cls == VMCTX_CLASS_STEAL ? (int)j : -1, NULL,
-				   NULL, d);
+			err = emit(s, v, time, cls, cls == VMCTX_CLASS_STEAL ? c[k].owner : -1,
+				   NULL, NULL, d, &steal);
 		if (err)
 			return err;
 		v->charged += d;
 	}
-	v->snap_n = p->nseen;
+	if (steal && (err = session_steal_exit(s, v, steal)))
+		return err;
 	if (p->lost != v->snap_lost) {
 		uint64_t d = p->lost - v->snap_lost;
 
 		v->snap_lost = p->lost;
 		if (hold)
 			v->pend_lost += d;
-		else if ((err = emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, d)))
+		else if ((err = emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, d, NULL)))
 			return err;
 		v->charged += d;
 	}
@@ -207,6 +258,7 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 static int end_hold(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
 {
 	enum vmctx_class cls = idle ? VMCTX_CLASS_IDLE : VMCTX_CLASS_STEAL;
+	uint64_t steal = 0;
 	size_t i;
 	int err = 0;
 
@@ -214,13 +266,16 @@ static int end_hold(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
 	if (!v->npend && !v->pend_lost && !v->pend_fill)
 		return 0;
 	for (i = 0; i < v->npend && !err; i++)
-		err = emit(s, v, v->pend_time, cls, idle ? -1 : (int)v->pend[i].owner, NULL, NULL,
-			   v->pend[i].n);
+		err = emit(s, v, v->pend_time, cls, idle ? -1 : v->pend[i].owner, NULL, NULL,
+			   v->pend[i].n, &steal);
+	if (!err && steal)
+		err = session_steal_exit(s, v, steal);
 	if (!err && v->pend_lost)
-		err = emit(s, v, v->pend_time, VMCTX_CLASS_LOST, -1, NULL, NULL, v->pend_lost);
+		err = emit(s, v, v->pend_time, VMCTX_CLASS_LOST, -1, NULL, NULL, v->pend_lost,
+			   NULL);
 	if (!err && v->pend_fill)
 		err = emit(s, v, v->pend_time, cls, idle ? -1 : OWNER_OUTSIDE, NULL, NULL,
-			   v->pend_fill);
+			   v->pend_fill, NULL);
 	v->npend = 0;
 	v->pend_lost = 0;
 	v->pend_fill = 0;
@@ -237,13 +292,20 @@ uint64_t timeline_weight(struct vmctx_session *s, const struct vmctx_sample *smp
 
 	if (!p)
 		return 0;
+	/*
+	 * Weights count the pCPU's time once: from its latest sample so far,
+	 * so that a stream going back and forth in time cannot count the same
+	 * ticks again.
+	 */
 	last = p->last_sample;
-	p->last_sample = smp->time;
-	if (s->weight_by_time && last && smp->time > last) {
+	if (smp->time > last)
+		p->last_sample = smp->time;
+	if (s->weight_by_time && !p->restart && smp->time > last) {
 		w = (smp->time - last + s->tick_ns / 2) / s->tick_ns;
 		if (w < 1 || w > MAX_WEIGHT)
 			w = 1;
 	}
+	p->restart = false;
 	return w;
 }
 
@@ -283,7 +345,7 @@ static int fill(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bo
 		enum vmctx_class cls = blank_class(v);
 
 		err = emit(s, v, time, cls, cls == VMCTX_CLASS_STEAL ? OWNER_OUTSIDE : -1,
-			   NULL, NULL, expected - v->charged);
+			   NULL, NULL, expected - v->charged, NULL);
 		if (err)
 			return err;
 	}
@@ -351,16 +413,16 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 		if (err)
 			return err;
 	}
-	if (!p->count[owner])
-		p->seen[p->nseen++] = owner;
-	p->count[owner] += weight;
+	add_ticks(p, owner, weight);
 	p->cur = owner;
 	if (!v)
 		return 0;
 
 	v->state = VCPU_RUNNING;
 	v->home = smp->cpu;
-	v->last_time = smp->time;
+	/* only forward: a stream going back in time must not fill the same ticks twice */
+	if (smp->time > v->last_time)
+		v->last_time = smp->time;
 	/* Unnamed codes share one row, so hostile input cannot grow the table. */
 	if (smp->isa != v->isa || smp->exit_reason != v->last_exit)
 		v->exit_key = vmctx_exit_reason_name(smp->isa, smp->exit_reason) ?
@@ -370,13 +432,13 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 	if (smp->flags & VMCTX_SAMPLE_GUEST) {
 		v->halted = false;
 		return emit(s, v, smp->time, guest->sub, guest->by, guest->function,
-			    guest->module, weight);
+			    guest->module, weight, NULL);
 	}
 	/* The vCPU's thread runs host code: KVM's exit handling, QEMU, halt polling. */
 	if (vmctx_exit_reason_is_halt(smp->isa, smp->exit_reason))
 		v->halted = true;
 	return emit(s, v, smp->time, blank_class(v),
-		    v->halted ? -1 : OWNER_OUTSIDE, NULL, NULL, weight);
+		    v->halted ? -1 : OWNER_OUTSIDE, NULL, NULL, weight, NULL);
 }
 
 int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct vmctx_vcpu *v,
@@ -414,7 +476,8 @@ int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct
 	}
 	v->state = VCPU_RUNNING;
 	v->home = cpu;
-	v->last_time = time;
+	if (time > v->last_time)
+		v->last_time = time;
 	return 0;
 }
 
@@ -458,14 +521,14 @@ int timeline_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t
 	if (time > s->last_time)
 		s->last_time = time;
 	p->lost += count;
-	p->last_sample = 0;	/* the lost ticks are counted here, not by weight */
+	p->restart = true;	/* the lost ticks are counted here, not by weight */
 	/* The vCPU this pCPU was running lost its own ticks. */
 	if (p->cur > 0) {
 		struct vmctx_vcpu *v = &s->vcpus[p->cur - 1];
 
 		if (v->state == VCPU_RUNNING && v->home == cpu) {
 			v->charged += count;
-			return emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, count);
+			return emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, count, NULL);
 		}
 	}
 	return 0;

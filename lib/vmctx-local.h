@@ -219,8 +219,16 @@ struct vmctx_vm {
 	struct vmctx_clock clock;		/* host time to the bundle's guest time */
 };
 
-/* Owner 0 of a pCPU is "outside" (host work); owner i + 1 is vCPU i. */
+/*
+ * Owner 0 of a pCPU is "outside" (host work); owner i + 1 is vCPU i.
+ * OWNER_OTHERS is steal whose owner the session no longer tells apart
+ * (see timeline.c): "[steal] (others)".
+ */
 #define OWNER_OUTSIDE 0
+#define OWNER_OTHERS (-2)
+/* Runs of owners each pCPU remembers, and owners a vCPU's steal names. */
+#define PCPU_RUNS	32
+#define VCPU_STEAL_OWNERS 16
 
 enum vcpu_state {
 	VCPU_UNSEEN,
@@ -229,7 +237,7 @@ enum vcpu_state {
 };
 
 struct pend_charge {
-	uint32_t owner;
+	int32_t owner;
 	uint64_t n;
 };
 
@@ -254,23 +262,36 @@ struct vmctx_vcpu {
 	uint64_t exit_key;		/* last_exit, or VMCTX_EXIT_OTHER if unnamed */
 	uint32_t home;			/* pCPU it last ran on */
 	uint64_t last_time;		/* host time of its last real tick */
-	uint64_t *snap;			/* home pCPU's counts, by seen-list position */
-	size_t snap_n;			/* positions valid in snap; later ones are 0 */
+	uint64_t snap_ticks;		/* home pCPU's ticks when last charged */
 	uint64_t snap_lost;
 	uint64_t charged;		/* ticks charged in the current wait */
+	/*
+	 * Steal by the first VCPU_STEAL_OWNERS owners it names, counted here
+	 * (a vCPU's own cache lines) rather than in the session's table.
+	 */
+	int32_t steal_by[VCPU_STEAL_OWNERS];
+	uint64_t steal_n[VCPU_STEAL_OWNERS];
+	uint32_t nsteal_by;
 	/* resolution cache */
 	uint64_t cache_cr3;
 	int cache_task;
 	uint64_t cache_from, cache_to;	/* guest time range the cached task is valid */
 };
 
+/* Ticks (start, end] of a pCPU's running total that one owner took in a row. */
+struct owner_run {
+	int32_t owner;
+	uint64_t start, end;
+};
+
 struct vmctx_pcpu {
 	int cur;			/* owner of the last sample, -1 before any */
-	uint64_t *count;		/* samples per owner */
-	uint32_t *seen;			/* owners with samples here, in order of appearance */
-	size_t nseen;
+	uint64_t ticks;			/* running total of sample weights */
+	struct owner_run runs[PCPU_RUNS];	/* the latest runs, a ring */
+	uint32_t head, nruns;		/* runs[head] is the newest */
 	uint64_t lost;
-	uint64_t last_sample;		/* time of its last sample, 0 after a loss */
+	uint64_t last_sample;		/* time of its latest sample */
+	bool restart;			/* none yet, or a loss since: the next weighs 1 */
 };
 
 /* Aggregation scopes: a vCPU's virtual stream, or the physical CPUs. */
@@ -305,13 +326,14 @@ struct vmctx_session {
 	uint32_t max_vcpus;
 	struct vmctx_vm *vms;
 	size_t nvms, vms_cap;
+	int32_t *vm_hash;		/* open addressing by tgid: vm index + 1 */
+	size_t vm_hash_size;
 	struct vmctx_vcpu *vcpus;
 	size_t nvcpus, vcpus_cap;
 	int32_t *vcpu_hash;		/* open addressing: vcpu index + 1 */
 	size_t vcpu_hash_size;
 	struct vmctx_pcpu *pcpus;
 	size_t npcpus;
-	size_t owners_cap;		/* length of every count/snap array */
 	struct agg_entry *agg;
 	size_t agg_size, agg_used;
 	vmctx_stream_fn stream;
@@ -327,18 +349,19 @@ struct vmctx_session {
 __hidden int session_vm_idx(const struct vmctx_session *s, int vm_tgid);
 /*
  * session.c: where the timeline's output goes.  One run of @v's virtual
- * stream (@k, AGG_VCPU), @count ticks ending at @time: counted, and shown
- * to the caller's stream observer if there is one.
+ * stream (@k, AGG_VCPU), @count ticks ending at @time: counted unless
+ * @counted (the vCPU counted it), and shown to the caller's stream
+ * observer if there is one.
  */
 __hidden int session_emit(struct vmctx_session *s, const struct vmctx_vcpu *v,
-			  const struct agg_key *k, uint64_t time, uint64_t count);
+			  const struct agg_key *k, uint64_t time, uint64_t count, bool counted);
+/* session.c: @count ticks of @v's steal, by the exit that left it waiting. */
+__hidden int session_steal_exit(struct vmctx_session *s, const struct vmctx_vcpu *v,
+				uint64_t count);
 
 /* timeline.c */
-/*
- * Give the vCPU at s->vcpus[s->nvcpus], not counted yet, its timeline
- * state: an owner slot on every pCPU and its snapshot of their counts.
- */
-__hidden int timeline_add_vcpu(struct vmctx_session *s, struct vmctx_vcpu *v);
+/* Give the vCPU at s->vcpus[s->nvcpus], not counted yet, its timeline state. */
+__hidden void timeline_add_vcpu(struct vmctx_vcpu *v);
 /* The state of pCPU @cpu, created on first use; NULL with errno. */
 __hidden struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu);
 /*

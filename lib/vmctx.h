@@ -783,7 +783,7 @@ struct vmctx_session_opts {
 	/*
 	 * Bounds on what an event stream may declare, since perf.data is
 	 * untrusted: pCPU numbers below max_pcpus (0: 1024) and at most
-	 * max_vcpus distinct vCPUs (0: 4096).  Memory is O(pCPUs x vCPUs).
+	 * max_vcpus distinct vCPUs (0: 4096).  Memory is O(pCPUs + vCPUs).
 	 */
 	uint32_t max_pcpus;
 	uint32_t max_vcpus;

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "rss.h"
 #include "scenarios.h"
 #include "tap.h"
 
@@ -705,6 +707,157 @@ static void hostile_streams_are_bounded(void)
 	vmctx_session_free(s);
 }
 
+/*
+ * Found by fuzz-session: a stream that goes back in time and forward again
+ * counted the same ticks twice, as weight (a sample stood for the ticks
+ * since an earlier sample of its pCPU) and as filled blank time.  vcpu0
+ * is sampled at 0, 10, 0 and 10 ms on one pCPU: the window is 11 ticks,
+ * and the two samples that come with no new time are one tick each.
+ */
+static void time_going_back_is_counted_once(bool weight)
+{
+	static const int ms[] = { 0, 10, 0, 10 };
+	struct vmctx_session_opts o = {
+		.sz = sizeof(o), .tick_ns = SCEN_TICK_NS,
+		.flags = weight ? VMCTX_SESSION_WEIGHT_BY_TIME : 0,
+	};
+	struct vmctx_session *s = vmctx_session_new(&o);
+	struct vmctx_table *t;
+	size_t i;
+
+	CHECK(s, "session");
+	if (!s)
+		return;
+	declare_vm1(s);
+	for (i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+		struct vmctx_sample smp = gsample(ms[i], 0);
+
+		CHECK(!vmctx_session_sample(s, &smp), "sample at %d ms", ms[i]);
+	}
+	CHECK(!vmctx_session_finish(s, 10 * SCEN_TICK_NS), "finish");
+	t = vmctx_table_new(s, VMCTX_VIEW_HOST, -1, -1);
+	/* weighted: 1 + 10 + 1 + 1; else one tick a sample */
+	CHECK_EQ(vmctx_table_total(t), weight ? 13 : 4, "host view: the pCPU's time once");
+	vmctx_table_free(t);
+	t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(1), 0);
+	CHECK_EQ(vmctx_table_total(t), 11 + 2, "vcpu0: the window once, and two repeated samples");
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+}
+
+/*
+ * A vCPU waits while 40 others of its VM take one tick each of its pCPU.
+ * Its blank time is exact; the owners named are bounded, as libvmctx(3)
+ * says: the pCPU remembers its last 32 runs, and a vCPU names 16 owners.
+ * So vcpu1..8 are before the ring, vcpu9..24 named (oldest first) and
+ * vcpu25..40 past the 16: 24 "(others)", 16 "(on vcpuN)" rows of one tick.
+ */
+static void steal_names_a_bounded_number_of_owners(void)
+{
+	const int OTHERS = 40;
+	struct vmctx_session *s = vmctx_session_new(NULL);
+	struct vmctx_table *t;
+	int i;
+
+	declare_vm1(s);
+	for (i = 0; i <= OTHERS + 1; i++) {
+		/* vcpu0, then vcpu1..40, then vcpu0 again */
+		struct vmctx_sample smp = gsample(i, i <= OTHERS ? i : 0);
+
+		CHECK(!vmctx_session_sample(s, &smp), "sample %d", i);
+	}
+	CHECK(!vmctx_session_finish(s, (OTHERS + 1) * SCEN_TICK_NS), "finish");
+	t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(1), 0);
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_STEAL), OTHERS, "the wait is exact");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(others)"), OTHERS - 16, "owners not named");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu8)"), 0, "vcpu8 is before the ring");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu9)"), 1, "vcpu9 is named");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu24)"), 1, "vcpu24 is named");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu25)"), 0, "vcpu25 is the 17th");
+	CHECK_EQ(vmctx_table_nrows(t), 1 + 1 + 16, "its code, (others) and 16 owners");
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+}
+
+static double seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Issue #12: one VM of 4,096 vCPUs, each sampled once, one tick apart, on
+ * one pCPU (a 328 KB perf.data).  Every vCPU is runnable and waits from
+ * its sample to the end, stolen from by each later one.  It took 36 s and
+ * 3.0 GiB (a count per owner in every vCPU's snapshot, and a table row per
+ * pair of vCPUs); the tables must be what the 4,096 samples allow, fast
+ * and in bounded memory.
+ */
+static void many_vcpus_on_one_pcpu_are_bounded(bool weight)
+{
+	const int V = 4096;
+	struct vmctx_session_opts o = {
+		.sz = sizeof(o), .tick_ns = SCEN_TICK_NS,
+		.flags = weight ? VMCTX_SESSION_WEIGHT_BY_TIME : 0,
+	};
+	struct vmctx_session *s;
+	struct vmctx_table *t;
+	uint64_t window = 0, steal = 0, n;
+	long rss0 = reset_peak_rss() ? peak_rss_kib() : -1;
+	double t0 = seconds();
+	bool within = true;
+	int i, err = 0;
+
+	s = vmctx_session_new(&o);
+	CHECK(s, "session");
+	if (!s)
+		return;
+	declare_vm1(s);
+	for (i = 0; i < V && !err; i++) {
+		struct vmctx_sample smp = gsample(i, i);
+
+		err = vmctx_session_sample(s, &smp);
+	}
+	CHECK(!err, "4,096 samples of 4,096 vCPUs accepted (%d)", err);
+	CHECK(!vmctx_session_finish(s, (V - 1) * SCEN_TICK_NS), "finish");
+
+	/* the physical view is the samples, one tick each (one tick apart) */
+	t = vmctx_table_new(s, VMCTX_VIEW_HOST, -1, -1);
+	CHECK(t && vmctx_table_total(t) == (uint64_t)V, "host view: the 4,096 samples");
+	vmctx_table_free(t);
+
+	/* vcpu i's stream covers ticks i..V-1 of the window, one tick each */
+	t = vmctx_table_new(s, VMCTX_VIEW_VCPUS, VM_PID(1), -1);
+	CHECK(t && vmctx_table_nrows(t) == (size_t)V, "a row per vCPU");
+	for (i = 0; t && i < V && i < (int)vmctx_table_nrows(t); i++) {
+		vmctx_table_row(t, i, &n, NULL, NULL);
+		within &= n <= (uint64_t)(V - i);
+		window += V - i;
+		steal += vmctx_table_row_class(t, i, VMCTX_CLASS_STEAL);
+	}
+	CHECK(within, "no vCPU has more ticks than its window");
+	/* steal: each tick of a vCPU's wait is a later vCPU's sample */
+	CHECK(steal <= window - V, "steal %" PRIu64 " within the waits %" PRIu64, steal,
+	      window - V);
+	vmctx_table_free(t);
+
+	t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(1), -1);
+	CHECK(t && vmctx_table_total(t) <= window,
+	      "guest view: %" PRIu64 " ticks, at most the vCPUs' windows (%" PRIu64 ")",
+	      vmctx_table_total(t), window);
+	/* every vCPU names at most a few owners: rows stay O(vCPUs), not O(vCPUs^2) */
+	CHECK(t && vmctx_table_nrows(t) <= (size_t)V + 3, "guest view: %zu rows",
+	      vmctx_table_nrows(t));
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+	CHECK(seconds() - t0 < 5.0, "4,096 vCPUs in %.2f s (36 s before)", seconds() - t0);
+	if (rss0 >= 0)
+		CHECK(peak_rss_kib() - rss0 < 64 * 1024, "4,096 vCPUs took %ld MiB (3 GiB before)",
+		      (peak_rss_kib() - rss0) / 1024);
+}
+
 int main(void)
 {
 	fig9_blank_time_goes_to_who_ran_instead();
@@ -729,5 +882,10 @@ int main(void)
 	bundles_name_vms_named_by_default();
 	bad_input_is_refused();
 	hostile_streams_are_bounded();
+	steal_names_a_bounded_number_of_owners();
+	time_going_back_is_counted_once(false);
+	time_going_back_is_counted_once(true);
+	many_vcpus_on_one_pcpu_are_bounded(false);
+	many_vcpus_on_one_pcpu_are_bounded(true);
 	return tap_result("test-timeline");
 }

@@ -5,7 +5,11 @@
  * with a bundle, pushed through the public API as perf would, then
  * finished, rendered in every view and exported in both formats.  Every
  * call must return 0 or a negative error code, without a crash, a
- * sanitizer report or a leak.
+ * sanitizer report or a leak, and the tables must stay within what the
+ * input allows (issue #12): the host view within the samples offered (each
+ * standing for at most the ticks since its pCPU's previous one) and the
+ * losses, each vCPU's stream within that plus the ticks of the window, and
+ * a table's rows within the vCPUs' and symbols' number, not their pairs.
  *
  * Times, pCPUs, vCPU ids, flags, CR3s and IPs all come from the input, so
  * the stream may go backwards in time, switch vCPUs in twice or lose
@@ -23,6 +27,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define VM1	1001
 #define VM2	1002
 #define ROOT	0x10000000ULL
+#define NCPUS	20	/* pCPU numbers the input uses, a few beyond max_pcpus */
+#define NVCPUS	40	/* vCPU ids, -2..37 */
+
+/* What the input offered: the bounds on every table. */
+struct offered {
+	uint64_t tick_ns;
+	uint64_t samples, lost, events;
+	uint64_t first[NCPUS], last[NCPUS];	/* sample times per pCPU, 0: none */
+	uint64_t min_time, max_time;		/* of every event */
+};
 
 struct input {
 	const uint8_t *p;
@@ -69,16 +83,25 @@ static void check(int err)
 		abort();
 }
 
-static void event(struct vmctx_session *s, struct input *in, uint64_t *now)
+static void note_time(struct offered *o, uint64_t t)
+{
+	if (!o->events++ || t < o->min_time)
+		o->min_time = t;
+	if (t > o->max_time)
+		o->max_time = t;
+}
+
+static void event(struct vmctx_session *s, struct input *in, uint64_t *now, struct offered *o)
 {
 	uint8_t op = take(in, 1);
-	uint32_t cpu = take(in, 1) % 20;	/* a few beyond max_pcpus */
+	uint32_t cpu = take(in, 1) % NCPUS;
 	int vm = take(in, 1) & 1 ? VM2 : VM1;
 	int vcpu = (int)(take(in, 1) % 40) - 2;	/* -2..37: some invalid */
 	struct vmctx_sample smp = { .sz = sizeof(smp) };
 
 	/* mostly forward, sometimes back */
 	*now += (int16_t)take(in, 2) * 1000LL;
+	note_time(o, *now);
 	switch (op % 5) {
 	case 0:
 	case 1:
@@ -96,6 +119,11 @@ static void event(struct vmctx_session *s, struct input *in, uint64_t *now)
 		smp.host_sym = "host_fn";
 		smp.host_dso = "[kernel.kallsyms]";
 		check(vmctx_session_sample(s, &smp));
+		o->samples++;
+		if (!o->first[cpu] || smp.time < o->first[cpu])
+			o->first[cpu] = smp.time;
+		if (smp.time > o->last[cpu])
+			o->last[cpu] = smp.time;
 		break;
 	case 2:
 		check(vmctx_session_switch(s, *now, cpu, vm, vcpu, op & 0x80, op & 0x40));
@@ -103,19 +131,55 @@ static void event(struct vmctx_session *s, struct input *in, uint64_t *now)
 	case 3:
 		check(vmctx_session_halt(s, *now, vm, vcpu, op & 0x80));
 		break;
-	case 4:
-		check(vmctx_session_lost(s, *now, cpu, take(in, 1)));
+	case 4: {
+		uint64_t n = take(in, 1);
+
+		check(vmctx_session_lost(s, *now, cpu, n));
+		o->lost += n;
 		break;
+	}
 	}
 }
 
-static void render(const struct vmctx_session *s, enum vmctx_view view, int vm, int vcpu)
+/*
+ * Ticks the samples may stand for: one each, and with weighting by time at
+ * most the ticks since the previous sample on their pCPU, rounded (so at
+ * most one more each), which add up to each pCPU's span.
+ */
+static uint64_t host_bound(const struct offered *o, bool weighted)
+{
+	uint64_t n = o->samples + o->lost;
+	int cpu;
+
+	for (cpu = 0; weighted && cpu < NCPUS; cpu++)
+		if (o->first[cpu])
+			n += (o->last[cpu] - o->first[cpu]) / o->tick_ns;
+	return n;
+}
+
+/*
+ * A vCPU's stream: what its pCPUs sampled or lost, plus the ticks of the
+ * window filled from time, each fill rounded to the nearest tick.
+ */
+static uint64_t vcpu_bound(const struct offered *o, bool weighted)
+{
+	uint64_t n = host_bound(o, weighted);
+
+	if (o->tick_ns)
+		n += (o->max_time - o->min_time) / o->tick_ns + o->events + 1;
+	return n;
+}
+
+static void render(const struct vmctx_session *s, enum vmctx_view view, int vm, int vcpu,
+		   uint64_t bound)
 {
 	struct vmctx_table *t = vmctx_table_new(s, view, vm, vcpu);
 	char *out = NULL;
 
 	if (!t)
 		return;
+	if (vmctx_table_total(t) > bound)
+		abort();
 	check(vmctx_table_format(t, 20, &out));
 	free(out);
 	vmctx_table_free(t);
@@ -139,15 +203,41 @@ static void export(const struct vmctx_session *s, uint32_t flags)
 	vmctx_export_free(x);
 }
 
+/*
+ * Every vCPU of @vm within vcpu_bound(), and its rows few: its own code,
+ * [idle], [lost] and steal by at most 16 named owners, the outside and
+ * "(others)" (symbols: the bundle's 3 and the host's 1, under 2 classes).
+ */
+static void check_vcpus(const struct vmctx_session *s, int vm, uint64_t bound)
+{
+	int i, n = vmctx_session_vm_nvcpus(s, vm);
+	struct vmctx_table *t;
+
+	for (i = 0; i < n; i++) {
+		int id = vmctx_session_vm_vcpu(s, vm, i);
+
+		t = vmctx_table_new(s, VMCTX_VIEW_GUEST, vm, id);
+		if (!t)
+			continue;
+		if (vmctx_table_total(t) > bound || vmctx_table_nrows(t) > 40)
+			abort();
+		vmctx_table_free(t);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct input in = { data, size };
 	struct vmctx_session_opts so = { .sz = sizeof(so), .max_pcpus = 16, .max_vcpus = 32 };
+	struct offered o = { 0 };
 	struct vmctx_session *s;
-	uint64_t now = 1000000;
+	uint64_t now = 1000000, bound;
+	bool weighted;
 
 	so.tick_ns = take(&in, 1) * 100000;
 	so.flags = so.tick_ns && take(&in, 1) & 1 ? VMCTX_SESSION_WEIGHT_BY_TIME : 0;
+	o.tick_ns = so.tick_ns;
+	weighted = so.flags & VMCTX_SESSION_WEIGHT_BY_TIME;
 	s = vmctx_session_new(&so);
 	if (!s)
 		abort();
@@ -156,13 +246,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(vmctx_session_attach_bundle(s, VM1, bundle(), take(&in, 1) & 1 ?
 						       VMCTX_OFFSET_UNKNOWN : 0));
 	while (in.n)
-		event(s, &in, &now);
+		event(s, &in, &now, &o);
+	note_time(&o, now);
 	check(vmctx_session_finish(s, now));
-	render(s, VMCTX_VIEW_UNIFIED, -1, -1);
-	render(s, VMCTX_VIEW_HOST, -1, -1);
-	render(s, VMCTX_VIEW_GUEST, VM1, -1);
-	render(s, VMCTX_VIEW_GUEST, VM2, 0);
-	render(s, VMCTX_VIEW_VCPUS, VM1, -1);
+	bound = vcpu_bound(&o, weighted);
+	render(s, VMCTX_VIEW_UNIFIED, -1, -1, host_bound(&o, weighted));
+	render(s, VMCTX_VIEW_HOST, -1, -1, host_bound(&o, weighted));
+	render(s, VMCTX_VIEW_GUEST, VM1, -1, bound * NVCPUS);
+	render(s, VMCTX_VIEW_GUEST, VM2, 0, bound);
+	render(s, VMCTX_VIEW_VCPUS, VM1, -1, bound * NVCPUS);
+	check_vcpus(s, VM1, bound);
+	check_vcpus(s, VM2, bound);
 	export(s, 0);
 	export(s, VMCTX_EXPORT_NO_HOST);
 	vmctx_session_free(s);
