@@ -581,15 +581,7 @@ static int rec_pair(struct reader *r)
 		err = dec_field(r, 1, "tsc", &tsc);
 	if (!err)
 		err = dec_field(r, 2, "ns", &ns);
-	if (!err)
-		err = vmctx_grow((void **)&b->pairs, &b->pairs_cap, b->npairs + 1,
-				 sizeof(*b->pairs));
-	if (err)
-		return err;
-	b->pairs[b->npairs].tsc = tsc;
-	b->pairs[b->npairs].ns = ns;
-	b->npairs++;
-	return 0;
+	return err ? err : bundle_push_pair(b, tsc, ns);
 }
 
 static int rec_end(struct reader *r)

@@ -160,7 +160,13 @@ int vmctx_bundle_add_clock_pair(struct vmctx_bundle *b, uint64_t tsc, uint64_t n
 		return err;
 	if (b->npairs >= BUNDLE_MAX_PAIRS)
 		return -VMCTX_E_LIMIT;
-	err = vmctx_grow((void **)&b->pairs, &b->pairs_cap, b->npairs + 1, sizeof(*b->pairs));
+	return bundle_push_pair(b, tsc, ns);
+}
+
+int bundle_push_pair(struct vmctx_bundle *b, uint64_t tsc, uint64_t ns)
+{
+	int err = vmctx_grow((void **)&b->pairs, &b->pairs_cap, b->npairs + 1, sizeof(*b->pairs));
+
 	if (err)
 		return err;
 	b->pairs[b->npairs].tsc = tsc;

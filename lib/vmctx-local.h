@@ -161,6 +161,8 @@ struct vmctx_bundle {
 #define BUNDLE_MAX_LINE		65536		/* bytes, newline included */
 #define BUNDLE_DEFAULT_MAX_SIZE	(64ull << 20)
 
+/* bundle.c: append a clock pair (the caller checked the limit). */
+__hidden int bundle_push_pair(struct vmctx_bundle *b, uint64_t tsc, uint64_t ns);
 /* bundle.c: the last component of @path (a pointer into it). */
 __hidden const char *bundle_path_base(const char *path);
 
