@@ -779,14 +779,6 @@ static void steal_names_a_bounded_number_of_owners(void)
 	vmctx_session_free(s);
 }
 
-static double seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /*
  * Issue #12: one VM of 4,096 vCPUs, each sampled once, one tick apart, on
  * one pCPU (a 328 KB perf.data).  Every vCPU is runnable and waits from
@@ -806,7 +798,6 @@ static void many_vcpus_on_one_pcpu_are_bounded(bool weight)
 	struct vmctx_table *t;
 	uint64_t window = 0, steal = 0, n;
 	long rss0 = reset_peak_rss() ? peak_rss_kib() : -1;
-	double t0 = seconds();
 	bool within = true;
 	int i, err = 0;
 
@@ -852,9 +843,13 @@ static void many_vcpus_on_one_pcpu_are_bounded(bool weight)
 	      vmctx_table_nrows(t));
 	vmctx_table_free(t);
 	vmctx_session_free(s);
-	CHECK(seconds() - t0 < 5.0, "4,096 vCPUs in %.2f s (36 s before)", seconds() - t0);
+	/*
+	 * pCPU x vCPU state took 3 GiB here; O(vCPUs) takes 15 MiB.  The bound
+	 * only tells the two apart, with room for valgrind and ASan: speed and
+	 * memory figures are test/bench's (bench-timeline prints them).
+	 */
 	if (rss0 >= 0)
-		CHECK(peak_rss_kib() - rss0 < 64 * 1024, "4,096 vCPUs took %ld MiB (3 GiB before)",
+		CHECK(peak_rss_kib() - rss0 < 1024 * 1024, "4,096 vCPUs took %ld MiB (3 GiB before)",
 		      (peak_rss_kib() - rss0) / 1024);
 }
 
