@@ -78,6 +78,8 @@ check "$($P report -i le-file.data --stdio -F overhead,sample,guest_comm --guest
 	"$(printf '%s\n' '1000 [guest kernel]' '1000 bench' '2001 [host]' | LC_ALL=C sort)" "-F guest_comm, bundle given by VM pid"
 check "$($P report -i le-file.data --stdio -n --sort guest_comm,sym --guest-maps=guest1.vmctx 2>/dev/null | grep 'bench' | awk '{print $2, $5}')" \
 	"$(printf '700 work\n300 other')" "guest_comm with sym: guest functions named from the bundle"
+check "$($P report -i le-file.data --stdio -n --sort guest_comm,dso,sym --guest-maps=guest1.vmctx 2>/dev/null | awk '$3 == "bench" {print $2, $4, $NF} $3 == "[guest" {print $2, $5, $NF}')" \
+	"$(printf '1000 vmlinux guest_kfunc\n700 bench work\n300 bench other')" "dso: guest objects named from the bundle (the program, the guest kernel)"
 check "$($P report -i le-file.data --stdio -n --sort sym --guest-maps=guest1.vmctx 2>/dev/null | grep '\[g\]' | awk '{print $2, $4}')" \
 	"1000 guest_kfunc" "sym: guest kernel functions named from the bundle"
 out=$($P report -i le-file.data --stdio -n --sort guest_comm --guest-maps=other=guest1.vmctx 2>&1)
