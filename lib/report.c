@@ -109,6 +109,11 @@ static void labels(const struct vmctx_session *s, const struct agg_key *k, bool 
 			}
 			*function = k->function ? k->function : "[unknown]";
 			*module = k->module ? k->module : "[unknown]";
+			/* KVM's work for a vCPU, in the unified view: the VM's too */
+			if (vm) {
+				snprintf(buf, len, "%s %s", *module, vm->tag);
+				*module = buf;
+			}
 			return;
 		}
 	}
@@ -287,8 +292,13 @@ static int add_entry(struct vmctx_table *t, const struct vmctx_session *s,
 		return add_steal(t, k->exit, n);
 	}
 	cls = k->cls;
-	/* The host view charges a VM with KVM's work for its vCPUs too. */
-	if (t->view == VMCTX_VIEW_HOST && k->scope == AGG_HOST && k->vm_idx >= 0)
+	/*
+	 * Both host-wide views charge a VM with KVM's work for its vCPUs, so
+	 * that they agree on a VM's time; the unified view keeps the host
+	 * function's row, its module followed by the VM's tag.
+	 */
+	if ((t->view == VMCTX_VIEW_HOST || t->view == VMCTX_VIEW_UNIFIED) &&
+	    k->scope == AGG_HOST && k->vm_idx >= 0)
 		cls = VMCTX_CLASS_VM;
 	t->total += n;
 	t->cls[cls] += n;

@@ -962,8 +962,8 @@ enum vmctx_class {
 	VMCTX_CLASS_STEAL,	/* runnable but not running */
 	VMCTX_CLASS_IDLE,	/* halted (host idle in host views) */
 	VMCTX_CLASS_LOST,	/* samples lost: never steal */
-	VMCTX_CLASS_VM,		/* host views: guest code of a VM (host view: and
-				   KVM's work for its loaded vCPUs) */
+	VMCTX_CLASS_VM,		/* host and unified views: guest code of a VM and
+				   KVM's work for its loaded vCPUs */
 	VMCTX_CLASS_MAX,
 };
 

@@ -224,8 +224,18 @@ static void halt_is_idle_not_steal(bool pmu_idle)
 	CHECK_EQ(vmctx_table_class(g, VMCTX_CLASS_OS), busy / MIX_LEN + wakes, "guest kernel");
 	CHECK_EQ(vmctx_table_lookup(g, "[idle]", "(halt_exit)"), N - busy - wakes, "idle row");
 	if (!pmu_idle) {
+		struct vmctx_table *u = table(&sc, VMCTX_VIEW_UNIFIED, -1, -1);
+		int c;
+
 		h = table(&sc, VMCTX_VIEW_HOST, -1, -1);
 		CHECK_EQ(vmctx_table_class(h, VMCTX_CLASS_IDLE), N - busy - 2 * wakes, "host idle");
+		/* the two host-wide views agree on every class, the VM's time included */
+		CHECK_EQ(vmctx_table_total(u), vmctx_table_total(h), "unified and host: total");
+		for (c = 0; c < VMCTX_CLASS_MAX; c++)
+			CHECK(vmctx_table_class(u, c) == vmctx_table_class(h, c),
+			      "unified and host agree on class %d: %" PRIu64 " and %" PRIu64, c,
+			      vmctx_table_class(u, c), vmctx_table_class(h, c));
+		vmctx_table_free(u);
 		/* KVM's work for the vCPU (its HLT exits) is the VM's in the host view */
 		CHECK_EQ(vmctx_table_lookup(h, "vmx_vcpu_run", NULL), 0, "host: no KVM row");
 		CHECK_EQ(vmctx_table_class(h, VMCTX_CLASS_VM), busy + 2 * wakes,
@@ -234,8 +244,12 @@ static void halt_is_idle_not_steal(bool pmu_idle)
 		vmctx_table_free(h);
 		/* ... and a host function in the unified view */
 		h = table(&sc, VMCTX_VIEW_UNIFIED, -1, -1);
-		CHECK_EQ(vmctx_table_lookup(h, "vmx_vcpu_run", "kvm_intel"), wakes, "unified: HLT exits");
-		CHECK_EQ(vmctx_table_class(h, VMCTX_CLASS_VM), busy + wakes, "unified: guest code");
+		CHECK_EQ(vmctx_table_lookup(h, "vmx_vcpu_run", "kvm_intel (VM1)"), wakes,
+			 "unified: HLT exits, KVM's work for VM1");
+		CHECK_EQ(vmctx_table_lookup(h, "vmx_vcpu_run", "kvm_intel"), 0,
+			 "unified: no KVM row without its VM");
+		CHECK_EQ(vmctx_table_class(h, VMCTX_CLASS_VM), busy + 2 * wakes,
+			 "unified: guest code and HLT exits");
 		vmctx_table_free(h);
 	}
 	vmctx_table_free(g);
