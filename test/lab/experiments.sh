@@ -12,6 +12,9 @@
 #   3  two vCPUs of one VM on one pCPU                    Tables 8-9
 #   4  three VMs on one pCPU                              Tables 12-13
 #   5  busy for a third of the run, then HLT-idle         Tables 14-15
+#   6  exits per guest process: process B makes CPUID exits, A none
+#      (perf record -e kvm:kvm_exit -e kvm:kvm_entry too; --guest-view=exits,
+#      checked by lab-exits-check against perf script's guest RIPs)
 #
 # The guests' vCPU threads are pinned to CPU 0, which perf records; perf and
 # the VMMs' main threads run on CPU 1.  lab-vmm is each guest's agent: it
@@ -21,7 +24,7 @@
 set -u
 secs=${1:-6}
 period=${2:-1000000}
-todo=${3:-"1 2 3 4 5"}
+todo=${3:-"1 2 3 4 5 6"}
 W=/tmp/exp
 G=/lab/guest.elf
 failed=0
@@ -39,13 +42,14 @@ grep -q tracefs /proc/mounts || mount -t tracefs tracefs /sys/kernel/tracing
 
 VMM="lab-vmm -g $G -c 0 -h 0 -E $W/ctl"
 
-# rec NAME CMD...: record CMD's run on CPU 0
+# rec NAME CMD...: record CMD's run on CPU 0 (and the events in $extra)
+extra=
 rec() {
 	name=$1
 	shift
 	rm -f $W/ctl
 	mkfifo $W/ctl
-	$on1 perf record -q --vmcs-ctx -e cpu-clock -c "$period" -C 0 -D -1 \
+	$on1 perf record -q --vmcs-ctx -e cpu-clock -c "$period" $extra -C 0 -D -1 \
 		--control=fifo:$W/ctl -o $W/$name.data -- "$@" 2>$W/$name.rec.err
 	rc=$?
 	if [ $rc -ne 0 ]; then
@@ -121,6 +125,15 @@ for e in $todo; do
 		rec exp5 $VMM -o t5 -b g5.vmctx -N guest1 -n 1 -P 1 -I -i 0.3333 -t "$secs" &&
 			rep exp5 guest g5.vmctx && rep exp5 host g5.vmctx &&
 			verdict 5 exp5.guest exp5.host || failed=$((failed + 1))
+		;;
+	6)
+		run 6 "exits per guest process (perf report --guest-view=exits)"
+		extra="-e kvm:kvm_exit -e kvm:kvm_entry"
+		rec exp6 $VMM -o t6 -b g6.vmctx -N guest1 -n 1 -P 2 -X 64 -t "$secs" &&
+			rep exp6 exits g6.vmctx && cat exp6.exits &&
+			$on1 perf script -i $W/exp6.data -F event,trace >exp6.script 2>/dev/null &&
+			lab-exits-check t6 exp6.exits exp6.script || failed=$((failed + 1))
+		extra=
 		;;
 	*)
 		echo "lab-exp: no experiment $e"

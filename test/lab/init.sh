@@ -18,7 +18,7 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 
-mode=patched secs=3 period=100000 vcpus=2 halt_us=1000 exps=1,2,3,4,5 bench=0 also= exp_secs= bench_rounds=400 bench_reps=5
+mode=patched secs=3 period=100000 vcpus=2 halt_us=1000 exps=1,2,3,4,5,6 bench=0 also= exp_secs= bench_rounds=400 bench_reps=5
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	vmctx.mode=*) mode=${arg#*=} ;;

@@ -12,6 +12,8 @@
  *
  * Entry: rdi = vCPU index, rsp = that vCPU's kernel stack top (also TSS.RSP0).
  * rbx and r12-r15 belong to the kernel loop; user code leaves them alone.
+ * Process B gets in rdi how many CPUIDs to make each round: each one is a
+ * VM exit (KVM intercepts CPUID) whose guest RIP lies in b_main.
  * The loop reads its run configuration (lab-guest.h, CFG_*) every round.
  */
 #include "lab-guest.h"
@@ -61,6 +63,7 @@ after_a:
 	mov	CFG_ADDR + CFG_ENTRY_B, %rdx
 	mov	CFG_ADDR + CFG_STACK_B, %rsi
 	add	%r12, %rsi
+	mov	CFG_ADDR + CFG_CPUID_B, %rdi	/* b_main's CPUID count */
 	jmp	enter_user
 after_b:
 	inc	%rbx
@@ -161,9 +164,18 @@ a_hash:
 	.globl	b_main
 	.type	b_main, @function
 b_main:
+	mov	%rdi, %r8
 	call	b_scan
 	call	b_sort
-	int	$0x80
+	test	%r8, %r8
+	jz	2f
+	push	%rbx			/* CPUID writes ebx */
+1:	xor	%eax, %eax
+	cpuid
+	dec	%r8
+	jnz	1b
+	pop	%rbx
+2:	int	$0x80
 	.size	b_main, . - b_main
 
 	.globl	b_scan

@@ -25,6 +25,7 @@
 #define CFG_ROUNDS	0x28		/* non-zero: report done after this many rounds */
 #define CFG_CR3_A	0x30		/* CR3 for process A: ROOT_A, | PCID 1 with PCID */
 #define CFG_CR3_B	0x38		/* CR3 for process B: ROOT_B, | PCID 2 with PCID */
+#define CFG_CPUID_B	0x40		/* CPUIDs (VM exits) process B makes per round */
 
 #define GDT_ADDR	0x8000
 #define IDT_ADDR	0x9000

@@ -189,7 +189,8 @@ static void set_idt_gate(int vec, uint64_t handler, int dpl)
  * @same, process B is a second instance of A's program: root B maps A's
  * virtual addresses to a copy of A's region at B's physical addresses.
  */
-static void build_tables(int nr_vcpus, int nprocs, int halts, int same, long rounds)
+static void build_tables(int nr_vcpus, int nprocs, int halts, int same, long rounds,
+			 long cpuids)
 {
 	int i;
 
@@ -215,6 +216,7 @@ static void build_tables(int nr_vcpus, int nprocs, int halts, int same, long rou
 	put64(CFG_ADDR + CFG_ENTRY_B, same ? UTEXT_A_ENTRY : UTEXT_B_ENTRY);
 	put64(CFG_ADDR + CFG_STACK_B, same ? USTACK_A_TOP : USTACK_B_TOP);
 	put64(CFG_ADDR + CFG_ROUNDS, rounds);
+	put64(CFG_ADDR + CFG_CPUID_B, same ? 0 : cpuids);
 
 	put64(GDT_ADDR + SEL_KCODE, 0x00af9b000000ffffULL);
 	put64(GDT_ADDR + SEL_KDATA, 0x00cf93000000ffffULL);
@@ -541,6 +543,7 @@ static void usage(FILE *f, const char *prog)
 		"  -t S      seconds to run (2)\n"
 		"  -P N      guest processes, 1 or 2 (2)\n"
 		"  -S        process B is a second instance of A's program\n"
+		"  -X N      process B makes N CPUIDs (VM exits) each round (0)\n"
 		"  -h N      HLTs at the end of each round (2)\n"
 		"  -H US     pause per HLT exit to user space (1000)\n"
 		"  -I        in-kernel halt: KVM handles HLT, the vCPU thread blocks\n"
@@ -560,10 +563,10 @@ int main(int argc, char **argv)
 	struct vcpu vcpus[MAX_VCPUS];
 	int nr_vcpus = 2, i, c, failed = 0, nprocs = 2, same = 0, halts = 2, pin = -1;
 	double seconds = 2.0, idle_after = 0;
-	long rounds = 0;
+	long rounds = 0, cpuids = 0;
 	struct sigaction sa;
 
-	while ((c = getopt(argc, argv, "g:o:b:N:n:t:P:Sh:H:Ii:r:c:E:W:p")) != -1) {
+	while ((c = getopt(argc, argv, "g:o:b:N:n:t:P:SX:h:H:Ii:r:c:E:W:p")) != -1) {
 		switch (c) {
 		case 'g': guest = optarg; break;
 		case 'o': out = optarg; break;
@@ -573,6 +576,7 @@ int main(int argc, char **argv)
 		case 't': seconds = atof(optarg); break;
 		case 'P': nprocs = atoi(optarg); break;
 		case 'S': same = 1; break;
+		case 'X': cpuids = atol(optarg); break;
 		case 'h': halts = atoi(optarg); break;
 		case 'H': halt_us = atol(optarg); break;
 		case 'I': in_kernel_halt = 1; break;
@@ -590,7 +594,8 @@ int main(int argc, char **argv)
 	errno = 0;
 	if (optind != argc || nr_vcpus < 1 || nr_vcpus > MAX_VCPUS || halt_us < 0 ||
 	    halt_us >= 1000000 || nprocs < 1 || nprocs > 2 || halts < 0 || seconds <= 0 ||
-	    idle_after < 0 || idle_after >= 1 || rounds < 0 || pin < -1 || pin >= CPU_SETSIZE)
+	    idle_after < 0 || idle_after >= 1 || rounds < 0 || cpuids < 0 || pin < -1 ||
+	    pin >= CPU_SETSIZE)
 		die("bad option value (see -? for usage)");
 	if (in_kernel_halt && halts)
 		die("-I needs -h 0: nothing would wake a HLT in the rounds");
@@ -623,7 +628,7 @@ int main(int argc, char **argv)
 		die("KVM_SET_USER_MEMORY_REGION");
 
 	load_guest(guest);
-	build_tables(nr_vcpus, nprocs, halts, same, rounds);
+	build_tables(nr_vcpus, nprocs, halts, same, rounds, cpuids);
 	/* before the run: the bundle does not change, and the run stays short */
 	if (bundle)
 		write_bundle(bundle, name, nprocs, same);

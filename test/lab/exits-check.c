@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lab-exits-check TRUTH EXITS SCRIPT: check what 'perf report --guest-maps
+ * --guest-view=exits' charged to each guest process against where the
+ * exits really happened.
+ *
+ * The lab's guest runs process A (no CPUID) and process B, which makes N
+ * CPUIDs a round from b_main (lab-vmm -X N); KVM intercepts every CPUID.
+ * TRUTH is lab-vmm's ground truth: the code ranges of each process ("range
+ * START END NAME ring 3 root A|B").  SCRIPT is 'perf script -F event,trace'
+ * of the same recording: each kvm:kvm_exit's reason and guest RIP, as the
+ * kernel wrote them, which says whose code each exit interrupted.  EXITS
+ * is the exits table.  Checks:
+ *   - B's code made CPUID exits (at least 100), A's none;
+ *   - the table charges B with 99-101% of the CPUID exits in B's code, and
+ *     A with at most 1% of them;
+ *   - each process is charged at least 99% of all the exits in its own
+ *     user code (its table rows also hold kernel-mode exits under its root);
+ *   - B's CPUID row is timed (kvm_entry followed its exits).
+ * Prints one line per figure and "lab-exp: exp6 PASS|FAIL".
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_RANGES	64
+
+struct range {
+	uint64_t start, end;
+	char root;
+};
+
+static struct range ranges[MAX_RANGES];
+static int nranges;
+static int failed;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "lab-exits-check: ");
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static void figure(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("lab-exp:   %-4s ", ok ? "ok" : "MISS");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (!ok)
+		failed = 1;
+}
+
+static FILE *open_or_die(const char *path)
+{
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		die("cannot open %s", path);
+	return f;
+}
+
+/* User code ranges (ring 3) of each process, by root. */
+static void read_truth(const char *path)
+{
+	FILE *f = open_or_die(path);
+	unsigned long long s, e;
+	char line[512], name[128], root;
+	int ring;
+
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "range %llx %llx %127s ring %d root %c", &s, &e, name, &ring,
+			   &root) == 5 && ring == 3) {
+			if (nranges == MAX_RANGES)
+				die("%s: too many ranges", path);
+			ranges[nranges++] = (struct range){ s, e, root };
+		}
+	fclose(f);
+	if (!nranges)
+		die("%s: no user code ranges", path);
+}
+
+/* 'A', 'B', or 0: whose user code holds @rip. */
+static char owner(uint64_t rip)
+{
+	int i;
+
+	for (i = 0; i < nranges; i++)
+		if (rip >= ranges[i].start && rip < ranges[i].end)
+			return ranges[i].root;
+	return 0;
+}
+
+/* CPUID: "cpuid" in SVM's and VMX's tables, 0x72 and 10 as numbers. */
+static int is_cpuid(const char *reason)
+{
+	return !strcasecmp(reason, "cpuid") || !strcmp(reason, "0x72") ||
+	       !strcmp(reason, "0xa") || !strcmp(reason, "10");
+}
+
+struct counts {
+	double exits, cpuid;
+};
+
+/* kvm:kvm_exit lines of perf script: "... reason NAME ... rip 0xHEX ..." */
+static void read_script(const char *path, struct counts *a, struct counts *b, double *all)
+{
+	FILE *f = open_or_die(path);
+	char line[1024], reason[64];
+	unsigned long long rip;
+	const char *p, *q;
+
+	*all = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "kvm:kvm_exit"))
+			continue;
+		p = strstr(line, " reason ");
+		q = strstr(line, " rip 0x");
+		if (!p || !q || sscanf(p, " reason %63s", reason) != 1 ||
+		    sscanf(q, " rip %llx", &rip) != 1)
+			die("%s: cannot read a kvm_exit line: %s", path, line);
+		(*all)++;
+		switch (owner(rip)) {
+		case 'A':
+			a->exits++;
+			a->cpuid += is_cpuid(reason);
+			break;
+		case 'B':
+			b->exits++;
+			b->cpuid += is_cpuid(reason);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/*
+ * The exits table: "Process  Exit reason  Exits  Exits%  Time%  Min  Max  Avg"
+ * rows; processes are "proc_a[PID]", "proc_b[PID]" or "[unknown]".
+ */
+static void read_exits(const char *path, struct counts *a, struct counts *b, double *b_avg)
+{
+	FILE *f = open_or_die(path);
+	char line[512], proc[128], reason[64], avg[32];
+	double n, pct, tpct, mn, mx;
+	int rows = 0;
+
+	*b_avg = -1;
+	while (fgets(line, sizeof(line), f)) {
+		struct counts *c = NULL;
+
+		if (sscanf(line, "%127s %63s %lf %lf%% %lf%% %lf %lf %31s", proc, reason, &n, &pct,
+			   &tpct, &mn, &mx, avg) < 5 || line[0] == '#')
+			continue;
+		rows++;
+		if (!strncmp(proc, "proc_a[", 7))
+			c = a;
+		else if (!strncmp(proc, "proc_b[", 7))
+			c = b;
+		if (!c)
+			continue;
+		c->exits += n;
+		if (is_cpuid(reason)) {
+			c->cpuid += n;
+			if (c == b)
+				*b_avg = atof(avg);
+		}
+	}
+	fclose(f);
+	if (!rows)
+		die("%s: no rows", path);
+}
+
+int main(int argc, char **argv)
+{
+	struct counts ta = { 0 }, tb = { 0 }, ra = { 0 }, rb = { 0 };
+	double all, b_avg;
+
+	if (argc != 4)
+		die("usage: lab-exits-check TRUTH EXITS SCRIPT");
+	read_truth(argv[1]);
+	read_script(argv[3], &ta, &tb, &all);
+	read_exits(argv[2], &ra, &rb, &b_avg);
+
+	printf("lab-exp:   %.0f kvm_exit events; in A's user code %.0f (CPUID %.0f), in B's %.0f (CPUID %.0f)\n",
+	       all, ta.exits, ta.cpuid, tb.exits, tb.cpuid);
+	figure(tb.cpuid >= 100, "B's code made %.0f CPUID exits (>= 100)", tb.cpuid);
+	figure(ta.cpuid == 0, "A's code made %.0f CPUID exits (none)", ta.cpuid);
+	figure(tb.cpuid && rb.cpuid >= 0.99 * tb.cpuid && rb.cpuid <= 1.01 * tb.cpuid,
+	       "CPUID exits charged to proc_b: %.0f of the %.0f in its code (99-101%%)", rb.cpuid,
+	       tb.cpuid);
+	figure(ra.cpuid <= 0.01 * tb.cpuid,
+	       "CPUID exits charged to proc_a: %.0f (<= 1%% of %.0f)", ra.cpuid, tb.cpuid);
+	figure(ra.exits >= 0.99 * ta.exits,
+	       "proc_a's rows: %.0f exits, >= 99%% of the %.0f in its user code", ra.exits,
+	       ta.exits);
+	figure(rb.exits >= 0.99 * tb.exits,
+	       "proc_b's rows: %.0f exits, >= 99%% of the %.0f in its user code", rb.exits,
+	       tb.exits);
+	figure(b_avg > 0, "proc_b's CPUID exits are timed to kvm_entry: average %.3f us", b_avg);
+	printf("lab-exp: exp6 %s\n", failed ? "FAIL" : "PASS");
+	return failed;
+}
