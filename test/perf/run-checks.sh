@@ -47,6 +47,26 @@ LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -c 100000 -a -B
 ev=$($P evlist -v -i /tmp/shim-c.data 2>/dev/null)
 check "$(echo "$ev" | grep '^kvm:kvm_vcpu_wakeup' | grep -c 'sample_freq }: 1,')" 1 "--vmcs-ctx -c 100000: every kvm_vcpu_wakeup is recorded"
 check "$(echo "$ev" | grep '^cpu-clock' | grep -c 'sample_freq }: 100000,')" 1 "--vmcs-ctx -c 100000: cpu-clock period"
+LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -c 100000 -e kvm:kvm_exit -e kvm:kvm_entry \
+	-a -B -o /tmp/shim-x.data -- sleep 0.2 >/dev/null 2>&1
+ev=$($P evlist -v -i /tmp/shim-x.data 2>/dev/null)
+check "$(echo "$ev" | grep -E '^kvm:kvm_(exit|entry)' | grep -c 'sample_freq }: 1,')" 2 \
+	"--vmcs-ctx -c 100000: every kvm_exit and kvm_entry is recorded, for --guest-view=exits"
+
+# Linker-script markers that kallsyms lists at a kernel function's address
+# (such as __cpuidle_text_start at default_idle) do not take its name: put
+# one after the function that has most of a real recording's kernel samples.
+ksym() { awk '$2 == "[k]" { print $3; exit }'; }
+if [ -r /proc/kallsyms ] && $P record -e cpu-clock -a -o idle.data -- sleep 0.5 >/dev/null 2>&1; then
+	top=$($P report -i idle.data --stdio --sort sym 2>/dev/null | ksym)
+	awk -v f="$top" '{ print } NF == 3 && $3 == f { print $1 " T __vmctx_test_text_start" }' \
+		/proc/kallsyms > marked.kallsyms
+	case $top in
+	''|0x*) echo "skip a section marker beside a kernel function: no named kernel sample" ;;
+	*) check "$($P report -i idle.data --kallsyms=marked.kallsyms --stdio --sort sym 2>/dev/null | ksym)" \
+		"$top" "a section marker at $top's address does not take its samples" ;;
+	esac
+fi
 
 le=$($P report -D -i le-file.data 2>&1 | grep 'guest ctx' | sort | uniq -c)
 be=$($P report -D -i be-file.data 2>&1 | grep 'guest ctx' | sort | uniq -c)
