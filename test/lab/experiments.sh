@@ -69,6 +69,33 @@ rep() {
 	}
 }
 
+# report_cost NAME MAPS: how long perf report takes on NAME.data with
+# --guest-maps (the unified table, and the guest_comm,sym keys) against
+# stock perf report --stdio on the same file, best of three runs each (issue
+# #12's target: within 1.2x).  Printed, not checked: a benchmark.
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+best_of3() {
+	best=
+	for i in 1 2 3; do
+		u0=$(uptime_s)
+		$on1 "$@" >/dev/null 2>&1
+		t=$(awk -v a="$u0" -v b="$(uptime_s)" 'BEGIN { printf "%.2f", b - a }')
+		best=$(awk -v a="$best" -v b="$t" 'BEGIN { m = (a == "" || b + 0 < a + 0) ? b : a; print m }')
+	done
+	echo "$best"
+}
+report_cost() {
+	stock=$(best_of3 perf report -i $W/$1.data --stdio)
+	tables=$(best_of3 perf report -i $W/$1.data --guest-maps="$2" --guest-view=unified)
+	keys=$(best_of3 perf report -i $W/$1.data --guest-maps="$2" --stdio --sort guest_comm,sym)
+	# (no ">" in awk's printf arguments: it would redirect)
+	awk -v s="$stock" -v t="$tables" -v k="$keys" -v n="$(stat -c %s $W/$1.data)" 'BEGIN {
+		rt = (s + 0 == 0) ? 0 : t / s
+		rk = (s + 0 == 0) ? 0 : k / s
+		printf "lab-exp: perf report on %d bytes: --stdio %.2f s; --guest-maps --guest-view=unified %.2f s (%.2fx); --guest-maps --sort guest_comm,sym %.2f s (%.2fx)\n",
+		       n, s, t, rt, k, rk }'
+}
+
 # verdict N ARGS...: run the checker, count a failure
 verdict() {
 	lab-exp-check "$@" || failed=$((failed + 1))
@@ -119,6 +146,7 @@ for e in $todo; do
 			maps="$(cat pid1)=g4a.vmctx,$(cat pid2)=g4b.vmctx,$(cat pid3)=g4c.vmctx" &&
 			rep exp4 host "$maps" && rep exp4 guest "$maps" && rep exp4 unified "$maps" &&
 			cat exp4.unified && verdict 4 exp4.host exp4.guest || failed=$((failed + 1))
+		[ -n "$maps" ] && report_cost exp4 "$maps"
 		;;
 	5)
 		run 5 "busy for a third, then HLT-idle (Tables 14-15)"
