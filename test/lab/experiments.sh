@@ -96,6 +96,23 @@ report_cost() {
 		       n, s, t, rt, k, rk }'
 }
 
+# export_out NAME MAPS: perf report --guest-export of NAME.data, pprof and
+# folded; the folded stacks are printed, and the pprof goes to the console
+# in base64 between VMCTX-LAB-FILE lines, for test/lab/pprof-check.sh to
+# read with go tool pprof on the machine that runs the lab.
+export_out() {
+	$on1 perf report -i $W/$1.data --guest-maps="$2" \
+		--guest-export=pprof:$W/$1.pb.gz,folded:$W/$1.folded 2>$W/$1.export.err || {
+		echo "lab-exp: $1: perf report --guest-export failed:"
+		cat $W/$1.export.err
+		return 1
+	}
+	sed "s/^/lab-exp: folded $1: /" $W/$1.folded
+	echo "VMCTX-LAB-FILE-BEGIN $1.pb.gz"
+	base64 $W/$1.pb.gz
+	echo "VMCTX-LAB-FILE-END $1.pb.gz"
+}
+
 # verdict N ARGS...: run the checker, count a failure
 verdict() {
 	lab-exp-check "$@" || failed=$((failed + 1))
@@ -117,8 +134,8 @@ for e in $todo; do
 	2)
 		run 2 "two instances of one program in one VM (Table 7)"
 		rec exp2 $VMM -o t2 -b g2.vmctx -N guest1 -n 1 -P 2 -S -t "$secs" &&
-			rep exp2 guest g2.vmctx && verdict 2 t2 exp2.guest ||
-			failed=$((failed + 1))
+			rep exp2 guest g2.vmctx && verdict 2 t2 exp2.guest &&
+			export_out exp2 g2.vmctx || failed=$((failed + 1))
 		;;
 	3)
 		run 3 "two vCPUs of one VM on one pCPU (Tables 8-9)"

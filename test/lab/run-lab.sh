@@ -79,6 +79,8 @@ t=$SECONDS
 log "experiments boot took $((SECONDS - t)) s"
 report "SVM experiments" "$RESULTS_DIR/svm-experiments.log" EXPERIMENTS-PASS ||
 	failed "SVM experiments"
+log "experiment 2's pprof export, read by go tool pprof here"
+"$LAB_SRC/pprof-check.sh" "$RESULTS_DIR/svm-experiments.log" exp2 || failed "pprof export"
 
 if [ "$want_bochs" = 1 ]; then
 	log "VMX: patched L1 on bochs corei7_haswell_4770"
