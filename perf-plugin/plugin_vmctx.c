@@ -11,12 +11,21 @@
  * up by name and bounds-checked against the record: a missing field is
  * left out, a record too short for a field ends the line with
  * "[truncated]".  The handler always returns 0, so libtraceevent never
- * appends its own print-format output to a partial line.  The line holds
- * numbers and libvmctx's static names only; a name from a guest must go
- * through vmctx_escape(), so that a record cannot drive the terminal.
+ * appends its own print-format output to a partial line.
+ *
+ * Given a guest's bundle (the plugin option vmctx:maps=FILE, as in
+ * 'trace-cmd report -O vmctx:maps=FILE', or $VMCTX_GUEST_MAPS for perf
+ * script, which has no plugin options), the line also names the guest
+ * process that owns guest_cr3 ("guest=comm[pid]") and the function at the
+ * guest RIP ("func=name").  A record's time is the host's trace clock, not
+ * the guest's, so a root that several processes owned in turn names none
+ * of them ("guest=?"): the plugin never guesses.  Guest names go through
+ * vmctx_escape(), so that a guest cannot drive the terminal.
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <asm/vmx.h>	/* VMX_EXIT_REASON_FLAGS, as the kernel prints them */
 
 #include <event-parse.h>
@@ -39,6 +48,69 @@ struct vmx_flag {
 };
 
 static const struct vmx_flag vmx_flags[] = { VMX_EXIT_REASON_FLAGS };
+
+/* The bundle that names guest processes: plugin option, or this variable. */
+#define MAPS_ENV	"VMCTX_GUEST_MAPS"
+
+int TEP_PLUGIN_LOADER(struct tep_handle *tep);
+int TEP_PLUGIN_UNLOADER(struct tep_handle *tep);
+extern struct tep_plugin_option TEP_PLUGIN_OPTIONS[];
+
+/* A string option: libtraceevent replaces the value when it is given. */
+struct tep_plugin_option TEP_PLUGIN_OPTIONS[] = {
+	{
+		.name = "maps",
+		.plugin_alias = "vmctx",
+		.description = "vmctx bundle (vmctx-bundle(5)) naming guest processes and functions",
+		.value = "",
+	},
+	{
+		.name = NULL,
+	},
+};
+
+/*
+ * The bundle, read at the first exit record (libtraceevent may set the
+ * option after loading the plugin) and shared by every handle that loaded
+ * the plugin; freed with the last of them.
+ */
+static struct {
+	struct vmctx_bundle *bundle;
+	bool tried;
+	int users;
+} maps;
+
+static const char *maps_path(void)
+{
+	const char *path = TEP_PLUGIN_OPTIONS[0].value;
+
+	if (!path || !*path)
+		path = getenv(MAPS_ENV);
+	return path && *path ? path : NULL;
+}
+
+static struct vmctx_bundle *get_bundle(void)
+{
+	const char *path;
+	int err;
+
+	if (maps.tried)
+		return maps.bundle;
+	maps.tried = true;
+	path = maps_path();
+	if (!path)
+		return NULL;
+	err = vmctx_bundle_read_file(path, NULL, &maps.bundle);
+	if (err) {
+		char buf[256];
+
+		/* one line, once: the exits still print, without guest names */
+		fprintf(stderr, "plugin_vmctx: %s: %s; guest processes are not named\n",
+			vmctx_escape(buf, sizeof(buf), path) < 0 ? "?" : buf, vmctx_strerror(err));
+		maps.bundle = NULL;
+	}
+	return maps.bundle;
+}
 
 /* One record being printed: items are separated by one space. */
 struct line {
@@ -125,6 +197,43 @@ static void put_reason(struct line *l)
 		trace_seq_printf(item(l), "0x%llx", rest);
 }
 
+/* An escaped guest name; "?" if even escaped it does not fit. */
+static const char *esc(const char *name, char *buf, size_t size)
+{
+	return vmctx_escape(buf, size, name) < 0 ? "?" : buf;
+}
+
+/*
+ * "guest=comm[pid] func=name": the process that owns @cr3 in the bundle,
+ * and the function at the guest RIP, in its mappings or else in the guest
+ * kernel.  Nothing without a bundle; "guest=?" for a root the bundle does
+ * not give to exactly one process; "func=?" for an address no symbol covers.
+ */
+static void put_guest(struct line *l, unsigned long long cr3)
+{
+	const struct vmctx_bundle *b = get_bundle();
+	const char *comm = NULL, *sym = NULL;
+	unsigned long long rip;
+	char cbuf[256], sbuf[512];
+	bool have_rip;
+	int task, tgid;
+
+	if (!b)
+		return;
+	have_rip = get(l, "guest_rip", &rip);
+	task = vmctx_bundle_find_task(b, cr3, VMCTX_TIME_NONE);
+	if (task >= 0 &&
+	    vmctx_bundle_task(b, task, NULL, NULL, &tgid, &comm, NULL, NULL) == 0 && comm)
+		trace_seq_printf(item(l), "guest=%s[%d]", esc(comm, cbuf, sizeof(cbuf)), tgid);
+	else
+		trace_seq_puts(item(l), "guest=?");
+	if (!have_rip)
+		return;
+	if (task < 0 || vmctx_bundle_resolve_user(b, task, rip, &sym, NULL))
+		vmctx_bundle_resolve_kernel(b, rip, &sym, NULL);
+	trace_seq_printf(item(l), "func=%s", sym ? esc(sym, sbuf, sizeof(sbuf)) : "?");
+}
+
 static int kvm_exit_handler(struct trace_seq *s, struct tep_record *record,
 			    struct tep_event *event, void *context)
 {
@@ -137,9 +246,11 @@ static int kvm_exit_handler(struct trace_seq *s, struct tep_record *record,
 	if (get(&l, "guest_rip", &val))
 		trace_seq_printf(item(&l), "rip 0x%llx", val);
 	/* The root is what a guest's bundle lists; the raw value keeps PCID and flags. */
-	if (get(&l, "guest_cr3", &val))
+	if (get(&l, "guest_cr3", &val)) {
 		trace_seq_printf(item(&l), "cr3 0x%llx (raw 0x%llx)",
 				 (unsigned long long)vmctx_cr3_normalize(val, 0), val);
+		put_guest(&l, val);
+	}
 	if (get(&l, "info1", &val))
 		trace_seq_printf(item(&l), "info1 0x%016llx", val);
 	if (get(&l, "info2", &val))
@@ -153,13 +264,11 @@ static int kvm_exit_handler(struct trace_seq *s, struct tep_record *record,
 	return 0;
 }
 
-int TEP_PLUGIN_LOADER(struct tep_handle *tep);
-int TEP_PLUGIN_UNLOADER(struct tep_handle *tep);
-
 int TEP_PLUGIN_LOADER(struct tep_handle *tep)
 {
 	size_t i;
 
+	maps.users++;
 	for (i = 0; i < ARRAY_SIZE(exit_events); i++)
 		tep_register_event_handler(tep, -1, "kvm", exit_events[i], kvm_exit_handler, NULL);
 	return 0;
@@ -172,5 +281,10 @@ int TEP_PLUGIN_UNLOADER(struct tep_handle *tep)
 	for (i = 0; i < ARRAY_SIZE(exit_events); i++)
 		tep_unregister_event_handler(tep, -1, "kvm", exit_events[i], kvm_exit_handler,
 					     NULL);
+	if (maps.users > 0 && --maps.users == 0) {
+		vmctx_bundle_free(maps.bundle);
+		maps.bundle = NULL;
+		maps.tried = false;
+	}
 	return 0;
 }

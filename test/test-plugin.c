@@ -11,8 +11,11 @@
  * TP_printk with the uapi headers' exit-reason tables stringified.  The
  * expected names (HLT, hlt, ...) are Linux's spelling from those headers.
  */
+#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
@@ -598,6 +601,194 @@ static void plugin_dir_wins_over_system_plugin_kvm(void)
 	free(fmt);
 }
 
+/*
+ * A guest's bundle names the process that owns guest_cr3 and the function at
+ * the guest RIP: process 100 (whose comm holds an escape sequence) owns root
+ * 0x12346000 and maps prog (prog_main at 0x401000, 0x100 bytes); root
+ * 0x5000000 was owned by two processes in turn; the kernel has do_idle.
+ */
+#define ROOT_ONE	0x12346000ULL
+#define ROOT_REUSED	0x5000000ULL
+#define PROG_MAIN	0x401000ULL
+#define DO_IDLE		0xffffffff81a3c500ULL
+
+static void write_guest_bundle(const char *path)
+{
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	int task, obj;
+
+	CHECK(b != NULL, "bundle allocated");
+	if (!b)
+		return;
+	vmctx_bundle_set_identity(b, "guest\x1b", "6.1.0", "boot");
+	task = vmctx_bundle_add_task(b, ROOT_ONE, 100, 100, "pr\x1b]0;x\x07og", 0,
+				     VMCTX_TIME_NONE);
+	obj = vmctx_bundle_add_object(b, "/usr/bin/prog", NULL);
+	CHECK(task >= 0 && obj >= 0, "task and object added");
+	CHECK(vmctx_bundle_add_symbol(b, obj, PROG_MAIN, 0x100, "prog_main") >= 0, "symbol added");
+	CHECK(vmctx_bundle_add_symbol(b, obj, PROG_MAIN + 0x100, 0x10, "evil\r\n\x1b[2J") >= 0,
+	      "hostile symbol added");
+	CHECK(vmctx_bundle_add_map(b, task, 0x400000, 0x402000, 0, 0, obj, "/usr/bin/prog") >= 0,
+	      "map added");
+	CHECK(vmctx_bundle_add_task(b, ROOT_REUSED, 200, 200, "first", 0, 1000) >= 0 &&
+	      vmctx_bundle_add_task(b, ROOT_REUSED, 201, 201, "second", 2000, VMCTX_TIME_NONE) >= 0,
+	      "reused root added");
+	CHECK(vmctx_bundle_add_ksym(b, DO_IDLE, "do_idle", NULL) >= 0, "kernel symbol added");
+	CHECK(vmctx_bundle_seal(b) == 0 && vmctx_bundle_write_file(b, path) == 0, "bundle written");
+	vmctx_bundle_free(b);
+}
+
+/* A patched kvm_exit (HLT, vCPU 3) at guest @rip under @cr3, printed by @tep. */
+static void expect_guest(struct tep_handle *tep, uint64_t cr3, uint64_t rip, const char *tail,
+			 const char *what)
+{
+	struct exit_rec r = rec(KVM_EXIT_ID, 1, EXIT_REASON_HLT, 3);
+	char want[512];
+
+	r.guest_rip = rip;
+	r.guest_cr3 = cr3;
+	snprintf(want, sizeof(want),
+		 "vcpu 3 reason HLT rip 0x%llx cr3 0x%llx (raw 0x%llx)%s%s " ZERO_INFO,
+		 (unsigned long long)rip, (unsigned long long)vmctx_cr3_normalize(cr3, 0),
+		 (unsigned long long)cr3, *tail ? " " : "", tail);
+	expect(tep, &r, PATCHED_SIZE, want, what);
+}
+
+/* Load the plugins into a new handle and parse the patched format. */
+static struct tep_handle *guest_tep(struct tep_plugin_list **plugins, char *fmt)
+{
+	struct tep_handle *tep = new_tep(false);
+
+	*plugins = tep_load_plugins(tep);
+	parse(tep, fmt);
+	return tep;
+}
+
+static void bundle_names_guest_process_and_function(const char *bundle)
+{
+	char *fmt = make_format("kvm_exit", KVM_EXIT_ID, NULL, print_patched);
+	struct tep_plugin_list *plugins;
+	struct tep_handle *tep;
+
+	/* perf script: the environment variable */
+	setenv("VMCTX_GUEST_MAPS", bundle, 1);
+	tep = guest_tep(&plugins, fmt);
+	expect_guest(tep, 0x8000000012346801ULL, PROG_MAIN + 0x10,
+		     "guest=pr\\x1b]0;x\\x07og[100] func=prog_main",
+		     "env: the root's process, escaped, and its function (PCID bits dropped)");
+	expect_guest(tep, ROOT_ONE, DO_IDLE + 0xe2, "guest=pr\\x1b]0;x\\x07og[100] func=do_idle",
+		     "env: a kernel RIP under the process's root: a kernel function");
+	expect_guest(tep, ROOT_ONE, PROG_MAIN + 0x104,
+		     "guest=pr\\x1b]0;x\\x07og[100] func=evil\\x0d\\x0a\\x1b[2J",
+		     "env: a hostile symbol name is escaped");
+	expect_guest(tep, ROOT_ONE, 0x401800, "guest=pr\\x1b]0;x\\x07og[100] func=?",
+		     "env: a mapped address no symbol covers");
+	expect_guest(tep, ROOT_REUSED, PROG_MAIN, "guest=? func=?",
+		     "env: a root two processes owned in turn names neither");
+	expect_guest(tep, ROOT_REUSED, DO_IDLE, "guest=? func=do_idle",
+		     "env: ... but a kernel RIP still names its function");
+	expect_guest(tep, 0x7777000, PROG_MAIN, "guest=? func=?", "env: a root nobody owned");
+	tep_unload_plugins(plugins, tep);
+	tep_free(tep);
+
+	/* trace-cmd report -O vmctx:maps=FILE; the option wins over the variable */
+	setenv("VMCTX_GUEST_MAPS", "/nonexistent/guest.vmctx", 1);
+	CHECK(tep_plugin_add_option("vmctx:maps", bundle) == 0, "plugin option added");
+	tep = guest_tep(&plugins, fmt);
+	expect_guest(tep, ROOT_ONE, PROG_MAIN, "guest=pr\\x1b]0;x\\x07og[100] func=prog_main",
+		     "option vmctx:maps names the process");
+	tep_unload_plugins(plugins, tep);
+	tep_free(tep);
+	CHECK(tep_plugin_add_option("vmctx:maps", "") == 0, "plugin option cleared");
+
+	/* a bundle that cannot be read: the exits still print, without names */
+	tep = guest_tep(&plugins, fmt);
+	expect_guest(tep, ROOT_ONE, PROG_MAIN, "", "an unreadable bundle: no guest items");
+	tep_unload_plugins(plugins, tep);
+	tep_free(tep);
+	unsetenv("VMCTX_GUEST_MAPS");
+
+	/* and without any: the line of patched_format_prints_... */
+	tep = guest_tep(&plugins, fmt);
+	expect_guest(tep, ROOT_ONE, PROG_MAIN, "", "no bundle: no guest items");
+	tep_unload_plugins(plugins, tep);
+	tep_free(tep);
+	free(fmt);
+}
+
+/*
+ * Debian's plugin_kvm.so registers kvm_exit too.  Loaded into one handle in
+ * either order with vmctx, the handler registered last prints each record,
+ * whole; unloading both in the opposite order restores the format's line.
+ */
+static void coexists_with_plugin_kvm_either_order(void)
+{
+	static const char *const dirs[] = {
+		"/usr/lib/x86_64-linux-gnu/traceevent/plugins", "/usr/lib64/traceevent/plugins",
+		"/usr/lib/traceevent/plugins",
+	};
+	char *fmt = make_format("kvm_exit", KVM_EXIT_ID, NULL, print_patched);
+	char kvm_so[PATH_MAX], vmctx_so[PATH_MAX];
+	int order;
+	size_t i;
+
+	kvm_so[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(dirs) && !kvm_so[0]; i++) {
+		snprintf(kvm_so, sizeof(kvm_so), "%s/plugin_kvm.so", dirs[i]);
+		if (access(kvm_so, R_OK))
+			kvm_so[0] = '\0';
+	}
+	if (!kvm_so[0]) {
+		fprintf(stderr, "test-plugin: no plugin_kvm.so (libtraceevent1-plugin): coexistence not checked\n");
+		free(fmt);
+		return;
+	}
+	snprintf(vmctx_so, sizeof(vmctx_so), "%s/plugin_vmctx.so", plugin_dir);
+	for (order = 0; order < 2; order++) {
+		const char *first = order ? kvm_so : vmctx_so, *second = order ? vmctx_so : kvm_so;
+		void *h1 = dlopen(first, RTLD_NOW | RTLD_GLOBAL);
+		void *h2 = dlopen(second, RTLD_NOW | RTLD_GLOBAL);
+		int (*load1)(struct tep_handle *) = h1 ? dlsym(h1, "tep_plugin_loader") : NULL;
+		int (*load2)(struct tep_handle *) = h2 ? dlsym(h2, "tep_plugin_loader") : NULL;
+		int (*unload1)(struct tep_handle *) = h1 ? dlsym(h1, "tep_plugin_unloader") : NULL;
+		int (*unload2)(struct tep_handle *) = h2 ? dlsym(h2, "tep_plugin_unloader") : NULL;
+		struct tep_handle *tep = new_tep(false);
+		struct exit_rec r = rec(KVM_EXIT_ID, 1, EXIT_REASON_HLT, 3);
+		char *out;
+
+		CHECK(load1 && load2 && unload1 && unload2, "order %d: both plugins load", order);
+		if (!load1 || !load2 || !unload1 || !unload2)
+			break;
+		parse(tep, fmt);
+		load1(tep);
+		load2(tep);
+		r.guest_rip = 0xffffffff81a3c5e2;
+		r.guest_cr3 = 0x8000000012346801;
+		out = print_record(tep, &r, PATCHED_SIZE);
+		if (order) {
+			CHECK(out && !strcmp(out, "vcpu 3 reason HLT rip 0xffffffff81a3c5e2 cr3 0x12346000 (raw 0x8000000012346801) " ZERO_INFO),
+			      "plugin_kvm then vmctx: vmctx's line, got '%s'", out ? out : "(null)");
+		} else {
+			/* plugin_kvm's own line: the reason by name and the guest RIP */
+			CHECK(out && strstr(out, "reason HLT") && strstr(out, "rip 0xffffffff81a3c5e2") &&
+			      !strstr(out, "cr3 0x12346000"),
+			      "vmctx then plugin_kvm: plugin_kvm's line, got '%s'", out ? out : "(null)");
+		}
+		free(out);
+		unload2(tep);
+		unload1(tep);
+		out = print_record(tep, &r, PATCHED_SIZE);
+		CHECK(out && strstr(out, "guest_cr3 0x8000000012346801"),
+		      "order %d: unloaded, the format's own line, got '%s'", order,
+		      out ? out : "(null)");
+		free(out);
+		tep_free(tep);
+		dlclose(h2);
+		dlclose(h1);
+	}
+	free(fmt);
+}
+
 int main(void)
 {
 	const char *builddir = getenv("top_builddir") ? getenv("top_builddir") : TOP_BUILDDIR;
@@ -622,5 +813,19 @@ int main(void)
 	records_of_control_bytes_print_no_control_bytes();
 	unloader_restores_print_format();
 	plugin_dir_wins_over_system_plugin_kvm();
+	coexists_with_plugin_kvm_either_order();
+	{
+		char dir[] = "/tmp/test-plugin.XXXXXX", bundle[PATH_MAX];
+
+		if (!mkdtemp(dir)) {
+			CHECK(0, "temporary directory");
+		} else {
+			snprintf(bundle, sizeof(bundle), "%s/guest.vmctx", dir);
+			write_guest_bundle(bundle);
+			bundle_names_guest_process_and_function(bundle);
+			unlink(bundle);
+			rmdir(dir);
+		}
+	}
 	return tap_result("test-plugin");
 }

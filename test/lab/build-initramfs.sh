@@ -20,6 +20,19 @@ cp "$TOOLS_DIR/guest.elf" "$stage/lab/"
 install -m 755 "$LAB_SRC/experiments.sh" "$REPO_TOP/test/bench/lab-overhead.sh" "$stage/lab/"
 
 stage_perf "$stage"
+# experiment 6: trace-cmd and plugin_vmctx (perf already brought libtraceevent)
+plugin=$LAB_DIR/vmctx/lib/traceevent/plugins/plugin_vmctx.so
+[ -f "$plugin" ] || die "$plugin not built (build-libvmctx.sh)"
+mkdir -p "$stage$(dirname "$plugin")"
+cp "$plugin" "$stage$plugin"
+tc=$(command -v trace-cmd) || die "no trace-cmd (apt-get install trace-cmd)"
+cp "$tc" "$stage/bin/trace-cmd"
+for lib in $(ldd "$tc" "$plugin" | awk '/=> \// { print $3 }'); do
+	[ -f "$stage$lib" ] && continue
+	mkdir -p "$stage$(dirname "$lib")"
+	cp -L "$lib" "$stage$lib"
+done
+echo "$(dirname "$plugin")" > "$stage/lab/plugin-dir"
 install -m 755 "$LAB_SRC/init.sh" "$stage/init"
 (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -9) > "$LAB_DIR/initramfs.cpio.gz"
 log "initramfs: $LAB_DIR/initramfs.cpio.gz ($(du -k "$LAB_DIR/initramfs.cpio.gz" | cut -f1) KiB)"

@@ -4,7 +4,8 @@
 # build, out of tree in $VMCTX_LAB_DIR/vmctx-build, and install it to
 # $VMCTX_LAB_DIR/vmctx: the shared library for perf (through its rpath),
 # the static one for the lab's static programs (lab-vmm, vmctx-agent and
-# lab-linux-check in the guests).
+# lab-linux-check in the guests), and plugin_vmctx.so for trace-cmd and
+# perf script in L1 (experiment 6).
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
@@ -18,7 +19,7 @@ fi
 # automake refuses a VPATH build of a tree that is configured in place
 [ ! -f "$REPO_TOP/config.status" ] ||
 	die "$REPO_TOP is configured in place; run 'make distclean' there first"
-vconf=(--prefix="$vprefix" --enable-static --without-libelf --without-libtraceevent)
+vconf=(--prefix="$vprefix" --enable-static --without-libelf --with-libtraceevent)
 mkdir -p "$vbuild"
 # configured from this source tree with these arguments (a lab directory
 # outlives the clones that use it: the tree is part of the stamp)
@@ -32,8 +33,8 @@ if [ ! -f "$vbuild/config.status" ] ||
 		die "libvmctx configure failed, see $vbuild/configure.out and config.log"
 	echo "$REPO_TOP ${vconf[*]}" > "$vbuild/.vmctx-configure-args"
 fi
-log "building libvmctx (only the library, shared and static)"
-make -s -C "$vbuild" -j"$JOBS" lib/libvmctx.la lib/libvmctx.pc >/dev/null
+log "building libvmctx (only the library, shared and static) and plugin_vmctx"
+make -s -C "$vbuild" -j"$JOBS" lib/libvmctx.la lib/libvmctx.pc perf-plugin/plugin_vmctx.la >/dev/null
 # install only when something changed: a fresh vmctx.h would make perf
 # recompile what includes it
 if [ ! -f "$vprefix/.vmctx-installed" ] ||
@@ -43,6 +44,10 @@ if [ ! -f "$vprefix/.vmctx-installed" ] ||
 	make -s -C "$vbuild" install-libLTLIBRARIES install-includeHEADERS \
 		install-pkgconfigDATA >/dev/null
 	touch "$vprefix/.vmctx-installed"
+fi
+if [ ! -f "$vprefix/lib/traceevent/plugins/plugin_vmctx.so" ] ||
+   [ -n "$(find "$vbuild/perf-plugin/.libs" -newer "$vprefix/lib/traceevent/plugins/plugin_vmctx.so" -name '*.so' -print -quit)" ]; then
+	make -s -C "$vbuild" install-traceeventpluginLTLIBRARIES >/dev/null
 fi
 [ -f "$vprefix/lib/pkgconfig/libvmctx.pc" ] || die "libvmctx.pc not installed in $vprefix"
 [ -f "$vprefix/lib/libvmctx.a" ] || die "libvmctx.a not installed in $vprefix"

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lab-exits-check TRUTH EXITS SCRIPT: check what 'perf report --guest-maps
- * --guest-view=exits' charged to each guest process against where the
- * exits really happened.
+ * lab-exits-check TRUTH EXITS SCRIPT [TRACECMD]: check what 'perf report
+ * --guest-maps --guest-view=exits' charged to each guest process, and what
+ * plugin_vmctx printed for each exit, against where the exits really
+ * happened.
  *
  * The lab's guest runs process A (no CPUID) and process B, which makes N
  * CPUIDs a round from b_main (lab-vmm -X N); KVM intercepts every CPUID.
@@ -16,7 +17,11 @@
  *     A with at most 1% of them;
  *   - each process is charged at least 99% of all the exits in its own
  *     user code (its table rows also hold kernel-mode exits under its root);
- *   - B's CPUID row is timed (kvm_entry followed its exits).
+ *   - B's CPUID row is timed (kvm_entry followed its exits);
+ *   - per exit, in SCRIPT (perf script with $VMCTX_GUEST_MAPS) and in
+ *     TRACECMD ('trace-cmd report -O vmctx:maps=...'), when given: at least
+ *     99% of the exits whose RIP lies in a process's user code are printed
+ *     with that process ("guest=proc_a[1]"), none with the other one.
  * Prints one line per figure and "lab-exp: exp6 PASS|FAIL".
  */
 #include <ctype.h>
@@ -112,19 +117,39 @@ static int is_cpuid(const char *reason)
 
 struct counts {
 	double exits, cpuid;
+	double named_right, named_wrong;	/* plugin_vmctx's guest= per exit */
 };
 
-/* kvm:kvm_exit lines of perf script: "... reason NAME ... rip 0xHEX ..." */
+/* What a line's "guest=" item names: 'A', 'B', '?' (another), 0 (none). */
+static char named(const char *line)
+{
+	const char *g = strstr(line, " guest=");
+
+	if (!g)
+		return 0;
+	g += 7;
+	if (!strncmp(g, "proc_a[", 7))
+		return 'A';
+	if (!strncmp(g, "proc_b[", 7))
+		return 'B';
+	return '?';
+}
+
+/*
+ * kvm_exit lines of perf script or trace-cmd report: "... kvm_exit: ...
+ * reason NAME ... rip 0xHEX ...", maybe with plugin_vmctx's "guest=...".
+ */
 static void read_script(const char *path, struct counts *a, struct counts *b, double *all)
 {
 	FILE *f = open_or_die(path);
 	char line[1024], reason[64];
 	unsigned long long rip;
 	const char *p, *q;
+	char who;
 
 	*all = 0;
 	while (fgets(line, sizeof(line), f)) {
-		if (!strstr(line, "kvm:kvm_exit"))
+		if (!strstr(line, "kvm_exit:"))
 			continue;
 		p = strstr(line, " reason ");
 		q = strstr(line, " rip 0x");
@@ -132,14 +157,19 @@ static void read_script(const char *path, struct counts *a, struct counts *b, do
 		    sscanf(q, " rip %llx", &rip) != 1)
 			die("%s: cannot read a kvm_exit line: %s", path, line);
 		(*all)++;
+		who = named(line);
 		switch (owner(rip)) {
 		case 'A':
 			a->exits++;
 			a->cpuid += is_cpuid(reason);
+			a->named_right += who == 'A';
+			a->named_wrong += who == 'B';
 			break;
 		case 'B':
 			b->exits++;
 			b->cpuid += is_cpuid(reason);
+			b->named_right += who == 'B';
+			b->named_wrong += who == 'A';
 			break;
 		}
 	}
@@ -183,13 +213,24 @@ static void read_exits(const char *path, struct counts *a, struct counts *b, dou
 		die("%s: no rows", path);
 }
 
+/* plugin_vmctx's names in @what, per exit, against the code the RIP lies in */
+static void check_names(const char *what, const struct counts *a, const struct counts *b)
+{
+	figure(a->exits && a->named_right >= 0.99 * a->exits && !a->named_wrong,
+	       "%s: %.0f of the %.0f exits in A's code say guest=proc_a (>= 99%%), %.0f proc_b",
+	       what, a->named_right, a->exits, a->named_wrong);
+	figure(b->exits && b->named_right >= 0.99 * b->exits && !b->named_wrong,
+	       "%s: %.0f of the %.0f exits in B's code say guest=proc_b (>= 99%%), %.0f proc_a",
+	       what, b->named_right, b->exits, b->named_wrong);
+}
+
 int main(int argc, char **argv)
 {
 	struct counts ta = { 0 }, tb = { 0 }, ra = { 0 }, rb = { 0 };
 	double all, b_avg;
 
-	if (argc != 4)
-		die("usage: lab-exits-check TRUTH EXITS SCRIPT");
+	if (argc != 4 && argc != 5)
+		die("usage: lab-exits-check TRUTH EXITS SCRIPT [TRACECMD]");
 	read_truth(argv[1]);
 	read_script(argv[3], &ta, &tb, &all);
 	read_exits(argv[2], &ra, &rb, &b_avg);
@@ -210,6 +251,18 @@ int main(int argc, char **argv)
 	       "proc_b's rows: %.0f exits, >= 99%% of the %.0f in its user code", rb.exits,
 	       tb.exits);
 	figure(b_avg > 0, "proc_b's CPUID exits are timed to kvm_entry: average %.3f us", b_avg);
+	check_names("perf script", &ta, &tb);
+	if (argc == 5) {
+		struct counts ca = { 0 }, cb = { 0 };
+		double call;
+
+		read_script(argv[4], &ca, &cb, &call);
+		printf("lab-exp:   trace-cmd report: %.0f kvm_exit events; in A's user code %.0f, in B's %.0f\n",
+		       call, ca.exits, cb.exits);
+		figure(cb.cpuid >= 100, "trace-cmd report: %.0f CPUID exits in B's code (>= 100)",
+		       cb.cpuid);
+		check_names("trace-cmd report", &ca, &cb);
+	}
 	printf("lab-exp: exp6 %s\n", failed ? "FAIL" : "PASS");
 	return failed;
 }

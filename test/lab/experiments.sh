@@ -174,10 +174,23 @@ for e in $todo; do
 	6)
 		run 6 "exits per guest process (perf report --guest-view=exits)"
 		extra="-e kvm:kvm_exit -e kvm:kvm_entry"
-		rec exp6 $VMM -o t6 -b g6.vmctx -N guest1 -n 1 -P 2 -X 64 -t "$secs" &&
+		# trace-cmd records the same exits through ftrace (CPU 0's buffer);
+		# plugin_vmctx names their processes in trace-cmd report (-O) and
+		# in perf script (VMCTX_GUEST_MAPS), from the VMM's bundle
+		plugins=$(cat /lab/plugin-dir)
+		rec exp6 trace-cmd record -q -M 1 -e kvm:kvm_exit -o $W/exp6.dat \
+			$VMM -o t6 -b g6.vmctx -N guest1 -n 1 -P 2 -X 64 -t "$secs" &&
 			rep exp6 exits g6.vmctx && cat exp6.exits &&
-			$on1 perf script -i $W/exp6.data -F event,trace >exp6.script 2>/dev/null &&
-			lab-exits-check t6 exp6.exits exp6.script || failed=$((failed + 1))
+			TRACEEVENT_PLUGIN_DIR=$plugins VMCTX_GUEST_MAPS=$W/g6.vmctx \
+				$on1 perf script -i $W/exp6.data -F event,trace >exp6.script 2>exp6.script.err &&
+			TRACEEVENT_PLUGIN_DIR=$plugins $on1 trace-cmd report -O vmctx:maps=$W/g6.vmctx \
+				-i $W/exp6.dat >exp6.tc 2>exp6.tc.err &&
+			grep -m 3 -i 'reason cpuid .*guest=proc_b\[' exp6.tc | sed 's/^/lab-exp: trace-cmd report: /' &&
+			grep -m 3 -i 'reason cpuid .*guest=proc_b\[' exp6.script | sed 's/^/lab-exp: perf script: /' &&
+			lab-exits-check t6 exp6.exits exp6.script exp6.tc || {
+			failed=$((failed + 1))
+			cat exp6.script.err exp6.tc.err 2>/dev/null | head -5
+		}
 		extra=
 		;;
 	*)

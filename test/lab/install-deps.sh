@@ -13,7 +13,9 @@ pkgs=(linux-source-6.12 linux-source-6.1 build-essential flex bison bc cpio ccac
       # built without libpython and without the JSON event tables
       libdw-dev libtraceevent-dev pkg-config autoconf automake libtool
       # test/perf/run-checks.sh writes its synthetic perf.data with python3
-      python3)
+      python3
+      # experiment 6 records kvm_exit with trace-cmd too, for plugin_vmctx
+      trace-cmd)
 
 missing=()
 for p in "${pkgs[@]}"; do
