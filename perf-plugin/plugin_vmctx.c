@@ -20,12 +20,14 @@
  * guest RIP ("func=name").  A record's time is the host's trace clock, not
  * the guest's, so a root that several processes owned in turn names none
  * of them ("guest=?"): the plugin never guesses.  Guest names go through
- * vmctx_escape(), so that a guest cannot drive the terminal.
+ * vmctx_escape(), and their spaces become "\x20", so that a guest can
+ * neither drive the terminal nor add items to the line.
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <asm/vmx.h>	/* VMX_EXIT_REASON_FLAGS, as the kernel prints them */
 
 #include <event-parse.h>
@@ -197,10 +199,32 @@ static void put_reason(struct line *l)
 		trace_seq_printf(item(l), "0x%llx", rest);
 }
 
-/* An escaped guest name; "?" if even escaped it does not fit. */
+/*
+ * A guest name escaped by vmctx_escape(), and its spaces as "\x20", so that
+ * it can neither drive a terminal nor add items to the line ("x func=y");
+ * cut short at a whole escape when it does not fit, "?" when nothing does.
+ */
 static const char *esc(const char *name, char *buf, size_t size)
 {
-	return vmctx_escape(buf, size, name) < 0 ? "?" : buf;
+	char tmp[256];
+	size_t i, n = 0;
+
+	if (vmctx_escape(tmp, sizeof(tmp), name) < 0 || !size)
+		return "?";
+	for (i = 0; tmp[i]; i++) {
+		bool space = tmp[i] == ' ';
+
+		if (n + (space ? 4 : 1) >= size)
+			break;
+		if (space) {
+			memcpy(buf + n, "\\x20", 4);
+			n += 4;
+		} else {
+			buf[n++] = tmp[i];
+		}
+	}
+	buf[n] = '\0';
+	return buf;
 }
 
 /*

@@ -630,6 +630,8 @@ static void write_guest_bundle(const char *path)
 	      "hostile symbol added");
 	CHECK(vmctx_bundle_add_map(b, task, 0x400000, 0x402000, 0, 0, obj, "/usr/bin/prog") >= 0,
 	      "map added");
+	CHECK(vmctx_bundle_add_symbol(b, obj, PROG_MAIN + 0x200, 0x10, "x func=fake") >= 0,
+	      "symbol with a space added");
 	CHECK(vmctx_bundle_add_task(b, ROOT_REUSED, 200, 200, "first", 0, 1000) >= 0 &&
 	      vmctx_bundle_add_task(b, ROOT_REUSED, 201, 201, "second", 2000, VMCTX_TIME_NONE) >= 0,
 	      "reused root added");
@@ -681,6 +683,9 @@ static void bundle_names_guest_process_and_function(const char *bundle)
 	expect_guest(tep, ROOT_ONE, PROG_MAIN + 0x104,
 		     "guest=pr\\x1b]0;x\\x07og[100] func=evil\\x0d\\x0a\\x1b[2J",
 		     "env: a hostile symbol name is escaped");
+	expect_guest(tep, ROOT_ONE, PROG_MAIN + 0x208,
+		     "guest=pr\\x1b]0;x\\x07og[100] func=x\\x20func=fake",
+		     "env: a space in a guest name cannot add an item to the line");
 	expect_guest(tep, ROOT_ONE, 0x401800, "guest=pr\\x1b]0;x\\x07og[100] func=?",
 		     "env: a mapped address no symbol covers");
 	expect_guest(tep, ROOT_REUSED, PROG_MAIN, "guest=? func=?",
