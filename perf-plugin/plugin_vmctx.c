@@ -11,18 +11,21 @@
  * up by name and bounds-checked against the record: a missing field is
  * left out, a record too short for a field ends the line with
  * "[truncated]".  The handler always returns 0, so libtraceevent never
- * appends its own print-format output to a partial line.
+ * appends its own print-format output to a partial line.  Besides numbers
+ * and libvmctx's static names, the line holds names from a guest's bundle
+ * only through vmctx_escape(), with spaces as "\x20" and a length cap, so
+ * that neither a record nor a bundle can drive the terminal or add items.
  *
- * Given a guest's bundle (the plugin option vmctx:maps=FILE, as in
- * 'trace-cmd report -O vmctx:maps=FILE', or $VMCTX_GUEST_MAPS for perf
- * script, which has no plugin options), the line also names the guest
- * process that owns guest_cr3 ("guest=comm[pid]") and the function at the
- * guest RIP ("func=name").  A record's time is the host's trace clock, not
- * the guest's, so a root that several processes owned in turn names none
- * of them ("guest=?"): the plugin never guesses.  Guest names go through
- * vmctx_escape(), and their spaces become "\x20", so that a guest can
- * neither drive the terminal nor add items to the line.
+ * With guest bundles (-O vmctx:maps=FILE[:FILE...] in trace-cmd, or
+ * $VMCTX_GUEST_MAPS for perf script, which has no plugin options) the line
+ * also names the guest process that owned guest_cr3 and the function at the
+ * guest RIP.  The record's time is the host's trace clock and a bundle's
+ * times are the guest's, so a root is named only when the answer cannot
+ * be wrong: the root had one owner in the whole bundle, or the user gave
+ * the guest-minus-host offset (vmctx:offset=NS) and one owner's lifetime
+ * covers the record.  Otherwise the line says "guest=?".
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,68 +54,38 @@ struct vmx_flag {
 
 static const struct vmx_flag vmx_flags[] = { VMX_EXIT_REASON_FLAGS };
 
-/* The bundle that names guest processes: plugin option, or this variable. */
-#define MAPS_ENV	"VMCTX_GUEST_MAPS"
+/* A guest string is cut to this many bytes once escaped, so a line stays bounded. */
+#define GUEST_STR_MAX	128
 
-int TEP_PLUGIN_LOADER(struct tep_handle *tep);
-int TEP_PLUGIN_UNLOADER(struct tep_handle *tep);
-extern struct tep_plugin_option TEP_PLUGIN_OPTIONS[];
+/* The bundles one tep handle resolves through. */
+struct maps {
+	struct maps *next;
+	struct tep_handle *tep;
+	struct vmctx_bundle **bundles;
+	size_t nbundles;
+	bool have_offset;
+	long long offset;	/* guest ns minus host trace-clock ns */
+};
 
-/* A string option: libtraceevent replaces the value when it is given. */
+/* Handles with the plugin loaded; the printing hooks find theirs by event->tep. */
+static struct maps *all_maps;
+
+/* trace-cmd -O vmctx:maps=FILE: a string option needs a non-NULL default. */
 struct tep_plugin_option TEP_PLUGIN_OPTIONS[] = {
 	{
 		.name = "maps",
 		.plugin_alias = "vmctx",
-		.description = "vmctx bundle (vmctx-bundle(5)) naming guest processes and functions",
+		.description = "guest bundles (.vmctx), separated by ':', naming guest processes",
 		.value = "",
 	},
 	{
-		.name = NULL,
+		.name = "offset",
+		.plugin_alias = "vmctx",
+		.description = "guest clock minus host trace clock in ns, to pick a root's owner by time",
+		.value = "",
 	},
+	{ .name = NULL },
 };
-
-/*
- * The bundle, read at the first exit record (libtraceevent may set the
- * option after loading the plugin) and shared by every handle that loaded
- * the plugin; freed with the last of them.
- */
-static struct {
-	struct vmctx_bundle *bundle;
-	bool tried;
-	int users;
-} maps;
-
-static const char *maps_path(void)
-{
-	const char *path = TEP_PLUGIN_OPTIONS[0].value;
-
-	if (!path || !*path)
-		path = getenv(MAPS_ENV);
-	return path && *path ? path : NULL;
-}
-
-static struct vmctx_bundle *get_bundle(void)
-{
-	const char *path;
-	int err;
-
-	if (maps.tried)
-		return maps.bundle;
-	maps.tried = true;
-	path = maps_path();
-	if (!path)
-		return NULL;
-	err = vmctx_bundle_read_file(path, NULL, &maps.bundle);
-	if (err) {
-		char buf[256];
-
-		/* one line, once: the exits still print, without guest names */
-		fprintf(stderr, "plugin_vmctx: %s: %s; guest processes are not named\n",
-			vmctx_escape(buf, sizeof(buf), path) < 0 ? "?" : buf, vmctx_strerror(err));
-		maps.bundle = NULL;
-	}
-	return maps.bundle;
-}
 
 /* One record being printed: items are separated by one space. */
 struct line {
@@ -199,82 +172,169 @@ static void put_reason(struct line *l)
 		trace_seq_printf(item(l), "0x%llx", rest);
 }
 
-/*
- * A guest name escaped by vmctx_escape(), and its spaces as "\x20", so that
- * it can neither drive a terminal nor add items to the line ("x func=y");
- * cut short at a whole escape when it does not fit, "?" when nothing does.
- */
-static const char *esc(const char *name, char *buf, size_t size)
+/* Append @c to the @size-byte buffer @out holding @*len bytes; always terminated. */
+static void put_char(char *out, size_t size, size_t *len, char c)
 {
-	char tmp[256];
-	size_t i, n = 0;
-
-	if (vmctx_escape(tmp, sizeof(tmp), name) < 0 || !size)
-		return "?";
-	for (i = 0; tmp[i]; i++) {
-		bool space = tmp[i] == ' ';
-
-		if (n + (space ? 4 : 1) >= size)
-			break;
-		if (space) {
-			memcpy(buf + n, "\\x20", 4);
-			n += 4;
-		} else {
-			buf[n++] = tmp[i];
-		}
+	if (*len + 1 < size) {
+		out[(*len)++] = c;
+		out[*len] = '\0';
 	}
-	buf[n] = '\0';
-	return buf;
+}
+
+static void put_str(char *out, size_t size, size_t *len, const char *str)
+{
+	while (*str)
+		put_char(out, size, len, *str++);
 }
 
 /*
- * "guest=comm[pid] func=name": the process that owns @cr3 in the bundle,
- * and the function at the guest RIP, in its mappings or else in the guest
- * kernel.  Nothing without a bundle; "guest=?" for a root the bundle does
- * not give to exactly one process; "func=?" for an address no symbol covers.
+ * A guest's string, escaped by vmctx_escape() and with spaces as "\x20",
+ * so that it can neither drive a terminal nor add fields to the line.
  */
-static void put_guest(struct line *l, unsigned long long cr3)
+static void put_guest(char *out, size_t size, size_t *len, const char *str)
 {
-	const struct vmctx_bundle *b = get_bundle();
-	const char *comm = NULL, *sym = NULL;
-	unsigned long long rip;
-	char cbuf[256], sbuf[512];
-	bool have_rip;
-	int task, tgid;
+	char esc[GUEST_STR_MAX + 1];
+	int n = vmctx_escape(esc, sizeof(esc), str ? str : "");
+	size_t i;
 
-	if (!b)
+	if (n < 0) {
+		put_char(out, size, len, '?');
 		return;
-	have_rip = get(l, "guest_rip", &rip);
-	task = vmctx_bundle_find_task(b, cr3, VMCTX_TIME_NONE);
-	if (task >= 0 &&
-	    vmctx_bundle_task(b, task, NULL, NULL, &tgid, &comm, NULL, NULL) == 0 && comm)
-		trace_seq_printf(item(l), "guest=%s[%d]", esc(comm, cbuf, sizeof(cbuf)), tgid);
+	}
+	for (i = 0; esc[i]; i++) {
+		if (esc[i] == ' ')
+			put_str(out, size, len, "\\x20");
+		else
+			put_char(out, size, len, esc[i]);
+	}
+	if ((size_t)n >= sizeof(esc))
+		put_str(out, size, len, "...");
+}
+
+static struct maps *maps_of(const struct tep_event *event)
+{
+	struct maps *m;
+
+	for (m = all_maps; m; m = m->next)
+		if (m->tep == event->tep)
+			return m;
+	return NULL;
+}
+
+/* The guest's kernel is the upper half of the address space on x86-64. */
+static bool is_kernel_ip(uint64_t ip)
+{
+	return ip >= 0xffff800000000000ULL;
+}
+
+/* "SYM (OBJ)", "? (OBJ)" or nothing, for @rip in @task (-1: none) of @b. */
+static void put_function(char *out, size_t size, size_t *len, const struct vmctx_bundle *b,
+			 int task, uint64_t rip)
+{
+	const char *sym = NULL, *obj = NULL;
+
+	if (is_kernel_ip(rip)) {
+		if (vmctx_bundle_resolve_kernel(b, rip, &sym, &obj) || !sym)
+			return;
+	} else if (task < 0 || vmctx_bundle_resolve_user(b, task, rip, &sym, &obj)) {
+		return;
+	}
+	put_str(out, size, len, " func=");
+	if (sym)
+		put_guest(out, size, len, sym);
 	else
-		trace_seq_puts(item(l), "guest=?");
-	if (!have_rip)
-		return;
-	if (task < 0 || vmctx_bundle_resolve_user(b, task, rip, &sym, NULL))
-		vmctx_bundle_resolve_kernel(b, rip, &sym, NULL);
-	trace_seq_printf(item(l), "func=%s", sym ? esc(sym, sbuf, sizeof(sbuf)) : "?");
+		put_char(out, size, len, '?');
+	if (obj) {
+		put_str(out, size, len, " (");
+		put_guest(out, size, len, obj);
+		put_char(out, size, len, ')');
+	}
+}
+
+/* Guest ns of host trace-clock @ts: false before the guest's 0 or past its range. */
+static bool guest_time(unsigned long long ts, long long offset, uint64_t *when)
+{
+	unsigned long long mag;
+
+	if (offset >= 0) {
+		mag = (unsigned long long)offset;
+		if (ts >= VMCTX_TIME_NONE - mag)
+			return false;
+		*when = ts + mag;
+		return true;
+	}
+	mag = -(unsigned long long)offset;
+	if (ts < mag)
+		return false;
+	*when = ts - mag;
+	return true;
+}
+
+/*
+ * "guest=comm[pid] func=SYM (OBJ)" for a root and RIP, or "guest=?" when no
+ * bundle, or more than one, can name the root's owner at this time.  False
+ * when no bundle is loaded.
+ */
+static bool describe_guest(const struct maps *m, unsigned long long ts, uint64_t cr3,
+			   uint64_t rip, char *out, size_t size)
+{
+	uint64_t when = VMCTX_TIME_NONE;
+	const struct vmctx_bundle *b = NULL;
+	int task = -1, found = 0, t, pid;
+	bool skip;
+	const char *comm;
+	size_t i, len = 0;
+
+	out[0] = '\0';
+	if (!m || !m->nbundles)
+		return false;
+	/* with an offset, a guest time out of the clock's range has no owner */
+	skip = m->have_offset && !guest_time(ts, m->offset, &when);
+	for (i = 0; found < 2 && i < m->nbundles && !skip; i++) {
+		t = vmctx_bundle_find_task(m->bundles[i], cr3, when);
+		if (t < 0)
+			continue;
+		found++;
+		b = m->bundles[i];
+		task = t;
+	}
+	if (found != 1 || vmctx_bundle_task(b, task, NULL, &pid, NULL, &comm, NULL, NULL)) {
+		put_str(out, size, &len, "guest=?");
+		/* a kernel RIP still has a name when one VM is traced */
+		if (m->nbundles == 1)
+			put_function(out, size, &len, m->bundles[0], -1, rip);
+		return true;
+	}
+	put_str(out, size, &len, "guest=");
+	put_guest(out, size, &len, comm);
+	snprintf(out + len, size - len, "[%d]", pid);
+	len = strlen(out);
+	put_function(out, size, &len, b, task, rip);
+	return true;
 }
 
 static int kvm_exit_handler(struct trace_seq *s, struct tep_record *record,
 			    struct tep_event *event, void *context)
 {
 	struct line l = { .s = s, .event = event, .record = record };
-	unsigned long long val;
+	unsigned long long val, rip = 0, cr3 = 0;
+	bool have_rip, have_cr3;
+	char guest[1024];
 
 	if (get(&l, "vcpu_id", &val))
 		trace_seq_printf(item(&l), "vcpu %llu", val);
 	put_reason(&l);
-	if (get(&l, "guest_rip", &val))
-		trace_seq_printf(item(&l), "rip 0x%llx", val);
+	have_rip = get(&l, "guest_rip", &rip);
+	if (have_rip)
+		trace_seq_printf(item(&l), "rip 0x%llx", rip);
 	/* The root is what a guest's bundle lists; the raw value keeps PCID and flags. */
-	if (get(&l, "guest_cr3", &val)) {
+	have_cr3 = get(&l, "guest_cr3", &cr3);
+	if (have_cr3)
 		trace_seq_printf(item(&l), "cr3 0x%llx (raw 0x%llx)",
-				 (unsigned long long)vmctx_cr3_normalize(val, 0), val);
-		put_guest(&l, val);
-	}
+				 (unsigned long long)vmctx_cr3_normalize(cr3, 0), cr3);
+	if (have_rip && have_cr3 &&
+	    describe_guest(context, record->ts, cr3, rip, guest, sizeof(guest)))
+		trace_seq_puts(item(&l), guest);
 	if (get(&l, "info1", &val))
 		trace_seq_printf(item(&l), "info1 0x%016llx", val);
 	if (get(&l, "info2", &val))
@@ -288,27 +348,133 @@ static int kvm_exit_handler(struct trace_seq *s, struct tep_record *record,
 	return 0;
 }
 
-int TEP_PLUGIN_LOADER(struct tep_handle *tep)
+/*
+ * Hook of libtraceevent's plugin_kvm: its kvm_exit line calls this for the
+ * guest RIP.  It binds to this definition only where the program defines
+ * none (perf script does not, trace-cmd does) and this plugin was loaded
+ * first; then plugin_kvm's handler is the one printing, and the guest's
+ * name still reaches the line.  The string is this thread's, so
+ * plugin_kvm's put hook, which stays its own no-op, has nothing to free.
+ */
+const char *tep_plugin_kvm_get_func(struct tep_event *event, struct tep_record *record,
+				    unsigned long long *val);
+
+const char *tep_plugin_kvm_get_func(struct tep_event *event, struct tep_record *record,
+				    unsigned long long *val)
+{
+	static __thread char buf[1024];
+	struct line l = { .event = event, .record = record };
+	unsigned long long cr3;
+
+	if (!event || !record || !val || !get(&l, "guest_cr3", &cr3))
+		return NULL;
+	if (!describe_guest(maps_of(event), record->ts, cr3, *val, buf, sizeof(buf)))
+		return NULL;
+	return buf;
+}
+
+static void maps_free(struct maps *m)
 {
 	size_t i;
 
-	maps.users++;
+	if (!m)
+		return;
+	for (i = 0; i < m->nbundles; i++)
+		vmctx_bundle_free(m->bundles[i]);
+	free(m->bundles);
+	free(m);
+}
+
+/* Read each ':'-separated bundle of @list; a bundle that fails is said on stderr and left out. */
+static int maps_read(struct maps *m, const char *list)
+{
+	char *copy = strdup(list), *path, *save = NULL;
+	struct vmctx_bundle *b, **grown;
+	int err;
+
+	if (!copy)
+		return -ENOMEM;
+	for (path = strtok_r(copy, ":", &save); path; path = strtok_r(NULL, ":", &save)) {
+		err = vmctx_bundle_read_file(path, NULL, &b);
+		if (err) {
+			fprintf(stderr, "plugin_vmctx: %s: %s\n", path, vmctx_strerror(err));
+			continue;
+		}
+		grown = realloc(m->bundles, (m->nbundles + 1) * sizeof(*grown));
+		if (!grown) {
+			vmctx_bundle_free(b);
+			free(copy);
+			return -ENOMEM;
+		}
+		m->bundles = grown;
+		m->bundles[m->nbundles++] = b;
+	}
+	free(copy);
+	return 0;
+}
+
+/* The options of trace-cmd -O win over the environment. */
+static struct maps *maps_new(struct tep_handle *tep)
+{
+	const char *list = TEP_PLUGIN_OPTIONS[0].value, *off = TEP_PLUGIN_OPTIONS[1].value;
+	struct maps *m = calloc(1, sizeof(*m));
+	char *end;
+
+	if (!m)
+		return NULL;
+	m->tep = tep;
+	if (!list || !*list)
+		list = getenv("VMCTX_GUEST_MAPS");
+	if (!off || !*off)
+		off = getenv("VMCTX_GUEST_OFFSET");
+	if (list && *list && maps_read(m, list)) {
+		maps_free(m);
+		return NULL;
+	}
+	if (off && *off) {
+		errno = 0;
+		m->offset = strtoll(off, &end, 0);
+		if (errno || *end)
+			fprintf(stderr, "plugin_vmctx: offset %s: not a number of ns, ignored\n", off);
+		else
+			m->have_offset = true;
+	}
+	return m;
+}
+
+int TEP_PLUGIN_LOADER(struct tep_handle *tep);
+int TEP_PLUGIN_UNLOADER(struct tep_handle *tep);
+
+int TEP_PLUGIN_LOADER(struct tep_handle *tep)
+{
+	struct maps *m = maps_new(tep);
+	size_t i;
+
+	if (m) {
+		m->next = all_maps;
+		all_maps = m;
+	} else {
+		fprintf(stderr, "plugin_vmctx: out of memory, guest names left out\n");
+	}
 	for (i = 0; i < ARRAY_SIZE(exit_events); i++)
-		tep_register_event_handler(tep, -1, "kvm", exit_events[i], kvm_exit_handler, NULL);
+		tep_register_event_handler(tep, -1, "kvm", exit_events[i], kvm_exit_handler, m);
 	return 0;
 }
 
 int TEP_PLUGIN_UNLOADER(struct tep_handle *tep)
 {
+	struct maps **p, *m = NULL;
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(exit_events); i++)
-		tep_unregister_event_handler(tep, -1, "kvm", exit_events[i], kvm_exit_handler,
-					     NULL);
-	if (maps.users > 0 && --maps.users == 0) {
-		vmctx_bundle_free(maps.bundle);
-		maps.bundle = NULL;
-		maps.tried = false;
+	for (p = &all_maps; *p; p = &(*p)->next) {
+		if ((*p)->tep == tep) {
+			m = *p;
+			*p = m->next;
+			break;
+		}
 	}
+	for (i = 0; i < ARRAY_SIZE(exit_events); i++)
+		tep_unregister_event_handler(tep, -1, "kvm", exit_events[i], kvm_exit_handler, m);
+	maps_free(m);
 	return 0;
 }

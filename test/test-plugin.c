@@ -11,14 +11,13 @@
  * TP_printk with the uapi headers' exit-reason tables stringified.  The
  * expected names (HLT, hlt, ...) are Linux's spelling from those headers.
  */
-#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <asm/kvm.h>
 #include <asm/svm.h>
 #include <asm/vmx.h>
@@ -179,10 +178,11 @@ static struct tep_handle *new_tep(bool sys_plugins)
 	return tep;
 }
 
-/* A record of exactly @size bytes, so that ASan sees any read past it. */
-static char *print_record(struct tep_handle *tep, const void *data, size_t size)
+/* A record of exactly @size bytes at host time @ts, so that ASan sees any read past it. */
+static char *print_record_at(struct tep_handle *tep, const void *data, size_t size,
+			     unsigned long long ts)
 {
-	struct tep_record rec = { .cpu = 0, .size = (int)size };
+	struct tep_record rec = { .cpu = 0, .size = (int)size, .ts = ts };
 	struct trace_seq s;
 	char *out;
 
@@ -199,14 +199,25 @@ static char *print_record(struct tep_handle *tep, const void *data, size_t size)
 	return out;
 }
 
-static void expect(struct tep_handle *tep, const struct exit_rec *r, size_t size,
-		   const char *want, const char *what)
+static char *print_record(struct tep_handle *tep, const void *data, size_t size)
 {
-	char *got = print_record(tep, r, size);
+	return print_record_at(tep, data, size, 0);
+}
+
+static void expect_at(struct tep_handle *tep, const struct exit_rec *r, size_t size,
+		      unsigned long long ts, const char *want, const char *what)
+{
+	char *got = print_record_at(tep, r, size, ts);
 
 	CHECK(got && !strcmp(got, want), "%s:\n  got  \"%s\"\n  want \"%s\"", what,
 	      got ? got : "(null)", want);
 	free(got);
+}
+
+static void expect(struct tep_handle *tep, const struct exit_rec *r, size_t size,
+		   const char *want, const char *what)
+{
+	expect_at(tep, r, size, 0, want, what);
 }
 
 static struct exit_rec rec(uint16_t id, uint32_t isa, uint32_t reason, uint32_t vcpu)
@@ -542,6 +553,351 @@ static void records_of_control_bytes_print_no_control_bytes(void)
 	free(fmt);
 }
 
+/* ---- Guest names through bundles ------------------------------------------ */
+
+/*
+ * The guest of these tests: "sh" (pid 42) alone ever owned ROOT_SH and
+ * runs main at 0x401000 of /bin/busybox; ROOT_REUSED was "old" (pid 50)
+ * from 1000 to 2000 ns, then "new" (pid 60) from 3000 ns on; the kernel
+ * has schedule at KSYM.  Bundle times are guest ns.
+ */
+#define ROOT_SH		0x12346000ULL
+#define ROOT_REUSED	0x55556000ULL
+#define ROOT_UNKNOWN	0x77778000ULL
+#define MAIN_IP		0x401000ULL
+#define KSYM		0xffffffff81000000ULL
+
+static char tmpdir[PATH_MAX];
+
+/* Write a bundle with @comm, @sym and @path for "sh" to a file of @tmpdir; the path, malloc'd. */
+static char *write_bundle(const char *name, const char *comm, const char *sym, const char *path,
+			  uint64_t sh_root)
+{
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	char file[PATH_MAX + 64];
+	int t, o, ok;
+
+	if (!b)
+		return NULL;
+	snprintf(file, sizeof(file), "%s/%s", tmpdir, name);
+	ok = vmctx_bundle_set_identity(b, "guest", "6.1.0", NULL) == 0;
+	t = vmctx_bundle_add_task(b, sh_root, 42, 42, comm, 0, VMCTX_TIME_NONE);
+	o = vmctx_bundle_add_object(b, path, NULL);
+	ok = ok && t >= 0 && o >= 0;
+	ok = ok && vmctx_bundle_add_symbol(b, o, MAIN_IP, 0x100, sym) == 0;
+	ok = ok && vmctx_bundle_add_map(b, t, 0x400000, 0x500000, 0, 0, o, path) == 0;
+	ok = ok && vmctx_bundle_add_task(b, ROOT_REUSED, 50, 50, "old", 1000, 2000) >= 0;
+	ok = ok && vmctx_bundle_add_task(b, ROOT_REUSED, 60, 60, "new", 3000, VMCTX_TIME_NONE) >= 0;
+	ok = ok && vmctx_bundle_add_ksym(b, KSYM, "schedule", NULL) == 0;
+	ok = ok && vmctx_bundle_add_ksym(b, KSYM + 0x1000, "schedule_end", NULL) == 0;
+	ok = ok && vmctx_bundle_seal(b) == 0 && vmctx_bundle_write_file(b, file) == 0;
+	vmctx_bundle_free(b);
+	CHECK(ok, "bundle %s written", file);
+	return ok ? strdup(file) : NULL;
+}
+
+/* Load the plugins with @maps as VMCTX_GUEST_MAPS (NULL: unset) and parse the patched format. */
+static struct tep_plugin_list *load_with_env(struct tep_handle *tep, const char *maps,
+					     const char *fmt)
+{
+	struct tep_plugin_list *plugins;
+
+	if (maps)
+		setenv("VMCTX_GUEST_MAPS", maps, 1);
+	plugins = tep_load_plugins(tep);
+	unsetenv("VMCTX_GUEST_MAPS");
+	CHECK(parse(tep, fmt) == 0, "patched format parses");
+	return plugins;
+}
+
+static struct exit_rec guest_rec(uint64_t cr3, uint64_t rip)
+{
+	struct exit_rec r = rec(KVM_EXIT_ID, 1, EXIT_REASON_EXTERNAL_INTERRUPT, 0);
+
+	r.guest_cr3 = cr3;
+	r.guest_rip = rip;
+	return r;
+}
+
+#define EXT_HEAD "vcpu 0 reason EXTERNAL_INTERRUPT rip "
+
+/*
+ * perf script's way (VMCTX_GUEST_MAPS): a root one process ever owned is
+ * named at any time, with the function at a user or kernel RIP; a reused
+ * root, or a root nobody owned, is "guest=?" and never a wrong name.
+ */
+static void env_bundle_names_single_owner_roots(void)
+{
+	char *file = write_bundle("one.vmctx", "sh", "main", "/bin/busybox", ROOT_SH);
+	char *fmt = make_format("kvm_exit", KVM_EXIT_ID, NULL, print_patched);
+	struct tep_handle *tep = new_tep(false);
+	struct tep_plugin_list *plugins = load_with_env(tep, file, fmt);
+	struct exit_rec r;
+
+	r = guest_rec(ROOT_SH | 0x801 | 1ULL << 63, MAIN_IP + 0x10);
+	expect_at(tep, &r, PATCHED_SIZE, 123456789,
+		  EXT_HEAD "0x401010 cr3 0x12346000 (raw 0x8000000012346801) guest=sh[42] "
+		  "func=main (busybox) " ZERO_INFO, "single owner named with its function");
+	r = guest_rec(ROOT_SH, KSYM + 0x20);
+	expect(tep, &r, PATCHED_SIZE,
+	       EXT_HEAD "0xffffffff81000020 cr3 0x12346000 (raw 0x12346000) guest=sh[42] "
+	       "func=schedule (vmlinux) " ZERO_INFO, "kernel RIP in a named process");
+	r = guest_rec(ROOT_SH, 0x900000);
+	expect(tep, &r, PATCHED_SIZE,
+	       EXT_HEAD "0x900000 cr3 0x12346000 (raw 0x12346000) guest=sh[42] " ZERO_INFO,
+	       "unmapped RIP: process only");
+	r = guest_rec(ROOT_REUSED, MAIN_IP);
+	expect_at(tep, &r, PATCHED_SIZE, 1500,
+		  EXT_HEAD "0x401000 cr3 0x55556000 (raw 0x55556000) guest=? " ZERO_INFO,
+		  "a root of two owners is not named without an offset");
+	r = guest_rec(ROOT_UNKNOWN, KSYM + 0x20);
+	expect(tep, &r, PATCHED_SIZE,
+	       EXT_HEAD "0xffffffff81000020 cr3 0x77778000 (raw 0x77778000) guest=? "
+	       "func=schedule (vmlinux) " ZERO_INFO, "unknown root: kernel function still named");
+	tep_unload_plugins(plugins, tep);
+	tep_free(tep);
+
+	/* a bundle that cannot be read leaves the line as without bundles */
+	tep = new_tep(false);
+	plugins = load_with_env(tep, "/nonexistent.vmctx", fmt);
+	r = guest_rec(ROOT_SH, MAIN_IP);
+	expect(tep, &r, PATCHED_SIZE,
+	       EXT_HEAD "0x401000 cr3 0x12346000 (raw 0x12346000) " ZERO_INFO,
+	       "unreadable bundle: no guest item");
+	tep_unload_plugins(plugins, tep);
+	tep_free(tep);
+	free(fmt);
+	free(file);
+}
+
+/*
+ * trace-cmd's way (-O vmctx:maps=A:B -O vmctx:offset=NS): with the offset a
+ * reused root is named by the owner whose lifetime covers host ts +
+ * offset, and nobody between owners; a root two VMs' bundles list is not
+ * named, as the record cannot tell which VM it came from.
+ */
+static void options_pick_owner_by_time_and_bundle(void)
+{
+	char *one = write_bundle("one.vmctx", "sh", "main", "/bin/busybox", ROOT_SH);
+	char *two = write_bundle("two.vmctx", "dd", "copy", "/bin/dd", 0xabce000);
+	char *fmt = make_format("kvm_exit", KVM_EXIT_ID, NULL, print_patched);
+	struct tep_handle *tep = new_tep(false);
+	struct tep_plugin_list *plugins;
+	char list[2 * PATH_MAX + 200];
+	struct exit_rec r;
+
+	snprintf(list, sizeof(list), "%s:%s", one, two);
+	tep_plugin_add_option("vmctx:maps", list);
+	tep_plugin_add_option("vmctx:offset", "-1000000");
+	plugins = load_with_env(tep, NULL, fmt);
+
+	r = guest_rec(ROOT_REUSED, 0x10);
+	expect_at(tep, &r, PATCHED_SIZE, 1000000 + 1500,
+		  EXT_HEAD "0x10 cr3 0x55556000 (raw 0x55556000) guest=? " ZERO_INFO,
+		  "both VMs had an owner of the root then: not named");
+	r = guest_rec(ROOT_SH, MAIN_IP);
+	expect_at(tep, &r, PATCHED_SIZE, 1000000 + 5000,
+		  EXT_HEAD "0x401000 cr3 0x12346000 (raw 0x12346000) guest=sh[42] "
+		  "func=main (busybox) " ZERO_INFO, "root of the first VM only");
+	r = guest_rec(0xabce000, MAIN_IP + 1);
+	expect_at(tep, &r, PATCHED_SIZE, 1000000 + 5000,
+		  EXT_HEAD "0x401001 cr3 0xabce000 (raw 0xabce000) guest=dd[42] "
+		  "func=copy (dd) " ZERO_INFO, "root of the second VM only");
+	r = guest_rec(ROOT_UNKNOWN, KSYM);
+	expect_at(tep, &r, PATCHED_SIZE, 1000000 + 5000,
+		  EXT_HEAD "0xffffffff81000000 cr3 0x77778000 (raw 0x77778000) guest=? " ZERO_INFO,
+		  "two VMs: an unowned root's kernel RIP is not guessed");
+	tep_unload_plugins(plugins, tep);
+	tep_free(tep);
+
+	/* one VM: the offset picks the owner of a reused root by lifetime */
+	tep_plugin_add_option("vmctx:maps", one);
+	tep = new_tep(false);
+	plugins = load_with_env(tep, NULL, fmt);
+	r = guest_rec(ROOT_REUSED, 0x10);
+	expect_at(tep, &r, PATCHED_SIZE, 1000000 + 1500,
+		  EXT_HEAD "0x10 cr3 0x55556000 (raw 0x55556000) guest=old[50] " ZERO_INFO,
+		  "guest 1500 ns: the first owner");
+	expect_at(tep, &r, PATCHED_SIZE, 1000000 + 2500,
+		  EXT_HEAD "0x10 cr3 0x55556000 (raw 0x55556000) guest=? " ZERO_INFO,
+		  "guest 2500 ns: between owners, nobody");
+	expect_at(tep, &r, PATCHED_SIZE, 1000000 + 9000,
+		  EXT_HEAD "0x10 cr3 0x55556000 (raw 0x55556000) guest=new[60] " ZERO_INFO,
+		  "guest 9000 ns: the second owner");
+	expect_at(tep, &r, PATCHED_SIZE, 10,
+		  EXT_HEAD "0x10 cr3 0x55556000 (raw 0x55556000) guest=? " ZERO_INFO,
+		  "before the guest's clock began: nobody");
+	r = guest_rec(ROOT_SH, MAIN_IP);
+	expect_at(tep, &r, PATCHED_SIZE, 10,
+		  EXT_HEAD "0x401000 cr3 0x12346000 (raw 0x12346000) guest=? " ZERO_INFO,
+		  "before the guest's clock began: not even a single owner");
+	expect_at(tep, &r, PATCHED_SIZE, ~0ULL,
+		  EXT_HEAD "0x401000 cr3 0x12346000 (raw 0x12346000) guest=sh[42] "
+		  "func=main (busybox) " ZERO_INFO, "the largest time stamp, a living owner");
+	tep_unload_plugins(plugins, tep);
+	tep_free(tep);
+
+	tep_plugin_add_option("vmctx:maps", "");
+	tep_plugin_add_option("vmctx:offset", "");
+	free(fmt);
+	free(one);
+	free(two);
+}
+
+/* Debian's plugin_kvm.so (libtraceevent1-plugin), or $VMCTX_PLUGIN_KVM. */
+static const char *plugin_kvm_path(void)
+{
+	const char *env = getenv("VMCTX_PLUGIN_KVM");
+
+	return env && *env ? env : TRACEEVENT_LIBDIR "/traceevent/plugins/plugin_kvm.so";
+}
+
+/* Load plugin_kvm.so from a directory of its own, before (@kvm_first) or after vmctx's. */
+static struct tep_plugin_list *load_both(struct tep_handle *tep, bool kvm_first, const char *maps)
+{
+	char dir[PATH_MAX + 16], link[PATH_MAX + 32];
+	struct tep_plugin_list *plugins;
+	struct trace_seq s;
+	const char *kvm, *ours;
+
+	snprintf(dir, sizeof(dir), "%s/kvm", tmpdir);
+	snprintf(link, sizeof(link), "%s/plugin_kvm.so", dir);
+	if (access(link, F_OK)) {
+		mkdir(dir, 0700);
+		CHECK(symlink(plugin_kvm_path(), link) == 0, "link to %s", plugin_kvm_path());
+	}
+	tep_add_plugin_path(tep, dir, kvm_first ? TEP_PLUGIN_FIRST : TEP_PLUGIN_LAST);
+	setenv("VMCTX_GUEST_MAPS", maps, 1);
+	plugins = tep_load_plugins(tep);
+	unsetenv("VMCTX_GUEST_MAPS");
+
+	trace_seq_init(&s);
+	tep_print_plugins(&s, "", "\n", plugins);
+	trace_seq_terminate(&s);
+	kvm = s.buffer ? strstr(s.buffer, "/plugin_kvm.so\n") : NULL;
+	ours = s.buffer ? strstr(s.buffer, "/plugin_vmctx.so\n") : NULL;
+	/* the list is in reverse load order */
+	CHECK(kvm && ours && (kvm_first ? ours < kvm : kvm < ours),
+	      "both plugins loaded, plugin_kvm %s:\n%s", kvm_first ? "first" : "last",
+	      s.buffer ? s.buffer : "");
+	trace_seq_destroy(&s);
+	return plugins;
+}
+
+/*
+ * Both plugins in one handle over the real 6.18 kvm_exit format and the
+ * patched one.  The handler registered last prints the line: vmctx's when
+ * plugin_kvm came first.  When plugin_kvm came last, its line carries the
+ * guest's names anyway, through its tep_plugin_kvm_get_func() hook, which
+ * this program (as perf) leaves to plugins.  Nothing crashes on unload.
+ */
+static void plugin_kvm_coexists_in_either_order(void)
+{
+	char *file = write_bundle("one.vmctx", "sh", "main", "/bin/busybox", ROOT_SH);
+	char *fmt = make_format("kvm_exit", KVM_EXIT_ID, NULL, print_patched);
+	const char *srcdir = getenv("top_srcdir") ? getenv("top_srcdir") : TOP_SRCDIR;
+	char path[PATH_MAX];
+	char *real;
+	struct tep_plugin_list *plugins;
+	struct tep_handle *tep;
+	struct exit_rec r = guest_rec(ROOT_SH, MAIN_IP + 4);
+	int order;
+
+	snprintf(path, sizeof(path), "%s/test/data/kvm_exit-linux-6.18.format", srcdir);
+	real = read_text(path);
+	CHECK(access(plugin_kvm_path(), R_OK) == 0,
+	      "%s is installed (Debian: libtraceevent1-plugin)", plugin_kvm_path());
+	for (order = 0; order < 2; order++) {
+		bool kvm_first = order;
+
+		tep = new_tep(false);
+		plugins = load_both(tep, kvm_first, file);
+		CHECK(parse(tep, fmt) == 0, "patched format parses");
+		if (kvm_first)
+			expect(tep, &r, PATCHED_SIZE,
+			       EXT_HEAD "0x401004 cr3 0x12346000 (raw 0x12346000) guest=sh[42] "
+			       "func=main (busybox) " ZERO_INFO, "plugin_kvm first: vmctx's line");
+		else
+			expect(tep, &r, PATCHED_SIZE,
+			       "reason EXTERNAL_INTERRUPT rip 0x401004 guest=sh[42] func=main (busybox) "
+			       "info 0 0", "plugin_kvm last: its line, with the guest's names");
+		tep_unload_plugins(plugins, tep);
+		tep_free(tep);
+
+		/* the real 6.18 format has no guest_cr3: no guest item, no crash */
+		tep = new_tep(false);
+		plugins = load_both(tep, kvm_first, file);
+		CHECK(real && parse(tep, real) == 0, "6.18 format parses");
+		{
+			char *got = print_record(tep, &r, PATCHED_SIZE);
+
+			CHECK(got && strstr(got, "rip 0x401004") && !strstr(got, "guest="),
+			      "6.18, plugin_kvm %s: \"%s\"", kvm_first ? "first" : "last",
+			      got ? got : "(null)");
+			free(got);
+		}
+		tep_unload_plugins(plugins, tep);
+		tep_free(tep);
+	}
+	free(real);
+	free(fmt);
+	free(file);
+}
+
+/* True when @s has a byte below 0x20 or DEL. */
+static void remove_tmpdir(void)
+{
+	static const char *const names[] = { "one.vmctx", "two.vmctx", "evil.vmctx" };
+	char file[PATH_MAX + 64];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(file, sizeof(file), "%s/%s", tmpdir, names[i]);
+		unlink(file);
+	}
+	snprintf(file, sizeof(file), "%s/kvm/plugin_kvm.so", tmpdir);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/kvm", tmpdir);
+	rmdir(file);
+	rmdir(tmpdir);
+}
+
+static bool has_control(const char *s)
+{
+	for (; s && *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/*
+ * A tenant names its process, symbol and file: ESC sequences, BEL, CR, LF
+ * and spaces reach the line as "\xHH", one item each, so the line can
+ * neither drive the terminal nor fake fields.
+ */
+static void guest_strings_are_escaped(void)
+{
+	char *file = write_bundle("evil.vmctx", "\x1b]0;own\x07 x\r\n", "f\x1b[2J g",
+				  "/lib/a\x9b\x1b c", ROOT_SH);
+	char *fmt = make_format("kvm_exit", KVM_EXIT_ID, NULL, print_patched);
+	struct tep_handle *tep = new_tep(false);
+	struct tep_plugin_list *plugins = load_with_env(tep, file, fmt);
+	struct exit_rec r = guest_rec(ROOT_SH, MAIN_IP);
+	char *got;
+
+	expect(tep, &r, PATCHED_SIZE,
+	       EXT_HEAD "0x401000 cr3 0x12346000 (raw 0x12346000) "
+	       "guest=\\x1b]0;own\\x07\\x20x\\x0d\\x0a[42] func=f\\x1b[2J\\x20g "
+	       "(a\\x9b\\x1b\\x20c) " ZERO_INFO, "comm, symbol and file escaped");
+	got = print_record(tep, &r, PATCHED_SIZE);
+	CHECK(got && !has_control(got), "no control byte in \"%s\"", got ? got : "(null)");
+	free(got);
+	tep_unload_plugins(plugins, tep);
+	tep_free(tep);
+	free(fmt);
+	free(file);
+}
+
 /* Unloading gives the event back to its print format: loader and unloader agree. */
 static void unloader_restores_print_format(void)
 {
@@ -601,199 +957,6 @@ static void plugin_dir_wins_over_system_plugin_kvm(void)
 	free(fmt);
 }
 
-/*
- * A guest's bundle names the process that owns guest_cr3 and the function at
- * the guest RIP: process 100 (whose comm holds an escape sequence) owns root
- * 0x12346000 and maps prog (prog_main at 0x401000, 0x100 bytes); root
- * 0x5000000 was owned by two processes in turn; the kernel has do_idle.
- */
-#define ROOT_ONE	0x12346000ULL
-#define ROOT_REUSED	0x5000000ULL
-#define PROG_MAIN	0x401000ULL
-#define DO_IDLE		0xffffffff81a3c500ULL
-
-static void write_guest_bundle(const char *path)
-{
-	struct vmctx_bundle *b = vmctx_bundle_new();
-	int task, obj;
-
-	CHECK(b != NULL, "bundle allocated");
-	if (!b)
-		return;
-	vmctx_bundle_set_identity(b, "guest\x1b", "6.1.0", "boot");
-	task = vmctx_bundle_add_task(b, ROOT_ONE, 100, 100, "pr\x1b]0;x\x07og", 0,
-				     VMCTX_TIME_NONE);
-	obj = vmctx_bundle_add_object(b, "/usr/bin/prog", NULL);
-	CHECK(task >= 0 && obj >= 0, "task and object added");
-	CHECK(vmctx_bundle_add_symbol(b, obj, PROG_MAIN, 0x100, "prog_main") >= 0, "symbol added");
-	CHECK(vmctx_bundle_add_symbol(b, obj, PROG_MAIN + 0x100, 0x10, "evil\r\n\x1b[2J") >= 0,
-	      "hostile symbol added");
-	CHECK(vmctx_bundle_add_map(b, task, 0x400000, 0x402000, 0, 0, obj, "/usr/bin/prog") >= 0,
-	      "map added");
-	CHECK(vmctx_bundle_add_symbol(b, obj, PROG_MAIN + 0x200, 0x10, "x func=fake") >= 0,
-	      "symbol with a space added");
-	CHECK(vmctx_bundle_add_task(b, ROOT_REUSED, 200, 200, "first", 0, 1000) >= 0 &&
-	      vmctx_bundle_add_task(b, ROOT_REUSED, 201, 201, "second", 2000, VMCTX_TIME_NONE) >= 0,
-	      "reused root added");
-	CHECK(vmctx_bundle_add_ksym(b, DO_IDLE, "do_idle", NULL) >= 0, "kernel symbol added");
-	CHECK(vmctx_bundle_seal(b) == 0 && vmctx_bundle_write_file(b, path) == 0, "bundle written");
-	vmctx_bundle_free(b);
-}
-
-/* A patched kvm_exit (HLT, vCPU 3) at guest @rip under @cr3, printed by @tep. */
-static void expect_guest(struct tep_handle *tep, uint64_t cr3, uint64_t rip, const char *tail,
-			 const char *what)
-{
-	struct exit_rec r = rec(KVM_EXIT_ID, 1, EXIT_REASON_HLT, 3);
-	char want[512];
-
-	r.guest_rip = rip;
-	r.guest_cr3 = cr3;
-	snprintf(want, sizeof(want),
-		 "vcpu 3 reason HLT rip 0x%llx cr3 0x%llx (raw 0x%llx)%s%s " ZERO_INFO,
-		 (unsigned long long)rip, (unsigned long long)vmctx_cr3_normalize(cr3, 0),
-		 (unsigned long long)cr3, *tail ? " " : "", tail);
-	expect(tep, &r, PATCHED_SIZE, want, what);
-}
-
-/* Load the plugins into a new handle and parse the patched format. */
-static struct tep_handle *guest_tep(struct tep_plugin_list **plugins, char *fmt)
-{
-	struct tep_handle *tep = new_tep(false);
-
-	*plugins = tep_load_plugins(tep);
-	parse(tep, fmt);
-	return tep;
-}
-
-static void bundle_names_guest_process_and_function(const char *bundle)
-{
-	char *fmt = make_format("kvm_exit", KVM_EXIT_ID, NULL, print_patched);
-	struct tep_plugin_list *plugins;
-	struct tep_handle *tep;
-
-	/* perf script: the environment variable */
-	setenv("VMCTX_GUEST_MAPS", bundle, 1);
-	tep = guest_tep(&plugins, fmt);
-	expect_guest(tep, 0x8000000012346801ULL, PROG_MAIN + 0x10,
-		     "guest=pr\\x1b]0;x\\x07og[100] func=prog_main",
-		     "env: the root's process, escaped, and its function (PCID bits dropped)");
-	expect_guest(tep, ROOT_ONE, DO_IDLE + 0xe2, "guest=pr\\x1b]0;x\\x07og[100] func=do_idle",
-		     "env: a kernel RIP under the process's root: a kernel function");
-	expect_guest(tep, ROOT_ONE, PROG_MAIN + 0x104,
-		     "guest=pr\\x1b]0;x\\x07og[100] func=evil\\x0d\\x0a\\x1b[2J",
-		     "env: a hostile symbol name is escaped");
-	expect_guest(tep, ROOT_ONE, PROG_MAIN + 0x208,
-		     "guest=pr\\x1b]0;x\\x07og[100] func=x\\x20func=fake",
-		     "env: a space in a guest name cannot add an item to the line");
-	expect_guest(tep, ROOT_ONE, 0x401800, "guest=pr\\x1b]0;x\\x07og[100] func=?",
-		     "env: a mapped address no symbol covers");
-	expect_guest(tep, ROOT_REUSED, PROG_MAIN, "guest=? func=?",
-		     "env: a root two processes owned in turn names neither");
-	expect_guest(tep, ROOT_REUSED, DO_IDLE, "guest=? func=do_idle",
-		     "env: ... but a kernel RIP still names its function");
-	expect_guest(tep, 0x7777000, PROG_MAIN, "guest=? func=?", "env: a root nobody owned");
-	tep_unload_plugins(plugins, tep);
-	tep_free(tep);
-
-	/* trace-cmd report -O vmctx:maps=FILE; the option wins over the variable */
-	setenv("VMCTX_GUEST_MAPS", "/nonexistent/guest.vmctx", 1);
-	CHECK(tep_plugin_add_option("vmctx:maps", bundle) == 0, "plugin option added");
-	tep = guest_tep(&plugins, fmt);
-	expect_guest(tep, ROOT_ONE, PROG_MAIN, "guest=pr\\x1b]0;x\\x07og[100] func=prog_main",
-		     "option vmctx:maps names the process");
-	tep_unload_plugins(plugins, tep);
-	tep_free(tep);
-	CHECK(tep_plugin_add_option("vmctx:maps", "") == 0, "plugin option cleared");
-
-	/* a bundle that cannot be read: the exits still print, without names */
-	tep = guest_tep(&plugins, fmt);
-	expect_guest(tep, ROOT_ONE, PROG_MAIN, "", "an unreadable bundle: no guest items");
-	tep_unload_plugins(plugins, tep);
-	tep_free(tep);
-	unsetenv("VMCTX_GUEST_MAPS");
-
-	/* and without any: the line of patched_format_prints_... */
-	tep = guest_tep(&plugins, fmt);
-	expect_guest(tep, ROOT_ONE, PROG_MAIN, "", "no bundle: no guest items");
-	tep_unload_plugins(plugins, tep);
-	tep_free(tep);
-	free(fmt);
-}
-
-/*
- * Debian's plugin_kvm.so registers kvm_exit too.  Loaded into one handle in
- * either order with vmctx, the handler registered last prints each record,
- * whole; unloading both in the opposite order restores the format's line.
- */
-static void coexists_with_plugin_kvm_either_order(void)
-{
-	static const char *const dirs[] = {
-		"/usr/lib/x86_64-linux-gnu/traceevent/plugins", "/usr/lib64/traceevent/plugins",
-		"/usr/lib/traceevent/plugins",
-	};
-	char *fmt = make_format("kvm_exit", KVM_EXIT_ID, NULL, print_patched);
-	char kvm_so[PATH_MAX], vmctx_so[PATH_MAX];
-	int order;
-	size_t i;
-
-	kvm_so[0] = '\0';
-	for (i = 0; i < ARRAY_SIZE(dirs) && !kvm_so[0]; i++) {
-		snprintf(kvm_so, sizeof(kvm_so), "%s/plugin_kvm.so", dirs[i]);
-		if (access(kvm_so, R_OK))
-			kvm_so[0] = '\0';
-	}
-	if (!kvm_so[0]) {
-		fprintf(stderr, "test-plugin: no plugin_kvm.so (libtraceevent1-plugin): coexistence not checked\n");
-		free(fmt);
-		return;
-	}
-	snprintf(vmctx_so, sizeof(vmctx_so), "%s/plugin_vmctx.so", plugin_dir);
-	for (order = 0; order < 2; order++) {
-		const char *first = order ? kvm_so : vmctx_so, *second = order ? vmctx_so : kvm_so;
-		void *h1 = dlopen(first, RTLD_NOW | RTLD_GLOBAL);
-		void *h2 = dlopen(second, RTLD_NOW | RTLD_GLOBAL);
-		int (*load1)(struct tep_handle *) = h1 ? dlsym(h1, "tep_plugin_loader") : NULL;
-		int (*load2)(struct tep_handle *) = h2 ? dlsym(h2, "tep_plugin_loader") : NULL;
-		int (*unload1)(struct tep_handle *) = h1 ? dlsym(h1, "tep_plugin_unloader") : NULL;
-		int (*unload2)(struct tep_handle *) = h2 ? dlsym(h2, "tep_plugin_unloader") : NULL;
-		struct tep_handle *tep = new_tep(false);
-		struct exit_rec r = rec(KVM_EXIT_ID, 1, EXIT_REASON_HLT, 3);
-		char *out;
-
-		CHECK(load1 && load2 && unload1 && unload2, "order %d: both plugins load", order);
-		if (!load1 || !load2 || !unload1 || !unload2)
-			break;
-		parse(tep, fmt);
-		load1(tep);
-		load2(tep);
-		r.guest_rip = 0xffffffff81a3c5e2;
-		r.guest_cr3 = 0x8000000012346801;
-		out = print_record(tep, &r, PATCHED_SIZE);
-		if (order) {
-			CHECK(out && !strcmp(out, "vcpu 3 reason HLT rip 0xffffffff81a3c5e2 cr3 0x12346000 (raw 0x8000000012346801) " ZERO_INFO),
-			      "plugin_kvm then vmctx: vmctx's line, got '%s'", out ? out : "(null)");
-		} else {
-			/* plugin_kvm's own line: the reason by name and the guest RIP */
-			CHECK(out && strstr(out, "reason HLT") && strstr(out, "rip 0xffffffff81a3c5e2") &&
-			      !strstr(out, "cr3 0x12346000"),
-			      "vmctx then plugin_kvm: plugin_kvm's line, got '%s'", out ? out : "(null)");
-		}
-		free(out);
-		unload2(tep);
-		unload1(tep);
-		out = print_record(tep, &r, PATCHED_SIZE);
-		CHECK(out && strstr(out, "guest_cr3 0x8000000012346801"),
-		      "order %d: unloaded, the format's own line, got '%s'", order,
-		      out ? out : "(null)");
-		free(out);
-		tep_free(tep);
-		dlclose(h2);
-		dlclose(h1);
-	}
-	free(fmt);
-}
-
 int main(void)
 {
 	const char *builddir = getenv("top_builddir") ? getenv("top_builddir") : TOP_BUILDDIR;
@@ -818,19 +981,17 @@ int main(void)
 	records_of_control_bytes_print_no_control_bytes();
 	unloader_restores_print_format();
 	plugin_dir_wins_over_system_plugin_kvm();
-	coexists_with_plugin_kvm_either_order();
-	{
-		char dir[] = "/tmp/test-plugin.XXXXXX", bundle[PATH_MAX];
 
-		if (!mkdtemp(dir)) {
-			CHECK(0, "temporary directory");
-		} else {
-			snprintf(bundle, sizeof(bundle), "%s/guest.vmctx", dir);
-			write_guest_bundle(bundle);
-			bundle_names_guest_process_and_function(bundle);
-			unlink(bundle);
-			rmdir(dir);
-		}
+	snprintf(tmpdir, sizeof(tmpdir), "%s/test-plugin.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		perror("test-plugin: mkdtemp");
+		return 1;
 	}
+	env_bundle_names_single_owner_roots();
+	options_pick_owner_by_time_and_bundle();
+	guest_strings_are_escaped();
+	plugin_kvm_coexists_in_either_order();
+	remove_tmpdir();
 	return tap_result("test-plugin");
 }
