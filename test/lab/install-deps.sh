@@ -3,7 +3,7 @@
 # Install what the lab needs on Debian 12 (run as root, noninteractive).
 set -euo pipefail
 
-pkgs=(linux-source-6.12 linux-source-6.1 build-essential flex bison bc cpio ccache quilt
+pkgs=(linux-source-6.12 build-essential flex bison bc cpio ccache quilt
       libelf-dev libssl-dev busybox-static qemu-system-x86
       bochs bochsbios vgabios isolinux syslinux-common xorriso xz-utils
       seabios zlib1g-dev
@@ -15,7 +15,10 @@ pkgs=(linux-source-6.12 linux-source-6.1 build-essential flex bison bc cpio ccac
       # test/perf/run-checks.sh writes its synthetic perf.data with python3
       python3
       # experiment 6 records kvm_exit with trace-cmd too, for plugin_vmctx
-      trace-cmd)
+      trace-cmd
+      # the Linux guest runs Debian's kernel package: depmod and modprobe
+      # index and pick its modules
+      kmod)
 
 missing=()
 for p in "${pkgs[@]}"; do

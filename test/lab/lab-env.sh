@@ -8,7 +8,6 @@ PATCH_DIR=${VMCTX_PATCH_DIR:-$REPO_TOP/kernel-patches}
 LAB_DIR=${VMCTX_LAB_DIR:-${HOME:-/var/tmp}/.cache/vmctx-lab}
 # L1 (the KVM host, with the series) is 6.12; the L2 Linux guest stays 6.1
 LINUX_TARBALL=${VMCTX_LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
-GUEST_LINUX_TARBALL=${VMCTX_GUEST_LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 JOBS=${VMCTX_LAB_JOBS:-2}
 export CCACHE_DIR=${CCACHE_DIR:-$LAB_DIR/ccache}
 

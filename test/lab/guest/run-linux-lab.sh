@@ -28,14 +28,16 @@ l1=$LAB_DIR/out/patched/arch/x86/boot/bzImage
 [ -f "$l1" ] || "$LAB_SRC/build-kernel.sh" patched
 [ -x "$TOOLS_DIR/lab-record" ] || "$LAB_SRC/build-tools.sh"
 
-# ---- the L2 guest: kernel, module, agent, workloads
-"$G/build-guest-kernel.sh"
-gsrc=$LAB_DIR/src/guest
-gout=$LAB_DIR/out/guest
+# ---- the L2 guest: Debian's kernel package, module, agent, workloads
+guest_env=$("$G/debian-guest.sh")
+kver=$(echo "$guest_env" | sed -n 's/^kver=//p')
+vmlinuz=$(echo "$guest_env" | sed -n 's/^vmlinuz=//p')
+headers=$(echo "$guest_env" | sed -n 's/^headers=//p')
+gmods=$(echo "$guest_env" | sed -n 's/^modules=//p')
 rm -rf "$W/kmod"
 cp -r "$REPO_TOP/guest-agent/kmod" "$W/kmod"
-log "building vmctx_guest.ko against the guest kernel"
-make -s -C "$gsrc" O="$gout" ARCH=x86_64 CC="ccache gcc" M="$W/kmod" modules
+log "building vmctx_guest.ko against Debian's linux-headers-$kver"
+make -s -C "$headers" M="$W/kmod" modules
 log "building vmctx-agent and lab-linux-check (static, with the lab's libvmctx.a)"
 "$LAB_SRC/build-libvmctx.sh"
 AGENT_CFLAGS=(-static -O2 -D_GNU_SOURCE -DPACKAGE_VERSION="\"$(sed -n "s/^AC_INIT(\[vmctx\], \[\([^]]*\)\].*/\1/p" "$REPO_TOP/configure.ac")\"" -I"$REPO_TOP/lib")
@@ -66,6 +68,24 @@ mkdir -p "$st"/{bin,lib,proc,sys,dev,tmp}
 cp /bin/busybox "$W/vmctx-agent" "$W/hot" "$W/churn" "$st/bin/"
 cp "$W/hot" "$st/bin/blip"
 cp "$W/kmod/vmctx_guest.ko" "$st/lib/"
+# Debian's modules: virtio for the disk that carries the bundle back, and the
+# generic crypto modules, loaded as a distro guest loads dozens of modules;
+# each with what it depends on (modprobe --show-depends on the unpacked tree)
+# (not tcrypt, the crypto self-test module, which refuses to stay loaded by
+# design, nor jitterentropy_rng, which finds no usable timer jitter in TCG)
+modlist="virtio_pci virtio_blk $(ls "$gmods/kernel/crypto" | sed -n 's/\.ko$//p' | tr - _ |
+	grep -vx -e tcrypt -e jitterentropy_rng)"
+for m in $modlist; do
+	modprobe -d "$LAB_DIR/debian-guest/root" -S "$kver" --show-depends "$m" 2>/dev/null |
+		awk '$1 == "insmod" { print $2 }'
+done | sort -u | while read -r ko; do
+	rel=${ko#"$LAB_DIR/debian-guest/root"}
+	mkdir -p "$st$(dirname "$rel")"
+	cp "$ko" "$st$rel"
+done
+cp "$gmods"/modules.dep "$gmods"/modules.alias "$gmods"/modules.builtin \
+	"$gmods"/modules.order "$st/lib/modules/$kver/" 2>/dev/null || true
+echo "$modlist" > "$st/lib/vmctx-modules"
 install -m 755 "$G/guest-init.sh" "$st/init"
 (cd "$st" && find . | cpio -o -H newc --quiet | gzip -6) > "$W/l2-initramfs.cpio.gz"
 
@@ -84,7 +104,7 @@ mkdir -p "$st/lib64"
 cp -L /lib64/ld-linux-x86-64.so.2 "$st/lib64/"
 cp -L /usr/share/seabios/bios-256k.bin /usr/share/qemu/kvmvapic.bin \
 	/usr/share/qemu/linuxboot_dma.bin "$st/share/qemu/"
-cp "$gout/arch/x86/boot/bzImage" "$st/lab/l2/bzImage"
+cp "$vmlinuz" "$st/lab/l2/bzImage"
 cp "$W/l2-initramfs.cpio.gz" "$st/lab/l2/initramfs.cpio.gz"
 cp "$W/hot.syms" "$W/churn.syms" "$st/lab/"
 install -m 755 "$G/perf-check.sh" "$st/lab/"
