@@ -245,20 +245,14 @@ static int rehash_vcpus(struct vmctx_session *s)
 	return 0;
 }
 
-/* vCPU @id of the declared VM @vm_tgid (created on first sight), or NULL with errno. */
-static struct vmctx_vcpu *get_vcpu(struct vmctx_session *s, int vm_tgid, int id)
+/* vCPU @id of VM @vm_idx, whose tgid is @vm_tgid (created on first sight), or NULL with errno. */
+static struct vmctx_vcpu *vcpu_of(struct vmctx_session *s, int vm_idx, int vm_tgid, int id)
 {
 	struct vmctx_vcpu *v;
-	int vm_idx;
 	size_t j;
 
 	if (id < 0 || id >= MAX_VCPU_ID) {
 		errno = EINVAL;
-		return NULL;
-	}
-	vm_idx = session_vm_idx(s, vm_tgid);
-	if (vm_idx < 0) {
-		errno = ENOENT;
 		return NULL;
 	}
 	if (s->vcpu_hash_size) {
@@ -295,6 +289,18 @@ static struct vmctx_vcpu *get_vcpu(struct vmctx_session *s, int vm_tgid, int id)
 nomem:
 	errno = ENOMEM;
 	return NULL;
+}
+
+/* vCPU @id of the declared VM @vm_tgid (created on first sight), or NULL with errno. */
+static struct vmctx_vcpu *get_vcpu(struct vmctx_session *s, int vm_tgid, int id)
+{
+	int vm_idx = session_vm_idx(s, vm_tgid);
+
+	if (vm_idx < 0) {
+		errno = ENOENT;
+		return NULL;
+	}
+	return vcpu_of(s, vm_idx, vm_tgid, id);
 }
 
 static int owner_of(const struct vmctx_session *s, const struct vmctx_vcpu *v)
@@ -351,15 +357,20 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 		return -EINVAL;
 	if (s->finished)
 		return -EINVAL;
-	if (smp->vm_tgid >= 0 && session_vm_idx(s, smp->vm_tgid) < 0)
-		return -ENOENT;
-	if (smp->vm_tgid >= 0 && smp->vcpu >= 0) {
-		v = get_vcpu(s, smp->vm_tgid, smp->vcpu);
-		if (!v)
-			return -errno;
-	} else if (smp->flags & VMCTX_SAMPLE_GUEST) {
-		return -EINVAL;		/* guest code must belong to a vCPU */
+	if (smp->vm_tgid >= 0) {
+		/* the VM is looked up once a sample */
+		int vm_idx = session_vm_idx(s, smp->vm_tgid);
+
+		if (vm_idx < 0)
+			return -ENOENT;
+		if (smp->vcpu >= 0) {
+			v = vcpu_of(s, vm_idx, smp->vm_tgid, smp->vcpu);
+			if (!v)
+				return -errno;
+		}
 	}
+	if (!v && (smp->flags & VMCTX_SAMPLE_GUEST))
+		return -EINVAL;		/* guest code must belong to a vCPU */
 
 	note_start(s, smp->time);
 	/* The physical view: what this pCPU did. */
