@@ -17,6 +17,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+#define PF_EXITING	0x00000004
 #define PF_KTHREAD	0x00200000
 #define PROT_EXEC	0x4
 #define MAX_ERRNO	4095
@@ -194,7 +195,8 @@ int vmctx_tasks(struct bpf_iter__task *ctx)
 	struct task_struct *t = ctx->task;
 	struct agent_bpf_task d = {};
 
-	if (!t)
+	/* as the module's table: a task is gone once its exit event is logged */
+	if (!t || (BPF_CORE_READ(t, flags) & PF_EXITING))
 		return 0;
 	fill_task(&d, t);
 	bpf_seq_write(ctx->meta->seq, &d, sizeof(d));
