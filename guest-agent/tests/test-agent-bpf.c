@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The BPF backend on this machine's own kernel: vmctx-agent record
- * --backend=bpf runs "sh -c 'sleep 0.3 & sleep 0.3 & wait'", and the
+ * --backend=bpf runs two sleeps at once (sleep(1) under a name of its own), and the
  * bundle must hold this test process (alive at start) and the two sleeps,
  * each with a page-aligned root under the machine's memory, the two sleeps
  * with different roots (both alive at once), every thread of a process
@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <vmctx.h>
@@ -33,7 +34,7 @@ static int fails;
 int main(void)
 {
 	const char *agent = getenv("VMCTX_AGENT") ? getenv("VMCTX_AGENT") : "guest-agent/vmctx-agent";
-	char out[] = "/tmp/test-agent-bpf-XXXXXX";
+	char out[] = "/tmp/test-agent-bpf-XXXXXX", sleeper[64];
 	struct vmctx_bundle *b = NULL;
 	uint64_t t0, t1, root, start, exit_ns, sleep_root[2] = { 0 }, self_root = 0;
 	int fd, st, pid, tgid, nsleep = 0, err;
@@ -49,16 +50,26 @@ int main(void)
 	if (fd < 0)
 		return 1;
 	close(fd);
+	/* a name no other process on the machine has: exec names the comm after it */
+	snprintf(sleeper, sizeof(sleeper), "%s.d", out);
+	if (mkdir(sleeper, 0700))
+		return 1;
+	strcat(sleeper, "/vbsleep");
+	if (symlink("/bin/sleep", sleeper))
+		return 1;
 	t0 = mono_ns();
 	child = fork();
 	if (!child) {
 		execl(agent, agent, "record", "--backend=bpf", "-o", out, "--", "sh", "-c",
-		      "sleep 0.3 & sleep 0.3 & wait", (char *)NULL);
+		      "$0 0.3 & $0 0.3 & wait", sleeper, (char *)NULL);
 		_exit(127);
 	}
 	if (child < 0 || waitpid(child, &st, 0) != child)
 		return 1;
 	t1 = mono_ns();
+	unlink(sleeper);
+	*strrchr(sleeper, '/') = '\0';
+	rmdir(sleeper);
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		printf("SKIP: %s --backend=bpf failed (status %d): built without BPF, or BPF refused here\n",
 		       agent, st);
@@ -74,10 +85,9 @@ int main(void)
 		vmctx_bundle_task(b, i, &root, &pid, &tgid, &comm, &start, &exit_ns);
 		if (pid == getpid())
 			self_root = root;
-		/* other users' sleeps started before the agent: not ours */
-		if (strcmp(comm, "sleep") || pid != tgid || start < t0 || nsleep >= 2)
+		if (strcmp(comm, "vbsleep") || pid != tgid || nsleep >= 2)
 			continue;
-		CHECK(exit_ns != VMCTX_TIME_NONE && exit_ns <= t1 &&
+		CHECK(start >= t0 && exit_ns != VMCTX_TIME_NONE && exit_ns <= t1 &&
 		      exit_ns - start >= 250000000ULL,
 		      "sleep %d lifetime [%llu, %llu) not inside [%llu, %llu] or under 0.25 s", pid,
 		      (unsigned long long)start, (unsigned long long)exit_ns,
