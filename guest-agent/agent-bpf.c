@@ -15,6 +15,8 @@
  * exit, before its next image's first mapping (its exec came in between),
  * and at the end of each read.
  */
+/* Built with HAVE_BPF only: a build without libbpf compiles this to nothing. */
+#ifdef HAVE_BPF
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -551,3 +553,4 @@ int agent_bpf_read_events(struct agent *a, struct agent_kmod_event **ev, size_t 
 	}
 	return agent_interrupted(a) ? -EINTR : 0;
 }
+#endif /* HAVE_BPF */
