@@ -545,7 +545,8 @@ int agent_bpf_read_events(struct agent *a, struct agent_kmod_event **ev, size_t 
 	 * by time keeps each process's own order.  Map batches carry their
 	 * latest mapping's time, and keep their place after equal times.
 	 */
-	qsort(*ev + first, *nev - first, sizeof(**ev), by_ns);
+	if (*nev > first)
+		qsort(*ev + first, *nev - first, sizeof(**ev), by_ns);
 	if (!bpf_map__lookup_elem(b->skel->maps.lost, &key, sizeof(key), &lost, sizeof(lost), 0) &&
 	    lost > b->lost_seen) {
 		a->events_lost += lost - b->lost_seen;
