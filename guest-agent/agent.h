@@ -143,8 +143,18 @@ struct agent_pairs {
 	} *v;
 };
 
+enum agent_backend {
+	AGENT_BACKEND_AUTO,
+	AGENT_BACKEND_BPF,
+	AGENT_BACKEND_KMOD,
+};
+
+struct agent_bpf;
+
 struct agent {
 	const char *prog;
+	enum agent_backend backend;	/* AUTO until chosen */
+	struct agent_bpf *bpf;		/* the BPF backend's state, when chosen */
 	const char *root;		/* "/" or a fake tree */
 	char *kmod_dir;			/* the module's /proc directory */
 	bool verbose;
@@ -238,6 +248,16 @@ int agent_kmod_read_events(struct agent *a, struct agent_kmod_event **ev, size_t
 /* Free @n events read by agent_kmod_read_events() and the array. */
 void agent_kmod_free_events(struct agent_kmod_event *ev, size_t n);
 void agent_kmod_close_events(struct agent *a);
+
+/* agent-bpf.c: the module's table and events, from BPF (HAVE_BPF builds only) */
+bool agent_bpf_available(const struct agent *a);
+/* Load and attach; @quiet: say nothing on failure (auto mode falls back). */
+int agent_bpf_open(struct agent *a, bool quiet);
+void agent_bpf_close(struct agent *a);
+int agent_bpf_read_table(struct agent *a, struct agent_kmod_table *t);
+int agent_bpf_read_events(struct agent *a, struct agent_kmod_event **ev, size_t *nev, size_t *cap);
+/* "/" and @depth names leaf first, NUL-separated in @names, joined root first; NULL if bad. */
+char *agent_bpf_join_path(const char *names, size_t size, unsigned int depth);
 
 /* agent-tasks.c */
 void agent_tasks_free(struct agent_tasks *ts);

@@ -38,12 +38,13 @@ static void usage(FILE *f, const char *prog)
 		"\n"
 		"Write this guest's map bundle for vmctx on the host: page-table roots of\n"
 		"all processes, their mappings and symbols, and the kernel's symbols.\n"
-		"Needs the vmctx_guest module (vmctx_guest(4)) and root.\n"
+		"Needs root, and BPF with the kernel's BTF or the vmctx_guest module (vmctx_guest(4)).\n"
 		"\n"
 		"  -o, --output FILE      bundle to write (default: " DEFAULT_OUTPUT ")\n"
 		"  -d, --duration SECS    record: stop after SECS seconds (fractions allowed)\n"
 		"  -i, --interval MS      record: read the event ring every MS ms (default: %d)\n"
 		"  -r, --root DIR         read /proc, /sys and ELF files under DIR (default: /)\n"
+		"      --backend=WHICH    auto (BPF if it loads, else the module), bpf or kmod\n"
 		"  -k, --kmod-dir DIR     the module's files (default: ROOT/proc/vmctx_guest,\n"
 		"                         or $VMCTX_GUEST_DIR)\n"
 		"      --no-kallsyms      leave the kernel's symbols and modules out\n"
@@ -67,6 +68,70 @@ static const char *signal_name(int sig)
 }
 
 /* ---- Collecting --------------------------------------------------------- */
+
+/* The backend chosen: the module's files, or BPF (the same table and events). */
+static int read_table(struct agent *a)
+{
+#ifdef HAVE_BPF
+	if (a->backend == AGENT_BACKEND_BPF)
+		return agent_bpf_read_table(a, &a->table);
+#endif
+	return agent_kmod_read_table(a, &a->table);
+}
+
+static int read_events(struct agent *a, struct agent_kmod_event **ev, size_t *nev, size_t *cap)
+{
+#ifdef HAVE_BPF
+	if (a->backend == AGENT_BACKEND_BPF)
+		return agent_bpf_read_events(a, ev, nev, cap);
+#endif
+	return agent_kmod_read_events(a, ev, nev, cap);
+}
+
+/*
+ * auto: BPF where the kernel has BTF and the programs load and attach,
+ * else the module.  -v says which.
+ */
+static int open_backend(struct agent *a)
+{
+#ifdef HAVE_BPF
+	int err;
+
+	if (a->backend == AGENT_BACKEND_BPF ||
+	    (a->backend == AGENT_BACKEND_AUTO && a->real_root && agent_bpf_available(a))) {
+		err = agent_bpf_open(a, a->backend == AGENT_BACKEND_AUTO);
+		if (!err) {
+			a->backend = AGENT_BACKEND_BPF;
+			agent_note(a, "backend: bpf (BTF, no module needed)");
+			return 0;
+		}
+		if (a->backend == AGENT_BACKEND_BPF)
+			return err;
+		agent_note(a, "the BPF backend is unavailable (%s); using the vmctx_guest module",
+			   err == -EPERM ? "it needs root, or CAP_BPF with CAP_PERFMON" :
+			   strerror(-err));
+	}
+#else
+	if (a->backend == AGENT_BACKEND_BPF) {
+		agent_err(a, "--backend=bpf: this vmctx-agent was built without BPF support");
+		return -ENOTSUP;
+	}
+#endif
+	a->backend = AGENT_BACKEND_KMOD;
+	agent_note(a, "backend: kmod (%s)", a->kmod_dir);
+	return agent_kmod_open_events(a);
+}
+
+static void close_backend(struct agent *a)
+{
+#ifdef HAVE_BPF
+	if (a->backend == AGENT_BACKEND_BPF) {
+		agent_bpf_close(a);
+		return;
+	}
+#endif
+	agent_kmod_close_events(a);
+}
 
 struct events {
 	struct agent_kmod_event *v;
@@ -102,7 +167,8 @@ static int apply_events(struct agent *a, struct events *ev, size_t *i, uint64_t 
 	int err;
 
 	for (; *i < ev->n && ev->v[*i].ns <= until; (*i)++) {
-		err = note_pair(a, ev->v[*i].tsc, ev->v[*i].ns);
+		/* BPF events carry no TSC */
+		err = ev->v[*i].tsc ? note_pair(a, ev->v[*i].tsc, ev->v[*i].ns) : 0;
 		if (err)
 			return err;
 		err = agent_tasks_apply_event(&a->tasks, &ev->v[*i]);
@@ -124,9 +190,9 @@ static int sync_tasks(struct agent *a, bool final)
 	size_t i = 0;
 	int err;
 
-	err = agent_kmod_read_table(a, &a->table);
+	err = read_table(a);
 	if (!err)
-		err = agent_kmod_read_events(a, &ev.v, &ev.n, &ev.cap);
+		err = read_events(a, &ev.v, &ev.n, &ev.cap);
 	if (!err)
 		err = apply_events(a, &ev, &i, a->table.ns);
 	if (!err)
@@ -207,7 +273,7 @@ static int poll_once(struct agent *a)
 	size_t i = 0, first = a->tasks.n;
 	int err;
 
-	err = agent_kmod_read_events(a, &ev.v, &ev.n, &ev.cap);
+	err = read_events(a, &ev.v, &ev.n, &ev.cap);
 	if (!err)
 		err = apply_events(a, &ev, &i, UINT64_MAX);
 	agent_kmod_free_events(ev.v, ev.n);
@@ -403,7 +469,7 @@ static int collect(struct agent *a, bool record, const struct options *o)
 	int err;
 
 	/* Events first: the table then comes after every event we may miss. */
-	err = agent_kmod_open_events(a);
+	err = open_backend(a);
 	if (err)
 		return err;
 	err = sync_tasks(a, !record);
@@ -462,7 +528,7 @@ static int run(struct agent *a, bool record, const struct options *o)
 	/* record: the first signal ends the window; snapshot: any signal stops. */
 	a->signals_ok = record;
 	err = collect(a, record, o);
-	agent_kmod_close_events(a);
+	close_backend(a);
 	if (!err)
 		err = build_bundle(a);
 	if (!err && agent_interrupted(a))
@@ -509,6 +575,7 @@ int main(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "root", required_argument, NULL, 'r' },
 		{ "kmod-dir", required_argument, NULL, 'k' },
+		{ "backend", required_argument, NULL, 'B' },
 		{ "no-kallsyms", no_argument, NULL, 'K' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -575,6 +642,18 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			kmod_dir = optarg;
+			break;
+		case 'B':
+			if (!strcmp(optarg, "auto"))
+				a.backend = AGENT_BACKEND_AUTO;
+			else if (!strcmp(optarg, "bpf"))
+				a.backend = AGENT_BACKEND_BPF;
+			else if (!strcmp(optarg, "kmod"))
+				a.backend = AGENT_BACKEND_KMOD;
+			else {
+				agent_err(&a, "--backend: \"%s\" is not auto, bpf nor kmod", optarg);
+				return 2;
+			}
 			break;
 		case 'K':
 			a.no_kallsyms = true;

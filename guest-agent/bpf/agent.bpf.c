@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The BPF backend of vmctx-agent: what vmctx_guest.ko gives, from BTF
+ * hooks instead of a module.  Each task's page-table root is __pa(mm->pgd),
+ * computed as the kernel does for the direct map (pgd - page_offset_base);
+ * fork, exec and exit come from the scheduler's tp_btf tracepoints; and
+ * each file-backed executable mapping is logged by fexit on vm_mmap_pgoff(),
+ * which sees mmap(2) and the ELF loader's mappings of a program and its
+ * interpreter alike, while the memory exists.  The agent's task iterator
+ * lists the tasks alive at start.
+ */
+#include "kernel-types.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "agent-bpf-event.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define PF_EXITING	0x00000004
+#define PF_KTHREAD	0x00200000
+#define PROT_EXEC	0x4
+#define MAX_ERRNO	4095
+
+/* x86-64's direct map without KASLR; the kernel's own value when it has one. */
+const volatile __u64 default_page_offset = 0xffff888000000000ULL;
+extern const void page_offset_base __ksym __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} events SEC(".maps");
+
+/* events the ring had no room for */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+static __u64 page_offset(void)
+{
+	__u64 v = 0;
+
+	if (&page_offset_base && !bpf_probe_read_kernel(&v, sizeof(v), &page_offset_base) && v)
+		return v;
+	return default_page_offset;
+}
+
+static __u64 task_root(struct task_struct *t)
+{
+	struct mm_struct *mm;
+	__u64 pgd;
+
+	if (BPF_CORE_READ(t, flags) & PF_KTHREAD)
+		return AGENT_BPF_NO_ROOT;
+	mm = BPF_CORE_READ(t, mm);
+	if (!mm)
+		return AGENT_BPF_NO_ROOT;
+	pgd = (__u64)BPF_CORE_READ(mm, pgd);
+	if (!pgd)
+		return AGENT_BPF_NO_ROOT;
+	return pgd - page_offset();
+}
+
+static void fill_task(struct agent_bpf_task *d, struct task_struct *t)
+{
+	d->pid = BPF_CORE_READ(t, pid);
+	d->tgid = BPF_CORE_READ(t, tgid);
+	d->start_ns = BPF_CORE_READ(t, start_time);
+	d->root = task_root(t);
+	BPF_CORE_READ_STR_INTO(&d->comm, t, comm);
+}
+
+static void count_lost(void)
+{
+	__u32 k = 0;
+	__u64 *n = bpf_map_lookup_elem(&lost, &k);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+static int log_task(__u32 type, struct task_struct *t, int other)
+{
+	struct agent_bpf_event *e;
+
+	e = bpf_ringbuf_reserve(&events, __builtin_offsetof(struct agent_bpf_event, start), 0);
+	if (!e) {
+		count_lost();
+		return 0;
+	}
+	e->type = type;
+	e->other = other;
+	e->ns = bpf_ktime_get_ns();
+	fill_task(&e->task, t);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(vmctx_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return log_task(AGENT_BPF_FORK, child, BPF_CORE_READ(parent, pid));
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(vmctx_exec, struct task_struct *p, int old_pid, struct linux_binprm *bprm)
+{
+	return log_task(AGENT_BPF_EXEC, p, old_pid);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(vmctx_exit, struct task_struct *p)
+{
+	return log_task(AGENT_BPF_EXIT, p, 0);
+}
+
+/*
+ * The path of @f as names leaf first, crossing mount points upwards: the
+ * agent joins them.  A path deeper than AGENT_BPF_DEPTH is marked truncated.
+ */
+static void walk_path(struct agent_bpf_event *e, struct file *f)
+{
+	struct dentry *d = BPF_CORE_READ(f, f_path.dentry), *parent;
+	struct vfsmount *vm = BPF_CORE_READ(f, f_path.mnt);
+	struct mount *mnt = (void *)vm - bpf_core_field_offset(struct mount, mnt);
+	__u32 off = 0, i;
+	long n;
+
+	e->truncated = 1;
+	for (i = 0; i < AGENT_BPF_DEPTH; i++) {
+		struct dentry *mroot = BPF_CORE_READ(mnt, mnt.mnt_root);
+
+		if (d == mroot) {
+			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+
+			if (up == mnt) {
+				e->truncated = 0;
+				break;
+			}
+			d = BPF_CORE_READ(mnt, mnt_mountpoint);
+			mnt = up;
+			continue;
+		}
+		parent = BPF_CORE_READ(d, d_parent);
+		if (parent == d) {
+			e->truncated = 0;
+			break;
+		}
+		if (off >= AGENT_BPF_NAMES)
+			break;
+		n = bpf_probe_read_kernel_str(&e->names[off & (AGENT_BPF_NAMES - 1)],
+					      AGENT_BPF_NAME_MAX, BPF_CORE_READ(d, d_name.name));
+		if (n <= 0)
+			break;
+		off += n;
+		e->depth++;
+		d = parent;
+	}
+}
+
+SEC("fexit/vm_mmap_pgoff")
+int BPF_PROG(vmctx_mmap, struct file *file, unsigned long addr, unsigned long len,
+	     unsigned long prot, unsigned long flag, unsigned long pgoff, unsigned long ret)
+{
+	struct task_struct *t = (void *)bpf_get_current_task_btf();
+	struct agent_bpf_event *e;
+
+	if (!file || !(prot & PROT_EXEC) || ret >= (unsigned long)-MAX_ERRNO)
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_lost();
+		return 0;
+	}
+	e->type = AGENT_BPF_MAP;
+	e->other = 0;
+	e->ns = bpf_ktime_get_ns();
+	fill_task(&e->task, t);
+	e->start = ret;
+	e->end = ret + ((len + 4095) & ~4095UL);
+	e->pgoff = pgoff << 12;
+	e->depth = 0;
+	walk_path(e, file);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* The tasks alive now, one record each, through bpf_iter_create(). */
+SEC("iter/task")
+int vmctx_tasks(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct agent_bpf_task d = {};
+
+	/* as the module's table: a task is gone once its exit event is logged */
+	if (!t || (BPF_CORE_READ(t, flags) & PF_EXITING))
+		return 0;
+	fill_task(&d, t);
+	bpf_seq_write(ctx->meta->seq, &d, sizeof(d));
+	return 0;
+}

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The BPF backend on this machine's own kernel: vmctx-agent record
+ * --backend=bpf runs two sleeps at once (sleep(1) under a name of its own), and the
+ * bundle must hold this test process (alive at start) and the two sleeps,
+ * each with a page-aligned root under the machine's memory, the two sleeps
+ * with different roots (both alive at once), every thread of a process
+ * with its process's root, and each sleep's lifetime inside the window the
+ * test saw.  Skipped (77) without root or BTF.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <vmctx.h>
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int fails;
+
+#define CHECK(cond, ...) do { if (!(cond)) { fails++; fprintf(stderr, "FAIL: " __VA_ARGS__); fputc('\n', stderr); } } while (0)
+
+int main(void)
+{
+	const char *agent = getenv("VMCTX_AGENT") ? getenv("VMCTX_AGENT") : "guest-agent/vmctx-agent";
+	char out[] = "/tmp/test-agent-bpf-XXXXXX", sleeper[64];
+	struct vmctx_bundle *b = NULL;
+	uint64_t t0, t1, root, start, exit_ns, sleep_root[2] = { 0 }, self_root = 0;
+	int fd, st, pid, tgid, nsleep = 0, err;
+	const char *comm;
+	size_t i, j;
+	pid_t child;
+
+	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK)) {
+		printf("SKIP: needs root and /sys/kernel/btf/vmlinux\n");
+		return 77;
+	}
+	fd = mkstemp(out);
+	if (fd < 0)
+		return 1;
+	close(fd);
+	/* a name no other process on the machine has: exec names the comm after it */
+	snprintf(sleeper, sizeof(sleeper), "%s.d", out);
+	if (mkdir(sleeper, 0700))
+		return 1;
+	strcat(sleeper, "/vbsleep");
+	if (symlink("/bin/sleep", sleeper))
+		return 1;
+	t0 = mono_ns();
+	child = fork();
+	if (!child) {
+		execl(agent, agent, "record", "--backend=bpf", "-o", out, "--", "sh", "-c",
+		      "$0 0.3 & $0 0.3 & wait", sleeper, (char *)NULL);
+		_exit(127);
+	}
+	if (child < 0 || waitpid(child, &st, 0) != child)
+		return 1;
+	t1 = mono_ns();
+	unlink(sleeper);
+	*strrchr(sleeper, '/') = '\0';
+	rmdir(sleeper);
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		/* built only with BPF, run as root with BTF: the agent must work */
+		fprintf(stderr, "FAIL: %s --backend=bpf failed (status %d)\n", agent, st);
+		unlink(out);
+		return 1;
+	}
+	err = vmctx_bundle_read_file(out, NULL, &b);
+	unlink(out);
+	CHECK(!err, "bundle does not read: %s", vmctx_strerror(err));
+	if (err)
+		return 1;
+	for (i = 0; i < vmctx_bundle_ntasks(b); i++) {
+		vmctx_bundle_task(b, i, &root, &pid, &tgid, &comm, &start, &exit_ns);
+		if (pid == getpid())
+			self_root = root;
+		if (strcmp(comm, "vbsleep") || pid != tgid || nsleep >= 2)
+			continue;
+		CHECK(start >= t0 && exit_ns != VMCTX_TIME_NONE && exit_ns <= t1 &&
+		      exit_ns - start >= 250000000ULL,
+		      "sleep %d lifetime [%llu, %llu) not inside [%llu, %llu] or under 0.25 s", pid,
+		      (unsigned long long)start, (unsigned long long)exit_ns,
+		      (unsigned long long)t0, (unsigned long long)t1);
+		sleep_root[nsleep++] = root;
+	}
+	CHECK(self_root && !(self_root & 0xfff) && self_root < (1ULL << 46),
+	      "this process (alive at start) has no page-aligned physical root: %#llx",
+	      (unsigned long long)self_root);
+	CHECK(nsleep == 2, "%d sleep processes, not 2", nsleep);
+	CHECK(nsleep < 2 || sleep_root[0] != sleep_root[1],
+	      "the two concurrent sleeps share root %#llx", (unsigned long long)sleep_root[0]);
+	/* every thread has its process's root, over overlapping lifetimes */
+	for (i = 0; i < vmctx_bundle_ntasks(b); i++) {
+		uint64_t r1, s1, e1;
+		int p1, g1;
+
+		vmctx_bundle_task(b, i, &r1, &p1, &g1, NULL, &s1, &e1);
+		if (p1 == g1)
+			continue;
+		for (j = 0; j < vmctx_bundle_ntasks(b); j++) {
+			uint64_t r2, s2, e2;
+			int p2, g2;
+
+			vmctx_bundle_task(b, j, &r2, &p2, &g2, NULL, &s2, &e2);
+			if (p2 != g1 || p2 != g2 || s1 >= e2 || s2 >= e1)
+				continue;
+			CHECK(r1 == r2, "thread %d root %#llx, its process %d %#llx", p1,
+			      (unsigned long long)r1, p2, (unsigned long long)r2);
+		}
+	}
+	vmctx_bundle_free(b);
+	if (!fails)
+		printf("ok: BPF backend: roots, lifetimes, alive-at-start\n");
+	return fails != 0;
+}
