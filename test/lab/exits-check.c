@@ -32,6 +32,9 @@
 #include <string.h>
 #include <strings.h>
 
+#define CHECKER "lab-exits-check"
+#include "exp-verdict.h"
+
 #define MAX_RANGES	64
 
 struct range {
@@ -41,32 +44,7 @@ struct range {
 
 static struct range ranges[MAX_RANGES];
 static int nranges;
-static int failed;
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "lab-exits-check: ");
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
-static void figure(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("lab-exp:   %-4s ", ok ? "ok" : "MISS");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (!ok)
-		failed = 1;
-}
 
 static FILE *open_or_die(const char *path)
 {

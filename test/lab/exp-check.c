@@ -23,6 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CHECKER "lab-exp-check"
+#include "exp-verdict.h"
+
 #define MAX_TABLES	16
 #define MAX_ROWS	256
 #define MAX_MIX		8
@@ -53,32 +56,7 @@ struct table {
 
 static struct table tables[2][MAX_TABLES];
 static int ntables[2];
-static int failed;
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "lab-exp-check: ");
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
-static void figure(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("lab-exp:   %-4s ", ok ? "ok" : "MISS");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (!ok)
-		failed = 1;
-}
 
 static void trim(char *s)
 {
