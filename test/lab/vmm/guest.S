@@ -11,15 +11,23 @@
  *   0x400000-0x5fffff  process B: .utext_b and its user stacks (root B only)
  *
  * Entry: rdi = vCPU index, rsp = that vCPU's kernel stack top (also TSS.RSP0).
- * rbx and r12-r15 belong to the kernel loop; user code leaves them alone.
+ * rbx, rbp and r12-r15 belong to the kernel loop; user code leaves them alone.
  * Process B gets in rdi how many CPUIDs to make each round: each one is a
  * VM exit (KVM intercepts CPUID) whose guest RIP lies in b_main.
  * The loop reads its run configuration (lab-guest.h, CFG_*) every round.
  */
 #include "lab-guest.h"
 
+	/*
+	 * n iterations on average over the rounds: (n / 16) times this round's
+	 * length factor, an odd number from 1 to 31 in %ebp (kernel_loop).
+	 */
 	.macro BUSY n
-	mov	$\n, %ecx
+	.if (\n) % 16
+	.error "BUSY: the loop count must be a multiple of 16"
+	.endif
+	mov	$((\n) / 16), %ecx
+	imul	%ebp, %ecx
 1:	dec	%ecx
 	jnz	1b
 	.endm
@@ -45,6 +53,18 @@ kernel_loop:
 	cmp	%rax, %rbx
 	jae	rounds_done
 1:
+	/*
+	 * This round's length factor, 2k + 1 for k the top four bits of the
+	 * round number times 2^32 / golden ratio: odd, 1 to 31, 16 on average,
+	 * evenly spread over any run of rounds.  Every busy loop of the round
+	 * scales by it, so the mix within a round stays exact, while rounds of
+	 * varying length keep the host's sampling timer from locking onto one
+	 * phase of the round (under TCG a fixed round once skewed the mix of
+	 * experiment 1 by 4.5 points).  User code leaves %rbp alone.
+	 */
+	imul	$0x9e3779b1, %ebx, %eax
+	shr	$28, %eax
+	lea	1(%rax,%rax), %ebp
 	/* process A: switch root, kernel work for A, then A's user code */
 	mov	CFG_ADDR + CFG_CR3_A, %rax
 	mov	%rax, %cr3

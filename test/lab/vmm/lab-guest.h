@@ -58,7 +58,7 @@
 #define PORT_FAULT	0xf4
 #define PORT_DONE	0xf5		/* the vCPU did CFG_ROUNDS rounds */
 
-/* busy-loop lengths (dec/jnz iterations) */
+/* busy-loop lengths (dec/jnz iterations, the mean over rounds: guest.S BUSY) */
 #define KWORK_LOOPS	200000
 #define ULOOPS		200000
 

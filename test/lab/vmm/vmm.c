@@ -382,7 +382,7 @@ static void *vcpu_thread(void *arg)
 	}
 }
 
-/* Guest work per round, in busy-loop iterations (guest.S, lab-guest.h). */
+/* Guest work per round on average, in busy-loop iterations (guest.S, lab-guest.h). */
 static const struct {
 	const char *name;
 	long loops;
