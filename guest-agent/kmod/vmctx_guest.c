@@ -39,6 +39,7 @@
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/tracepoint.h>
+#include <linux/version.h>
 #include <linux/uaccess.h>
 #include <asm/mem_encrypt.h>
 #include <asm/msr.h>
@@ -604,7 +605,10 @@ static ssize_t vg_events_read(struct file *file, char __user *buf, size_t count,
 static const struct proc_ops vg_events_ops = {
 	.proc_open = vg_events_open,
 	.proc_read = vg_events_read,
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 12, 0)
+	/* from 6.12 on, no proc_lseek is what makes the file unseekable */
 	.proc_lseek = no_llseek,
+#endif
 	.proc_release = vg_events_release,
 };
 
