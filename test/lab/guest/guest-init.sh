@@ -49,7 +49,7 @@ sleep 1
 # both on vCPU 1, so that the guest's scheduler shares it between them
 taskset -c 1 hot -t "$secs" > /tmp/hot1.out &
 taskset -c 1 hot -t "$secs" > /tmp/hot2.out &
-blip -t 1 > /dev/null &
+blip -t 1 > /tmp/blip.out &
 # churn: processes of 20 ms of work each, one after the other on vCPU 0,
 # whose freed page-table roots the next ones reuse at once.  They stop a
 # second before the agent's window closes: the host records until the
@@ -67,7 +67,9 @@ wait
 # the processes below (outside the agent's window) are not sampled.
 say "window closed"
 # the work each hot did, for the host's check of how the samples split
-for f in /tmp/hot1.out /tmp/hot2.out; do say "$(cat $f)"; done
+# (and where each one's libc code lay)
+{ cat /tmp/hot1.out /tmp/hot2.out; grep 'libc text' /tmp/blip.out; } |
+	while read -r line; do say "$line"; done
 sleep 1
 # The bundle goes out on the virtio disk the host gave us (/dev/vda).
 dd if=/tmp/guest1.vmctx of=/dev/vda bs=65536 conv=fsync 2>/dev/null || bye "FAIL writing the bundle to /dev/vda"

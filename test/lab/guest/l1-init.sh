@@ -106,8 +106,11 @@ fi
 # "hot: pid N: R rounds" from the guest: the work each instance did
 work=$(tr -d '\r' < /tmp/l2.log |
 	sed -n 's/^VMCTX-L2: hot: pid \([0-9]*\): \([0-9]*\) rounds.*/\1:\2/p' | tr '\n' ,)
+# "hot: pid N: libc text LO-HI": where each instance's libc.so.6 code lay
+libc=$(tr -d '\r' < /tmp/l2.log |
+	sed -n 's/^VMCTX-L2: hot: pid [0-9]*: libc text \(0x[0-9a-f]*-0x[0-9a-f]*\).*/\1/p' | tr '\n' ,)
 if [ "$host" = perf ]; then
-	sh /lab/perf-check.sh /tmp/perf.data /tmp/guest1.vmctx "${work%,}" ||
+	sh /lab/perf-check.sh /tmp/perf.data /tmp/guest1.vmctx "${work%,}" "${libc%,}" ||
 		finish "FAIL Linux guest through perf (pti=$pti)"
 	finish "PASS linux pti=$pti perf"
 fi

@@ -1,10 +1,12 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
-# perf-check.sh PERF.DATA BUNDLE WORK: the Linux-guest lab's checks of what
+# perf-check.sh PERF.DATA BUNDLE WORK LIBC: the Linux-guest lab's checks of what
 # the user sees.  PERF.DATA is 'perf record --vmcs-ctx -a' of the L1 host
 # while the L2 guest ran; BUNDLE is what 'vmctx-agent record' wrote in it;
 # WORK is "pid:rounds,pid:rounds", the work each of the two hot instances
-# reported.  Every figure comes from perf's own output: 'perf report
+# reported; LIBC is "LO-HI,LO-HI,...", where the C library's code lay in
+# each hot and blip process (they print it).  Every figure comes from
+# perf's own output: 'perf report
 # --guest-maps' (the guest-level view, and the guest_comm, guest_pid and
 # sym keys) and, for the
 # ground truth of whose code each sample hit, 'perf script' (guest IP and
@@ -21,8 +23,12 @@
 #  - the two hot instances (both on vCPU 1) split their samples as their
 #    work, within 3 points, and each has the 60/30/10 function mix within
 #    5 points;
-#  - blip, which lived 1 s, is named.
-data=$1 bundle=$2 work=$3
+#  - blip, which lived 1 s, is named;
+#  - hot is dynamically linked, as Debian's programs are: >= 95% of the
+#    guest user samples in its libc.so.6 code are named with that library
+#    (perf report's dso key) and with hot or blip, and >= 90% of those
+#    with memfrob, the libc function each round calls.
+data=$1 bundle=$2 work=$3 libc=${4:-}
 maps="guest1=$bundle"
 fail=0
 no() { echo "perf-check: FAIL $*"; fail=1; }
@@ -50,14 +56,17 @@ hot_lo=$1 hot_hi=$2 churn_lo=$3 churn_hi=$4
 
 # ground truth: guest user samples by whose code their IP is in
 perf script -i "$data" -F ip,guest_cpl 2>/dev/null |
-	awk -v hl="$hot_lo" -v hh="$hot_hi" -v cl="$churn_lo" -v ch="$churn_hi" '
-	function h(s,  i, n, c) { n = 0; s = tolower(s)
+	awk -v hl="$hot_lo" -v hh="$hot_hi" -v cl="$churn_lo" -v ch="$churn_hi" -v libc="$libc" '
+	function h(s,  i, n, c) { n = 0; s = tolower(s); sub(/^0x/, "", s)
 		for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; n = n * 16 + c }
 		return n }
-	$2 == "cpl:3" { ip = h($1); if (ip >= hl && ip < hh) hot++; else if (ip >= cl && ip < ch) churn++; else other++ }
-	END { printf "%d %d %d\n", hot, churn, other }' > /tmp/truth
-read hot_ip churn_ip other_ip < /tmp/truth
-echo "perf-check: guest user samples by IP (perf script): hot's code $hot_ip, churn's $churn_ip, elsewhere $other_ip"
+	BEGIN { nl = split(libc, r, ","); for (i = 1; i <= nl; i++) { split(r[i], b, "-"); llo[i] = h(b[1]); lhi[i] = h(b[2]) } }
+	$2 == "cpl:3" { ip = h($1); if (ip >= hl && ip < hh) { hot++; next } if (ip >= cl && ip < ch) { churn++; next }
+		for (i = 1; i <= nl; i++) if (ip >= llo[i] && ip < lhi[i]) { lc++; next }
+		other++ }
+	END { printf "%d %d %d %d\n", hot, churn, lc, other }' > /tmp/truth
+read hot_ip churn_ip libc_ip other_ip < /tmp/truth
+echo "perf-check: guest user samples by IP (perf script): hot's code $hot_ip, churn's $churn_ip, hot's and blip's libc.so.6 $libc_ip, elsewhere $other_ip"
 
 # What perf report names, sample by sample: the guest_comm, guest_pid and
 # sym keys ("SAMPLES COMM PID [u] FUNCTION"), which count samples as perf
@@ -101,6 +110,25 @@ awk 'NR == FNR { w[$1] = $2; tw += $2; next }
 	exit bad }' /tmp/work /tmp/named || fail=1
 awk '$2 == "blip" { n += $1 } END { print "perf-check: blip: " n + 0 " samples"; exit !n }' /tmp/named ||
 	no "blip is not named"
+
+# Shared-library code: perf report's dso and sym keys name libc.so.6 and
+# its function, in the process that ran it
+[ -n "$libc" ] || no "hot printed no libc.so.6 text range: is it linked dynamically?"
+perf report -i "$data" --guest-maps="$maps" --stdio -n --sort guest_comm,dso,sym \
+	-F sample,guest_comm,dso,sym 2>/dev/null |
+	awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3, $5 }' > /tmp/named-dso
+grep 'libc\.so\.6 ' /tmp/named-dso | sort -k1,1nr | head -n 5 | sed 's/^/perf-check:   /'
+set -- $(awk '$2 ~ /^(hot|blip)$/ && $3 ~ /(^|\/)libc\.so\.6$/ { n += $1; if ($4 == "memfrob") m += $1 }
+	END { print n + 0, m + 0 }' /tmp/named-dso)
+libc_named=$1 memfrob=$2
+echo "perf-check: named in libc.so.6 by perf report (guest_comm,dso,sym): $libc_named of $libc_ip, memfrob $memfrob"
+[ "$libc_ip" -gt 50 ] || no "too few samples in hot's libc.so.6 code ($libc_ip)"
+[ $((libc_named * 100)) -ge $((libc_ip * 95)) ] ||
+	no "libc.so.6 samples named with the library: $libc_named of $libc_ip (< 95%)"
+[ "$libc_named" -le "$libc_ip" ] ||
+	no "more samples named libc.so.6 in hot ($libc_named) than hit its code ($libc_ip)"
+[ $((memfrob * 100)) -ge $((libc_named * 90)) ] ||
+	no "of the libc.so.6 samples, only $memfrob named memfrob (< 90%)"
 
 # --guest-export: the folded stacks hold what the guest view shows, stack
 # by stack (both are the session's counts): hot's functions per process

@@ -55,9 +55,13 @@ gcc "${AGENT_CFLAGS[@]}" -o "$W/vmctx-agent" "$REPO_TOP"/guest-agent/*.c "$VMCTX
 gcc -static -O2 -D_GNU_SOURCE -I"$REPO_TOP/lib" -o "$W/lab-linux-check" \
 	"$W/linux-check.o" "$W/samples.o" "$VMCTX_A" -lz
 # hot's text far from busybox's, so an IP tells whose code it is; churn is
-# the same program elsewhere, so an IP also tells hot's code from churn's
-gcc -static -O1 -g -Wl,-Ttext-segment=0x20000000 -o "$W/hot" "$G/hot.c"
-gcc -static -O1 -g -Wl,-Ttext-segment=0x30000000 -o "$W/churn" "$G/hot.c"
+# the same program elsewhere, so an IP also tells hot's code from churn's.
+# hot is linked as Debian's programs are, against the shared C library
+# (its libc.so.6 and ld.so go into the guest); churn statically, so that
+# its 20 ms lives are spent in its own code rather than in the dynamic
+# linker.
+gcc -O1 -g -D_GNU_SOURCE -no-pie -Wl,-Ttext-segment=0x20000000 -o "$W/hot" "$G/hot.c"
+gcc -static -O1 -g -D_GNU_SOURCE -Wl,-Ttext-segment=0x30000000 -o "$W/churn" "$G/hot.c"
 nm -S "$W/hot" > "$W/hot.syms"
 nm -S "$W/churn" > "$W/churn.syms"
 
@@ -67,6 +71,13 @@ rm -rf "$st"
 mkdir -p "$st"/{bin,lib,proc,sys,dev,tmp}
 cp /bin/busybox "$W/vmctx-agent" "$W/hot" "$W/churn" "$st/bin/"
 cp "$W/hot" "$st/bin/blip"
+# hot's shared libraries (Debian 12's libc, as in the guest distro), at
+# their paths, with the dynamic linker
+ldd "$W/hot" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' |
+	while read -r lib; do
+		mkdir -p "$st$(dirname "$lib")"
+		cp -L "$lib" "$st$lib"
+	done
 cp "$W/kmod/vmctx_guest.ko" "$st/lib/"
 # Debian's modules: virtio for the disk that carries the bundle back, and the
 # generic crypto modules, loaded as a distro guest loads dozens of modules;
