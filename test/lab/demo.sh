@@ -10,11 +10,12 @@
 #   perf report --guest-maps=PID=guestN.vmctx,... --guest-view=host|guest|unified
 #
 # and prints perf's tables, with the checks of each experiment (see
-# experiments.sh).  Then a real Linux guest (guest/run-linux-lab.sh, the
-# user's path: vmctx-agent record in the guest, perf record --vmcs-ctx -a
-# and perf report --guest-maps in the host) runs two instances of a program
-# and hundreds of 20 ms processes, and its guest-level table and checks are
-# printed.  About 15 minutes on a fresh machine (kernel and perf builds),
+# experiments.sh).  Then two real Linux guests, Debian's 6.1 and 6.12
+# kernels (guest/run-linux-lab.sh, the user's path: vmctx-agent record in
+# each guest, perf record --vmcs-ctx -a and perf report
+# --guest-maps=guest1=FILE,guest2=FILE in the host) run two instances of
+# a dynamically linked program each, and guest1 hundreds of 20 ms
+# processes; each guest's guest-level table and checks are printed.  About 15 minutes on a fresh machine (kernel and perf builds),
 # a few minutes once built.  Environment as in lab-env.sh, plus
 # VMCTX_DEMO_EXPS (default "4,2"), VMCTX_EXP_SECS (default 8) and
 # VMCTX_DEMO_LINUX (default 1; 0 leaves the Linux guest out).
@@ -41,7 +42,7 @@ grep -aq '^VMCTX-LAB: RESULT EXPERIMENTS-PASS' "$logf" ||
 	log "note: a check missed (see the MISS lines above); the tables are above"
 
 [ "${VMCTX_DEMO_LINUX:-1}" = 1 ] || exit 0
-log "a real Linux guest under the same host: vmctx-agent record in the guest, perf record --vmcs-ctx -a and perf report --guest-maps in the host"
+log "two real Linux guests under the same host (Debian's 6.1 and 6.12 kernels): vmctx-agent record in each, perf record --vmcs-ctx -a and perf report --guest-maps in the host"
 linux_out=$RESULTS_DIR/demo-linux.out
 VMCTX_LINUX_PTI=off VMCTX_LINUX_DEMO=1 "$LAB_SRC/guest/run-linux-lab.sh" >"$linux_out" 2>&1 ||
 	log "note: the Linux-guest run failed; see $linux_out"

@@ -7,7 +7,9 @@
 # and 'perf script' print (perf-check.sh); vmctx.host=lab-record records
 # with the lab's recorder and checks the kernel's capture sample by sample
 # (lab-linux-check).  vmctx.pti=on|off picks the guest's page-table
-# isolation.
+# isolation.  vmctx.guests=2 runs a second guest beside the first (Debian's
+# 6.12 kernel, /lab/l2b, named guest2) in the perf run: perf report then
+# reads both bundles at once, --guest-maps=guest1=FILE,guest2=FILE.
 /bin/busybox --install -s /bin
 export PATH=/bin
 mount -t proc proc /proc
@@ -15,7 +17,7 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 
-period=1000000 secs=4 pti=on dump=0 host=lab-record churn=0
+period=1000000 secs=4 pti=on dump=0 host=lab-record churn=0 guests=1
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	vmctx.period=*) period=${arg#*=} ;;
@@ -24,6 +26,7 @@ for arg in $(cat /proc/cmdline); do
 	vmctx.dump=*) dump=${arg#*=} ;;
 	vmctx.host=*) host=${arg#*=} ;;
 	vmctx.churn=*) churn=${arg#*=} ;;
+	vmctx.guests=*) guests=${arg#*=} ;;
 	esac
 done
 finish() {
@@ -45,75 +48,106 @@ case $pti in
 on) l2pti=pti=on ;;
 *) l2pti=nopti ;;
 esac
-# debug-threads: vCPU threads are named "CPU N/KVM" (the vCPU id also comes
-# from the sample block, so nothing depends on it)
-# the bundle comes back on this virtio disk
-dd if=/dev/zero of=/tmp/out.img bs=1M count=16 2>/dev/null
+# run-l2.sh N: guest N (guestN), from /lab/l2 (N = 1) or /lab/l2b (N = 2),
+# its console in /tmp/l2-N.log, QEMU's pid in /tmp/l2-N.pid (QEMU's own
+# -pidfile is gone once it exits), its exit
+# status in /tmp/l2-N.exit; its bundle comes back on the virtio disk
+# /tmp/out-N.img.  debug-threads: vCPU threads are named "CPU N/KVM" (the
+# vCPU id also comes from the sample block, so nothing depends on it).
+# Only guest 1 runs the churn processes.
 cat > /tmp/run-l2.sh <<EOS
+n=\$1 dir=/lab/l2 churn=$churn
+[ "\$n" = 1 ] || { dir=/lab/l2b; churn=0; }
+dd if=/dev/zero of=/tmp/out-\$n.img bs=1M count=16 2>/dev/null
 qemu-system-x86_64 -accel kvm -cpu host -smp 2 -m 256M -nodefaults -no-reboot \
-	-display none -serial stdio -name guest1,debug-threads=on -L /share/qemu \
-	-drive file=/tmp/out.img,if=virtio,format=raw \
-	-kernel /lab/l2/bzImage -initrd /lab/l2/initramfs.cpio.gz \
-	-append "console=ttyS0 quiet panic=-1 tsc=reliable lapic=notscdeadline $l2pti vmctx.secs=$secs vmctx.churn=$churn" \
-	> /tmp/l2.log 2>&1
-echo "qemu exit \$?" > /tmp/l2.exit
+	-display none -serial stdio -name guest\$n,debug-threads=on -L /share/qemu \
+	-drive file=/tmp/out-\$n.img,if=virtio,format=raw \
+	-kernel \$dir/bzImage -initrd \$dir/initramfs.cpio.gz \
+	-append "console=ttyS0 quiet panic=-1 tsc=reliable lapic=notscdeadline $l2pti vmctx.secs=$secs vmctx.churn=\$churn" \
+	> /tmp/l2-\$n.log 2>&1 &
+echo \$! > /tmp/l2-\$n.pid
+wait \$!
+echo "qemu exit \$?" > /tmp/l2-\$n.exit
 EOS
-# The recording window is the guest agent's: from QEMU's start until the
-# guest says "window closed"; QEMU goes on to hand over the bundle.
-cat > /tmp/window.sh <<'EOS'
-sh /tmp/run-l2.sh &
-while ! grep -aq '^VMCTX-L2: window closed' /tmp/l2.log 2>/dev/null; do
-	[ -f /tmp/l2.exit ] && exit 1
-	usleep 50000
+all=$(seq 1 "$guests" | tr "\n" " ")
+# The recording window is the guest agents': from the QEMUs' start until
+# every guest says "window closed"; QEMU goes on to hand over the bundle.
+cat > /tmp/window.sh <<EOS
+for n in $all; do sh /tmp/run-l2.sh \$n & done
+for n in $all; do
+	while ! grep -aq '^VMCTX-L2: window closed' /tmp/l2-\$n.log 2>/dev/null; do
+		[ -f /tmp/l2-\$n.exit ] && exit 1
+		usleep 50000
+	done
 done
 EOS
+tails() { for n in $all; do echo "-- guest$n:"; tail -30 /tmp/l2-$n.log; cat /tmp/l2-$n.exit 2>/dev/null; done; }
 if [ "$host" = perf ]; then
 	perf record --vmcs-ctx -e cpu-clock -c "$period" -a -o /tmp/perf.data -- sh /tmp/window.sh \
 		2> /tmp/perf-record.err ||
-		{ cat /tmp/perf-record.err; tail -30 /tmp/l2.log; cat /tmp/l2.exit; finish "FAIL perf record of the L2 guest"; }
+		{ cat /tmp/perf-record.err; tails; finish "FAIL perf record of the L2 guests"; }
 	grep -v '^\[ perf record' /tmp/perf-record.err
 else
 	lab-record -c "$period" -o /tmp/samples.txt -- sh /tmp/window.sh ||
-		{ tail -30 /tmp/l2.log; cat /tmp/l2.exit; finish "FAIL recording the L2 guest"; }
+		{ tails; finish "FAIL recording the L2 guest"; }
 fi
-# Show the guest's progress lines while it hands over the bundle.
-tail -f /tmp/l2.log | grep -a '^VMCTX-L2' &
-progress=$!
+# Show the guests' progress lines while they hand over the bundles.
+for n in $all; do
+	tail -f /tmp/l2-$n.log | grep -a '^VMCTX-L2' | sed "s/^/guest$n: /" &
+	progress="${progress:-} $!"
+done
 waited=0
-while [ ! -f /tmp/l2.exit ]; do
-	sleep 1
-	waited=$((waited + 1))
-	if [ $waited -gt "${l2_timeout:-240}" ]; then
-		kill $progress
-		tail -c 2000 /tmp/l2.log
-		finish "FAIL the L2 guest did not finish within ${l2_timeout:-240} s"
-	fi
+for n in $all; do
+	while [ ! -f /tmp/l2-$n.exit ]; do
+		sleep 1
+		waited=$((waited + 1))
+		if [ $waited -gt "${l2_timeout:-240}" ]; then
+			kill $progress
+			tail -c 2000 /tmp/l2-$n.log
+			finish "FAIL guest$n did not finish within ${l2_timeout:-240} s"
+		fi
+	done
 done
 kill $progress
-grep -aq '^VMCTX-L2: DONE PASS' /tmp/l2.log || { tail -30 /tmp/l2.log; finish "FAIL L2 guest"; }
-size=$(sed -n 's/^VMCTX-L2: bundle \([0-9]*\) bytes on vda.*/\1/p' /tmp/l2.log)
-[ -n "$size" ] || finish "FAIL no bundle size from the L2 guest"
-head -c "$size" /tmp/out.img > /tmp/guest1.vmctx || finish "FAIL bundle transfer"
+maps=
+for n in $all; do
+	grep -aq '^VMCTX-L2: DONE PASS' /tmp/l2-$n.log || { tail -30 /tmp/l2-$n.log; finish "FAIL L2 guest$n"; }
+	size=$(sed -n 's/^VMCTX-L2: bundle \([0-9]*\) bytes on vda.*/\1/p' /tmp/l2-$n.log)
+	[ -n "$size" ] || finish "FAIL no bundle size from guest$n"
+	head -c "$size" /tmp/out-$n.img > /tmp/guest$n.vmctx || finish "FAIL bundle transfer from guest$n"
+	maps="$maps,guest$n=/tmp/guest$n.vmctx"
+done
+maps=${maps#,}
 # vmctx.dump=1: hand the raw data to the lab host for offline analysis
 if [ "$dump" = 1 ]; then
-	for f in samples.txt perf.data guest1.vmctx; do
+	for f in samples.txt perf.data guest1.vmctx guest2.vmctx; do
 		[ -f /tmp/$f ] || continue
 		echo "VMCTX-DUMP-BEGIN $f"
 		gzip -c /tmp/$f | base64
 		echo "VMCTX-DUMP-END $f"
 	done
 fi
-# "hot: pid N: R rounds" from the guest: the work each instance did
-work=$(tr -d '\r' < /tmp/l2.log |
-	sed -n 's/^VMCTX-L2: hot: pid \([0-9]*\): \([0-9]*\) rounds.*/\1:\2/p' | tr '\n' ,)
-# "hot: pid N: libc text LO-HI": where each instance's libc.so.6 code lay
-libc=$(tr -d '\r' < /tmp/l2.log |
-	sed -n 's/^VMCTX-L2: hot: pid [0-9]*: libc text \(0x[0-9a-f]*-0x[0-9a-f]*\).*/\1/p' | tr '\n' ,)
+# "hot: pid N: R rounds" from a guest: the work each instance did; and
+# "hot: pid N: libc text LO-HI": where each one's libc.so.6 code lay
+work() {
+	tr -d '\r' < /tmp/l2-$1.log |
+		sed -n 's/^VMCTX-L2: hot: pid \([0-9]*\): \([0-9]*\) rounds.*/\1:\2/p' | tr '\n' , | sed 's/,$//'
+}
+libc() {
+	tr -d '\r' < /tmp/l2-$1.log |
+		sed -n 's/^VMCTX-L2: hot: pid [0-9]*: libc text \(0x[0-9a-f]*-0x[0-9a-f]*\).*/\1/p' |
+		tr '\n' , | sed 's/,$//'
+}
 if [ "$host" = perf ]; then
-	sh /lab/perf-check.sh /tmp/perf.data /tmp/guest1.vmctx "${work%,}" "${libc%,}" ||
-		finish "FAIL Linux guest through perf (pti=$pti)"
-	finish "PASS linux pti=$pti perf"
+	bad=
+	for n in $all; do
+		echo "perf-check: ==== guest$n ($(grep -a -m1 '^VMCTX-L2: up:' /tmp/l2-$n.log | tr -d '\r' | sed 's/^VMCTX-L2: up: //'))"
+		sh /lab/perf-check.sh /tmp/perf.data "$maps" guest$n "$(cat /tmp/l2-$n.pid)" "$(work $n)" "$(libc $n)" ||
+			bad="$bad guest$n"
+	done
+	[ -z "$bad" ] || finish "FAIL Linux guest through perf (pti=$pti):$bad"
+	finish "PASS linux pti=$pti perf guests=$guests"
 fi
-lab-linux-check -s /tmp/samples.txt -b /tmp/guest1.vmctx -p 0 -y /lab/hot.syms -w "${work%,}" ||
+lab-linux-check -s /tmp/samples.txt -b /tmp/guest1.vmctx -p 0 -y /lab/hot.syms -w "$(work 1)" ||
 	finish "FAIL Linux guest checks (pti=$pti)"
 finish "PASS linux pti=$pti"

@@ -1,8 +1,11 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
-# perf-check.sh PERF.DATA BUNDLE WORK LIBC: the Linux-guest lab's checks of what
-# the user sees.  PERF.DATA is 'perf record --vmcs-ctx -a' of the L1 host
-# while the L2 guest ran; BUNDLE is what 'vmctx-agent record' wrote in it;
+# perf-check.sh PERF.DATA MAPS NAME QEMU_PID WORK LIBC: the Linux-guest lab's
+# checks of what the user sees, for the guest NAME.  PERF.DATA is 'perf
+# record --vmcs-ctx -a' of the L1 host while the L2 guests ran; MAPS is
+# perf report's --guest-maps, NAME=BUNDLE for every guest, each bundle what
+# 'vmctx-agent record' wrote in it; QEMU_PID is NAME's QEMU process, whose
+# samples (perf script's pid, perf report's vm key) are NAME's;
 # WORK is "pid:rounds,pid:rounds", the work each of the two hot instances
 # reported; LIBC is "LO-HI,LO-HI,...", where the C library's code lay in
 # each hot and blip process (they print it).  Every figure comes from
@@ -26,17 +29,21 @@
 #  - blip, which lived 1 s, is named;
 #  - hot is dynamically linked, as Debian's programs are: >= 95% of the
 #    guest user samples in its libc.so.6 code are named with that library
-#    (perf report's dso key) and with hot or blip, and >= 90% of those
-#    with memfrob, the libc function each round calls.
-data=$1 bundle=$2 work=$3 libc=${4:-}
-maps="guest1=$bundle"
+#    (perf report's dso key) and with hot or blip, and >= 75% of those
+#    with memfrob, the libc function each round calls (the rest is libc's
+#    own start-up and stdio, some of it in functions that Debian's
+#    stripped libc names in no symbol table: perf prints their address).
+data=$1 maps=$2 name=$3 qpid=$4 work=$5 libc=${6:-}
 fail=0
 no() { echo "perf-check: FAIL $*"; fail=1; }
 
 view=$(perf report -i "$data" --guest-maps="$maps" --guest-view=guest 2>/tmp/report.err)
 [ -n "$view" ] || { cat /tmp/report.err; echo "perf-check: FAIL no guest view"; exit 1; }
-echo "$view" | head -n 40
-clock=$(echo "$view" | grep '^# guest clock of VM1 (guest1): ')
+# this guest's part of the guest-level view
+view=$(echo "$view" | awk -v n="$name" '/^# guest-level view: / { on = index($0, "(" n ")") > 0 }
+	/^# guest clock of / { print; next } on')
+echo "$view" | grep -v '^# guest clock of ' | head -n 40
+clock=$(echo "$view" | grep "^# guest clock of VM[0-9]* ($name): ")
 echo "perf-check: $clock"
 case $clock in
 *": exact, through the TSC"*) ;;
@@ -55,13 +62,13 @@ set -- $(range /lab/hot.syms) $(range /lab/churn.syms)
 hot_lo=$1 hot_hi=$2 churn_lo=$3 churn_hi=$4
 
 # ground truth: guest user samples by whose code their IP is in
-perf script -i "$data" -F ip,guest_cpl 2>/dev/null |
-	awk -v hl="$hot_lo" -v hh="$hot_hi" -v cl="$churn_lo" -v ch="$churn_hi" -v libc="$libc" '
+perf script -i "$data" -F pid,ip,guest_cpl 2>/dev/null |
+	awk -v q="$qpid" -v hl="$hot_lo" -v hh="$hot_hi" -v cl="$churn_lo" -v ch="$churn_hi" -v libc="$libc" '
 	function h(s,  i, n, c) { n = 0; s = tolower(s); sub(/^0x/, "", s)
 		for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; n = n * 16 + c }
 		return n }
 	BEGIN { nl = split(libc, r, ","); for (i = 1; i <= nl; i++) { split(r[i], b, "-"); llo[i] = h(b[1]); lhi[i] = h(b[2]) } }
-	$2 == "cpl:3" { ip = h($1); if (ip >= hl && ip < hh) { hot++; next } if (ip >= cl && ip < ch) { churn++; next }
+	$1 == q && $3 == "cpl:3" { ip = h($2); if (ip >= hl && ip < hh) { hot++; next } if (ip >= cl && ip < ch) { churn++; next }
 		for (i = 1; i <= nl; i++) if (ip >= llo[i] && ip < lhi[i]) { lc++; next }
 		other++ }
 	END { printf "%d %d %d %d\n", hot, churn, lc, other }' > /tmp/truth
@@ -72,9 +79,9 @@ echo "perf-check: guest user samples by IP (perf script): hot's code $hot_ip, ch
 # sym keys ("SAMPLES COMM PID [u] FUNCTION"), which count samples as perf
 # script does (the guest view weighs a late clock sample by the ticks it
 # missed, so its counts are not comparable with perf script's).
-perf report -i "$data" --guest-maps="$maps" --stdio -n --sort guest_comm,guest_pid,sym \
-	-F sample,guest_comm,guest_pid,sym 2>/dev/null |
-	awk '$1 ~ /^[0-9]+$/ && $5 ~ /^hot_(alpha|beta|gamma)$/ { print $1, $2, $3, $5 }' > /tmp/named
+perf report -i "$data" --guest-maps="$maps" --stdio -n --sort vm,guest_comm,guest_pid,sym \
+	-F sample,vm,guest_comm,guest_pid,sym 2>/dev/null |
+	awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q && $6 ~ /^hot_(alpha|beta|gamma)$/ { print $1, $3, $4, $6 }' > /tmp/named
 named() { awk -v re="$1" '$2 ~ re { n += $1 } END { print n + 0 }' /tmp/named; }
 hot_named=$(named '^(hot|blip)$')
 churn_named=$(named '^churn$')
@@ -114,9 +121,9 @@ awk '$2 == "blip" { n += $1 } END { print "perf-check: blip: " n + 0 " samples";
 # Shared-library code: perf report's dso and sym keys name libc.so.6 and
 # its function, in the process that ran it
 [ -n "$libc" ] || no "hot printed no libc.so.6 text range: is it linked dynamically?"
-perf report -i "$data" --guest-maps="$maps" --stdio -n --sort guest_comm,dso,sym \
-	-F sample,guest_comm,dso,sym 2>/dev/null |
-	awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3, $5 }' > /tmp/named-dso
+perf report -i "$data" --guest-maps="$maps" --stdio -n --sort vm,guest_comm,dso,sym \
+	-F sample,vm,guest_comm,dso,sym 2>/dev/null |
+	awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q { print $1, $3, $4, $6 }' > /tmp/named-dso
 grep 'libc\.so\.6 ' /tmp/named-dso | sort -k1,1nr | head -n 5 | sed 's/^/perf-check:   /'
 set -- $(awk '$2 ~ /^(hot|blip)$/ && $3 ~ /(^|\/)libc\.so\.6$/ { n += $1; if ($4 == "memfrob") m += $1 }
 	END { print n + 0, m + 0 }' /tmp/named-dso)
@@ -127,15 +134,16 @@ echo "perf-check: named in libc.so.6 by perf report (guest_comm,dso,sym): $libc_
 	no "libc.so.6 samples named with the library: $libc_named of $libc_ip (< 95%)"
 [ "$libc_named" -le "$libc_ip" ] ||
 	no "more samples named libc.so.6 in hot ($libc_named) than hit its code ($libc_ip)"
-[ $((memfrob * 100)) -ge $((libc_named * 90)) ] ||
-	no "of the libc.so.6 samples, only $memfrob named memfrob (< 90%)"
+[ $((memfrob * 100)) -ge $((libc_named * 75)) ] ||
+	no "of the libc.so.6 samples, only $memfrob named memfrob (< 75%)"
 
 # --guest-export: the folded stacks hold what the guest view shows, stack
 # by stack (both are the session's counts): hot's functions per process
 perf report -i "$data" --guest-maps="$maps" --guest-export=folded:/tmp/guest.folded \
 	>/dev/null 2>&1 || no "perf report --guest-export failed"
-folded=$(awk '/^guest1 \(VM1\);(hot|blip)(\([0-9]+\))?;hot_(alpha|beta|gamma) [0-9]+$/ { n += $NF }
-	END { print n + 0 }' /tmp/guest.folded)
+folded=$(awk -v n="$name" 'index($0, n " (VM") == 1 &&
+	/^[^;]* \(VM[0-9]+\);(hot|blip)(\([0-9]+\))?;hot_(alpha|beta|gamma) [0-9]+$/ { t += $NF }
+	END { print t + 0 }' /tmp/guest.folded)
 viewed=$(echo "$view" | awk '$3 ~ /^hot_(alpha|beta|gamma)$/ && $4 ~ /^(hot|blip)(\([0-9]+\))?$/ { n += $1 }
 	END { print n + 0 }')
 echo "perf-check: folded stacks of hot and blip: $folded ticks, the guest view $viewed; $(wc -l < /tmp/guest.folded) stacks"

@@ -28,16 +28,9 @@ l1=$LAB_DIR/out/patched/arch/x86/boot/bzImage
 [ -f "$l1" ] || "$LAB_SRC/build-kernel.sh" patched
 [ -x "$TOOLS_DIR/lab-record" ] || "$LAB_SRC/build-tools.sh"
 
-# ---- the L2 guest: Debian's kernel package, module, agent, workloads
-guest_env=$("$G/debian-guest.sh")
-kver=$(echo "$guest_env" | sed -n 's/^kver=//p')
-vmlinuz=$(echo "$guest_env" | sed -n 's/^vmlinuz=//p')
-headers=$(echo "$guest_env" | sed -n 's/^headers=//p')
-gmods=$(echo "$guest_env" | sed -n 's/^modules=//p')
-rm -rf "$W/kmod"
-cp -r "$REPO_TOP/guest-agent/kmod" "$W/kmod"
-log "building vmctx_guest.ko against Debian's linux-headers-$kver"
-make -s -C "$headers" M="$W/kmod" modules
+# ---- the L2 guests: the agent and workloads, then for each guest its
+# Debian kernel package, vmctx_guest.ko built against its headers, and an
+# initramfs with the modules of that kernel
 log "building vmctx-agent and lab-linux-check (static, with the lab's libvmctx.a)"
 "$LAB_SRC/build-libvmctx.sh"
 AGENT_CFLAGS=(-static -O2 -D_GNU_SOURCE -DPACKAGE_VERSION="\"$(sed -n "s/^AC_INIT(\[vmctx\], \[\([^]]*\)\].*/\1/p" "$REPO_TOP/configure.ac")\"" -I"$REPO_TOP/lib")
@@ -65,40 +58,69 @@ gcc -static -O1 -g -D_GNU_SOURCE -Wl,-Ttext-segment=0x30000000 -o "$W/churn" "$G
 nm -S "$W/hot" > "$W/hot.syms"
 nm -S "$W/churn" > "$W/churn.syms"
 
-log "packing the L2 initramfs"
-st=$W/l2-stage
-rm -rf "$st"
-mkdir -p "$st"/{bin,lib,proc,sys,dev,tmp}
-cp /bin/busybox "$W/vmctx-agent" "$W/hot" "$W/churn" "$st/bin/"
-cp "$W/hot" "$st/bin/blip"
-# hot's shared libraries (Debian 12's libc, as in the guest distro), at
-# their paths, with the dynamic linker
-ldd "$W/hot" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' |
-	while read -r lib; do
-		mkdir -p "$st$(dirname "$lib")"
-		cp -L "$lib" "$st$lib"
+# pack_l2 SERIES DIR: Debian's SERIES kernel (debian-guest.sh) and its
+# initramfs, as DIR/bzImage and DIR/initramfs.cpio.gz
+pack_l2() {
+	local series=$1 out=$2 guest_env kver vmlinuz headers gmods root st m modlist
+	guest_env=$("$G/debian-guest.sh" "$series")
+	kver=$(echo "$guest_env" | sed -n 's/^kver=//p')
+	vmlinuz=$(echo "$guest_env" | sed -n 's/^vmlinuz=//p')
+	headers=$(echo "$guest_env" | sed -n 's/^headers=//p')
+	gmods=$(echo "$guest_env" | sed -n 's/^modules=//p')
+	root=$(echo "$guest_env" | sed -n 's/^root=//p')
+	rm -rf "$W/kmod-$series"
+	cp -r "$REPO_TOP/guest-agent/kmod" "$W/kmod-$series"
+	log "building vmctx_guest.ko against Debian's linux-headers-$kver"
+	# (no BTF for it: that needs pahole, and nothing reads it)
+	make -s -C "$headers" M="$W/kmod-$series" CONFIG_DEBUG_INFO_BTF_MODULES= modules
+	log "packing the L2 initramfs for Linux $kver"
+	st=$W/l2-stage
+	rm -rf "$st"
+	mkdir -p "$st"/{bin,lib,proc,sys,dev,tmp}
+	cp /bin/busybox "$W/vmctx-agent" "$W/hot" "$W/churn" "$st/bin/"
+	cp "$W/hot" "$st/bin/blip"
+	# hot's shared libraries (Debian 12's libc, as in the guest distro), at
+	# their paths, with the dynamic linker
+	ldd "$W/hot" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' |
+		while read -r lib; do
+			mkdir -p "$st$(dirname "$lib")"
+			cp -L "$lib" "$st$lib"
+		done
+	cp "$W/kmod-$series/vmctx_guest.ko" "$st/lib/"
+	# Debian's modules: virtio for the disk that carries the bundle back,
+	# and the generic crypto modules, loaded as a distro guest loads dozens
+	# of modules; each with what it depends on (modprobe --show-depends on
+	# the unpacked tree); what the kernel has built in is left out (not
+	# tcrypt, the crypto self-test module, which refuses to stay loaded by
+	# design, nor jitterentropy_rng, which finds no usable timer jitter in
+	# TCG)
+	modlist=
+	for m in virtio_pci virtio_blk $(ls "$gmods/kernel/crypto" | sed -n 's/\.ko$//p' | tr - _ |
+		grep -vx -e tcrypt -e jitterentropy_rng); do
+		modprobe -d "$root" -S "$kver" --show-depends "$m" 2>/dev/null | grep -q '^insmod ' &&
+			modlist="$modlist $m"
 	done
-cp "$W/kmod/vmctx_guest.ko" "$st/lib/"
-# Debian's modules: virtio for the disk that carries the bundle back, and the
-# generic crypto modules, loaded as a distro guest loads dozens of modules;
-# each with what it depends on (modprobe --show-depends on the unpacked tree)
-# (not tcrypt, the crypto self-test module, which refuses to stay loaded by
-# design, nor jitterentropy_rng, which finds no usable timer jitter in TCG)
-modlist="virtio_pci virtio_blk $(ls "$gmods/kernel/crypto" | sed -n 's/\.ko$//p' | tr - _ |
-	grep -vx -e tcrypt -e jitterentropy_rng)"
-for m in $modlist; do
-	modprobe -d "$LAB_DIR/debian-guest/root" -S "$kver" --show-depends "$m" 2>/dev/null |
-		awk '$1 == "insmod" { print $2 }'
-done | sort -u | while read -r ko; do
-	rel=${ko#"$LAB_DIR/debian-guest/root"}
-	mkdir -p "$st$(dirname "$rel")"
-	cp "$ko" "$st$rel"
-done
-cp "$gmods"/modules.dep "$gmods"/modules.alias "$gmods"/modules.builtin \
-	"$gmods"/modules.order "$st/lib/modules/$kver/" 2>/dev/null || true
-echo "$modlist" > "$st/lib/vmctx-modules"
-install -m 755 "$G/guest-init.sh" "$st/init"
-(cd "$st" && find . | cpio -o -H newc --quiet | gzip -6) > "$W/l2-initramfs.cpio.gz"
+	for m in $modlist; do
+		modprobe -d "$root" -S "$kver" --show-depends "$m" 2>/dev/null |
+			awk '$1 == "insmod" { print $2 }'
+	done | sort -u | while read -r ko; do
+		rel=${ko#"$root"}
+		mkdir -p "$st$(dirname "$rel")"
+		cp "$ko" "$st$rel"
+	done
+	cp "$gmods"/modules.dep "$gmods"/modules.alias "$gmods"/modules.builtin \
+		"$gmods"/modules.order "$st/lib/modules/$kver/" 2>/dev/null || true
+	echo "$modlist" > "$st/lib/vmctx-modules"
+	install -m 755 "$G/guest-init.sh" "$st/init"
+	mkdir -p "$out"
+	(cd "$st" && find . | cpio -o -H newc --quiet | gzip -6) > "$out/initramfs.cpio.gz"
+	cp "$vmlinuz" "$out/bzImage"
+}
+# guest1: Debian 12's kernel (6.1); guest2, in the perf run beside it:
+# Debian 12's backported 6.12 (VMCTX_LINUX_SECOND=0 leaves it out)
+pack_l2 6.1 "$W/l2"
+second=${VMCTX_LINUX_SECOND:-1}
+[ "$second" = 1 ] && pack_l2 6.12 "$W/l2b"
 
 log "packing the L1 initramfs (QEMU, its libraries and firmware)"
 st=$W/l1-stage
@@ -115,8 +137,11 @@ mkdir -p "$st/lib64"
 cp -L /lib64/ld-linux-x86-64.so.2 "$st/lib64/"
 cp -L /usr/share/seabios/bios-256k.bin /usr/share/qemu/kvmvapic.bin \
 	/usr/share/qemu/linuxboot_dma.bin "$st/share/qemu/"
-cp "$vmlinuz" "$st/lab/l2/bzImage"
-cp "$W/l2-initramfs.cpio.gz" "$st/lab/l2/initramfs.cpio.gz"
+cp "$W/l2/bzImage" "$W/l2/initramfs.cpio.gz" "$st/lab/l2/"
+if [ "$second" = 1 ]; then
+	mkdir -p "$st/lab/l2b"
+	cp "$W/l2b/bzImage" "$W/l2b/initramfs.cpio.gz" "$st/lab/l2b/"
+fi
 cp "$W/hot.syms" "$W/churn.syms" "$st/lab/"
 install -m 755 "$G/perf-check.sh" "$st/lab/"
 stage_perf "$st"
@@ -129,7 +154,7 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 	t=$SECONDS
 	case $pti in
 	on) keys="vmctx.pti=on vmctx.host=lab-record" ;;
-	*) keys="vmctx.pti=$pti vmctx.host=perf vmctx.churn=1" ;;
+	*) keys="vmctx.pti=$pti vmctx.host=perf vmctx.churn=1 vmctx.guests=$((1 + second))" ;;
 	esac
 	if [ "${VMCTX_LINUX_VMX:-0}" = 1 ]; then
 		# Intel VMX (bochs' Haswell has PCID, which TCG does not give L1)
