@@ -36,6 +36,32 @@ __hidden int vmctx_name_add(struct vmctx_name_index *x, const char *name, uint32
 			    vmctx_name_of_fn name_of, const void *arr);
 __hidden void vmctx_name_index_free(struct vmctx_name_index *x);
 
+/*
+ * A search index over sorted keys (key-index.c), built once: a static
+ * B+-tree whose upper levels stay in cache.  A key is @width (1 or 2)
+ * 64-bit words, compared in order.
+ */
+#define KEY_INDEX_MAX_LEVELS	16
+struct key_index {
+	uint64_t *level[KEY_INDEX_MAX_LEVELS];	/* level[0]: the keys, in one allocation */
+	size_t n;
+	unsigned width, nlevels;
+};
+/*
+ * Index the @n sorted keys at offset @off of the elements of @base (@size
+ * bytes each); 0 or -ENOMEM.  The index owns a copy of the keys.
+ */
+__hidden int key_index_build(struct key_index *x, const void *base, size_t n, size_t size,
+			     size_t off, unsigned width);
+/* How many keys are <= (@a, @b) (@b is ignored at width 1): O(log n), one or two misses. */
+__hidden size_t key_index_upper(const struct key_index *x, uint64_t a, uint64_t b);
+/* Key @i's words, in sorted order. */
+static inline const uint64_t *key_index_key(const struct key_index *x, size_t i)
+{
+	return &x->level[0][i * x->width];
+}
+__hidden void key_index_free(struct key_index *x);
+
 /* ---- bundle (bundle.c, bundle-seal.c, bundle-read.c, bundle-write.c) ---- */
 
 /* A symbol covers [start, end); name is owned by the symbol's container. */
@@ -53,7 +79,11 @@ struct vmctx_object {
 	struct vmctx_sym *syms;	/* sorted by start, no overlaps, once sealed */
 	size_t nsyms;
 	size_t syms_cap;
+	struct key_index sym_index;	/* of the starts, once sealed, if nsyms >= SYM_INDEX_MIN */
 };
+
+/* Fewer symbols than this are searched in place: their index would be most of their size. */
+#define SYM_INDEX_MIN	256
 
 /* One mapping of a task's address space. */
 struct vmctx_map {
@@ -131,7 +161,8 @@ struct vmctx_bundle {
 	struct root_key {
 		uint64_t root;	/* normalised */
 		uint64_t start;
-	} *keys;		/* by_root's keys in its order: searches stay in one array */
+	} *keys;		/* by_root's keys in its order: root_index's */
+	struct key_index root_index;
 	uint64_t *live_all, *live_leader;
 	size_t live_base;
 	int32_t *untimed;
@@ -139,6 +170,7 @@ struct vmctx_bundle {
 	uint64_t *kseg_start;	/* sorted */
 	int32_t *kseg_mod;	/* the lowest-numbered module covering it, or -1 */
 	size_t nkseg;
+	struct key_index kseg_index, ksym_index;	/* of kseg_start, of ksyms' addresses */
 };
 
 /*
