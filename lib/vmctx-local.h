@@ -328,7 +328,11 @@ struct vmctx_pcpu {
 	bool restart;			/* none yet, or a loss since: the next weighs 1 */
 };
 
-/* Aggregation scopes: a vCPU's virtual stream, or the physical CPUs. */
+/*
+ * Aggregation scopes: a vCPU's virtual stream, or the physical CPUs.  The
+ * physical view's rows of guest code (AGG_HOST, VMCTX_CLASS_VM) are not
+ * stored: they are the vCPU rows of guest code, summed (report.c).
+ */
 enum agg_scope {
 	AGG_VCPU,
 	AGG_HOST,
