@@ -500,23 +500,6 @@ int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
 	return err;
 }
 
-int session_emit(struct vmctx_session *s, const struct vmctx_vcpu *v, const struct agg_key *k,
-		 uint64_t time, uint64_t count, bool counted)
-{
-	int err;
-
-	if (!count)
-		return 0;
-	if (!counted) {
-		err = agg_add(s, k, count);
-		if (err)
-			return err;
-	}
-	if (s->stream)
-		report_stream(s, v, k, time, count);
-	return 0;
-}
-
 int session_steal_exit(struct vmctx_session *s, const struct vmctx_vcpu *v, uint64_t count)
 {
 	struct agg_key e;

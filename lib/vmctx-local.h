@@ -275,6 +275,13 @@ struct pend_charge {
 	uint64_t n;
 };
 
+/* Where a vCPU's latest rows are in the session's table (aggregate.c). */
+#define AGG_HINTS	8
+struct agg_hint {
+	size_t size;			/* the table's size when noted */
+	uint32_t at[AGG_HINTS];		/* entry index + 1, 0 if none */
+};
+
 struct vmctx_vcpu {
 	int vm_idx;			/* index into session->vms */
 	int id;
@@ -306,6 +313,7 @@ struct vmctx_vcpu {
 	int32_t steal_by[VCPU_STEAL_OWNERS];
 	uint64_t steal_n[VCPU_STEAL_OWNERS];
 	uint32_t nsteal_by;
+	struct agg_hint hint;		/* its rows in the session's table */
 	/* resolution cache */
 	uint64_t cache_cr3;
 	int cache_task;
@@ -385,14 +393,6 @@ struct vmctx_session {
 
 /* session.c: the VM a vm_tgid names (an index into s->vms), or -ENOENT. */
 __hidden int session_vm_idx(const struct vmctx_session *s, int vm_tgid);
-/*
- * session.c: where the timeline's output goes.  One run of @v's virtual
- * stream (@k, AGG_VCPU), @count ticks ending at @time: counted unless
- * @counted (the vCPU counted it), and shown to the caller's stream
- * observer if there is one.
- */
-__hidden int session_emit(struct vmctx_session *s, const struct vmctx_vcpu *v,
-			  const struct agg_key *k, uint64_t time, uint64_t count, bool counted);
 /* session.c: @count ticks of @v's steal, by the exit that left it waiting. */
 __hidden int session_steal_exit(struct vmctx_session *s, const struct vmctx_vcpu *v,
 				uint64_t count);
@@ -400,8 +400,6 @@ __hidden int session_steal_exit(struct vmctx_session *s, const struct vmctx_vcpu
 /* timeline.c */
 /* Give the vCPU at s->vcpus[s->nvcpus], not counted yet, its timeline state. */
 __hidden void timeline_add_vcpu(struct vmctx_vcpu *v);
-/* The state of pCPU @cpu, created on first use; NULL with errno. */
-__hidden struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu);
 /*
  * Ticks a sample stands for: 1, or with VMCTX_SESSION_WEIGHT_BY_TIME the
  * ticks since the previous sample on its pCPU.  0 (errno set) on a bad pCPU.
@@ -427,7 +425,34 @@ __hidden void report_stream(const struct vmctx_session *s, const struct vmctx_vc
 
 /* aggregate.c */
 __hidden int agg_add(struct vmctx_session *s, const struct agg_key *key, uint64_t n);
+/* agg_add() that first looks where @h says @key was: a vCPU's rows recur. */
+__hidden int agg_add_hinted(struct vmctx_session *s, struct agg_hint *h,
+			    const struct agg_key *key, uint64_t n);
 __hidden void agg_free(struct vmctx_session *s);
+
+/*
+ * Where the timeline's output goes, a call for every sample, so inline.
+ * One run of @v's virtual stream (@k, AGG_VCPU), @count ticks ending at
+ * @time: counted unless @counted (the vCPU counted it), and shown to the
+ * caller's stream observer if there is one.
+ */
+static inline int session_emit(struct vmctx_session *s, struct vmctx_vcpu *v,
+			       const struct agg_key *k, uint64_t time, uint64_t count,
+			       bool counted)
+{
+	int err;
+
+	if (!count)
+		return 0;
+	if (!counted) {
+		err = agg_add_hinted(s, &v->hint, k, count);
+		if (err)
+			return err;
+	}
+	if (s->stream)
+		report_stream(s, v, k, time, count);
+	return 0;
+}
 
 /* ---- export (export.c, export-pprof.c) ---- */
 
