@@ -87,20 +87,23 @@ static void add_ticks(struct vmctx_pcpu *p, int owner, uint64_t weight)
  */
 static bool count_steal_by(struct vmctx_vcpu *v, int by, uint64_t count)
 {
-	uint32_t i;
+	uint32_t h, i;
 
 	if (by <= OWNER_OUTSIDE)
 		return false;
-	for (i = 0; i < v->nsteal_by && v->steal_by[i] != by; i++)
-		;
-	if (i == VCPU_STEAL_OWNERS)
-		return false;
-	if (i == v->nsteal_by) {
+	/* steal_at: owner -> index + 1 in steal_by, open addressing */
+	h = ((uint32_t)by * 0x9e3779b1u) >> 27;	/* the high bits: 32 places */
+	while (v->steal_at[h] && v->steal_by[v->steal_at[h] - 1] != by)
+		h = (h + 1) % ARRAY_SIZE(v->steal_at);
+	if (!v->steal_at[h]) {
+		if (v->nsteal_by == VCPU_STEAL_OWNERS)
+			return false;
+		i = v->nsteal_by++;
+		v->steal_at[h] = i + 1;
 		v->steal_by[i] = by;
 		v->steal_n[i] = 0;
-		v->nsteal_by++;
 	}
-	v->steal_n[i] += count;
+	v->steal_n[v->steal_at[h] - 1] += count;
 	return true;
 }
 
@@ -174,9 +177,13 @@ static int hold_charge(struct vmctx_vcpu *v, int owner, uint64_t n)
  */
 static size_t gap_owners(const struct vmctx_pcpu *p, uint64_t from, struct pend_charge *c)
 {
+	/* owner -> its charge, open addressing: many vCPUs on a pCPU make n large */
+	int8_t at[128];
 	uint64_t covered = 0;
 	size_t n = 0, i, k;
 
+	_Static_assert(2 * PCPU_RUNS < ARRAY_SIZE(at), "at most half full");
+	memset(at, -1, sizeof(at));
 	for (k = 0; k < p->nruns; k++) {
 		const struct owner_run *r = &p->runs[(p->head + PCPU_RUNS - k) % PCPU_RUNS];
 		uint64_t d;
@@ -185,13 +192,15 @@ static size_t gap_owners(const struct vmctx_pcpu *p, uint64_t from, struct pend_
 			break;
 		d = r->end - (r->start > from ? r->start : from);
 		covered += d;
-		for (i = 0; i < n && c[i].owner != r->owner; i++)
-			;
-		if (i == n) {
+		i = ((uint32_t)r->owner * 0x9e3779b1u) >> 25;	/* the high bits: 128 places */
+		while (at[i] >= 0 && c[at[i]].owner != r->owner)
+			i = (i + 1) % ARRAY_SIZE(at);
+		if (at[i] < 0) {
+			at[i] = n;
 			c[n].owner = r->owner;
 			c[n++].n = 0;
 		}
-		c[i].n += d;
+		c[at[i]].n += d;
 	}
 	if (covered < p->ticks - from) {
 		c[n].owner = OWNER_OTHERS;

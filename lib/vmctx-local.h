@@ -262,7 +262,7 @@ struct vmctx_vm {
 #define OWNER_OTHERS (-2)
 /* Runs of owners each pCPU remembers, and owners a vCPU's steal names. */
 #define PCPU_RUNS	32
-#define VCPU_STEAL_OWNERS 16
+#define VCPU_STEAL_OWNERS 16	/* at most half of vmctx_vcpu.steal_at */
 
 enum vcpu_state {
 	VCPU_UNSEEN,
@@ -313,6 +313,7 @@ struct vmctx_vcpu {
 	int32_t steal_by[VCPU_STEAL_OWNERS];
 	uint64_t steal_n[VCPU_STEAL_OWNERS];
 	uint32_t nsteal_by;
+	uint8_t steal_at[32];		/* a hash of steal_by: index + 1 */
 	struct agg_hint hint;		/* its rows in the session's table */
 	/* resolution cache */
 	uint64_t cache_cr3;
