@@ -16,7 +16,7 @@
  * one, and a wide load over several narrow stores stalls store forwarding
  * (it cost a third of a sample's time in bench-timeline).
  */
-static uint64_t key_hash(const struct agg_key *k)
+static inline uint64_t key_hash(const struct agg_key *k)
 {
 	uint64_t w0 = (uint64_t)k->scope | (uint64_t)k->cls << 8 |
 		      (uint64_t)(uint16_t)k->sub << 16 | (uint64_t)(uint32_t)k->vm_idx << 32;
@@ -37,7 +37,7 @@ static uint64_t key_hash(const struct agg_key *k)
 }
 
 /* Field by field, for the same reason as key_hash(). */
-static bool key_eq(const struct agg_key *a, const struct agg_key *b)
+static inline bool key_eq(const struct agg_key *a, const struct agg_key *b)
 {
 	return a->function == b->function && a->vm_idx == b->vm_idx &&
 	       a->vcpu == b->vcpu && a->by == b->by && a->scope == b->scope &&
@@ -47,7 +47,7 @@ static bool key_eq(const struct agg_key *a, const struct agg_key *b)
 
 _Static_assert(sizeof(struct agg_key) == 40, "struct agg_key must stay 5 words, no padding");
 
-static struct agg_entry *slot(struct agg_entry *tab, size_t size, const struct agg_key *k)
+static inline struct agg_entry *slot(struct agg_entry *tab, size_t size, const struct agg_key *k)
 {
 	size_t i = key_hash(k) & (size - 1);
 
@@ -72,25 +72,61 @@ static int grow(struct vmctx_session *s)
 	return 0;
 }
 
+/* The entry of @k, made if new (count 0); NULL if out of memory. */
+static struct agg_entry *entry(struct vmctx_session *s, const struct agg_key *k)
+{
+	struct agg_entry *e;
+
+	/* at most half full: linear probing stays short */
+	if ((s->agg_used + 1) * 2 > s->agg_size && grow(s))
+		return NULL;
+	e = slot(s->agg, s->agg_size, k);
+	if (!e->count) {
+		e->key = *k;
+		s->agg_used++;
+	}
+	return e;
+}
+
 int agg_add(struct vmctx_session *s, const struct agg_key *k, uint64_t n)
 {
 	struct agg_entry *e;
 
 	if (!n)
 		return 0;
-	/* at most half full: linear probing stays short */
-	if ((s->agg_used + 1) * 2 > s->agg_size) {
-		int err = grow(s);
-
-		if (err)
-			return err;
-	}
-	e = slot(s->agg, s->agg_size, k);
-	if (!e->count) {
-		e->key = *k;
-		s->agg_used++;
-	}
+	e = entry(s, k);
+	if (!e)
+		return -ENOMEM;
 	e->count += n;
+	return 0;
+}
+
+/*
+ * The hint remembers where a few of its keys were, by function and owner;
+ * an entry stays where it is until the table grows, and the hint is then
+ * forgotten.  A stale or shared place is caught by comparing the key.
+ */
+int agg_add_hinted(struct vmctx_session *s, struct agg_hint *h, const struct agg_key *k,
+		   uint64_t n)
+{
+	size_t i = ((uintptr_t)k->function >> 4 ^ (uint32_t)k->by ^ k->cls) % AGG_HINTS;
+	struct agg_entry *e;
+
+	if (!n)
+		return 0;
+	if (h->size == s->agg_size && h->at[i] && key_eq(&s->agg[h->at[i] - 1].key, k)) {
+		s->agg[h->at[i] - 1].count += n;
+		return 0;
+	}
+	e = entry(s, k);
+	if (!e)
+		return -ENOMEM;
+	e->count += n;
+	if (h->size != s->agg_size) {
+		memset(h->at, 0, sizeof(h->at));
+		h->size = s->agg_size;
+	}
+	h->at[i] = e - s->agg + 1;
 	return 0;
 }
 

@@ -13,6 +13,7 @@
  * the builder's bundles get sorted must come sorted already.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,7 +136,11 @@ static int seal_syms(struct vmctx_bundle *b, struct vmctx_object *o, size_t i, b
 		if (s->end > next)
 			s->end = next;
 	}
-	return 0;
+	key_index_free(&o->sym_index);
+	if (n < SYM_INDEX_MIN)
+		return 0;
+	return key_index_build(&o->sym_index, o->syms, n, sizeof(*o->syms),
+			       offsetof(struct vmctx_sym, start), 1);
 }
 
 static int cmp_ksym(const void *a, const void *b)
@@ -159,7 +164,9 @@ static int seal_ksyms(struct vmctx_bundle *b, bool strict)
 	}
 	if (b->nksyms > 1)
 		qsort(b->ksyms, b->nksyms, sizeof(*b->ksyms), cmp_ksym);
-	return 0;
+	key_index_free(&b->ksym_index);
+	return key_index_build(&b->ksym_index, b->ksyms, b->nksyms, sizeof(*b->ksyms),
+			       offsetof(struct vmctx_ksym, addr), 1);
 }
 
 /* ---- clock pairs --------------------------------------------------------- */
@@ -427,19 +434,27 @@ static int build_lookup(struct vmctx_bundle *b)
 
 	while (base < b->ntasks)
 		base <<= 1;
-	free(b->keys);
+	struct root_key *keys;
+	int err;
+
+	key_index_free(&b->root_index);
 	free(b->live_all);
 	free(b->live_leader);
 	free(b->untimed);
-	b->keys = calloc(b->ntasks + 1, sizeof(*b->keys));
-	if (!b->keys)
+	keys = calloc(b->ntasks + 1, sizeof(*keys));
+	if (!keys)
 		return -ENOMEM;
 	for (i = 0; i < b->ntasks; i++) {
 		const struct vmctx_task *t = &b->tasks[b->by_root[i]];
 
-		b->keys[i].root = vmctx_cr3_normalize(t->root, b->cr3_mask);
-		b->keys[i].start = t->start;
+		keys[i].root = vmctx_cr3_normalize(t->root, b->cr3_mask);
+		keys[i].start = t->start;
 	}
+	err = key_index_build(&b->root_index, keys, b->ntasks, sizeof(*keys), 0, 2);
+	free(keys);
+	if (err)
+		return err;
+	b->keys = (struct root_key *)b->root_index.level[0];
 	b->live_all = calloc(2 * base, sizeof(*b->live_all));
 	b->live_leader = calloc(2 * base, sizeof(*b->live_leader));
 	b->untimed = calloc(b->ntasks + 1, sizeof(*b->untimed));
@@ -561,7 +576,8 @@ static int build_kseg(struct vmctx_bundle *b)
 		b->kseg_mod[ns++] = mod;
 	}
 	b->nkseg = ns;
-	err = 0;
+	key_index_free(&b->kseg_index);
+	err = key_index_build(&b->kseg_index, b->kseg_start, ns, sizeof(*b->kseg_start), 0, 1);
 out:
 	free(pts);
 	free(order);

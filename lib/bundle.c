@@ -23,6 +23,7 @@ static void free_object(struct vmctx_object *o)
 	for (i = 0; i < o->nsyms; i++)
 		free(o->syms[i].name);
 	free(o->syms);
+	key_index_free(&o->sym_index);
 	free(o->path);
 	free(o->build_id);
 }
@@ -61,12 +62,14 @@ void vmctx_bundle_free(struct vmctx_bundle *b)
 	free(b->release);
 	free(b->boot_id);
 	free(b->by_root);
-	free(b->keys);
+	key_index_free(&b->root_index);
 	free(b->live_all);
 	free(b->live_leader);
 	free(b->untimed);
 	free(b->kseg_start);
 	free(b->kseg_mod);
+	key_index_free(&b->kseg_index);
+	key_index_free(&b->ksym_index);
 	vmctx_name_index_free(&b->kmod_names);
 	vmctx_name_index_free(&b->build_ids);
 	free(b);

@@ -112,8 +112,10 @@ int clock_guest_ns(const struct vmctx_clock *c, uint64_t host_ns, uint64_t *gues
 
 	switch (c->kind) {
 	case VMCTX_CLOCK_LINEAR:
-		t = (__int128)host_ns + c->offset +
-		    ((__int128)host_ns - c->host_ref) * c->rate_ppb / 1000000000;
+		t = (__int128)host_ns + c->offset;
+		/* no 128-bit division a sample when the rates agree (an offset alone) */
+		if (c->rate_ppb)
+			t += ((__int128)host_ns - c->host_ref) * c->rate_ppb / 1000000000;
 		break;
 	case VMCTX_CLOCK_TSC:
 		t = guest_tsc(&c->tsc, host_tsc(&c->tsc, host_ns));

@@ -310,6 +310,23 @@ static int add_entry(struct vmctx_table *t, const struct vmctx_session *s,
 	return add_row(t, function, module, n, cls);
 }
 
+/*
+ * Guest code a vCPU ran is also its pCPU's, in the physical view: the
+ * session counts it once, in the vCPU's row, and the physical view's row
+ * (its VM and vCPU-less, of class VM) comes from there.
+ */
+static bool guest_host_key(const struct agg_key *k, struct agg_key *h)
+{
+	if (k->scope != AGG_VCPU || (k->cls != VMCTX_CLASS_USER && k->cls != VMCTX_CLASS_OS))
+		return false;
+	*h = *k;
+	h->scope = AGG_HOST;
+	h->cls = VMCTX_CLASS_VM;
+	h->sub = k->cls;
+	h->vcpu = -1;
+	return true;
+}
+
 struct vmctx_table *vmctx_table_new(const struct vmctx_session *s, enum vmctx_view view,
 				    int vm_tgid, int vcpu)
 {
@@ -334,9 +351,14 @@ struct vmctx_table *vmctx_table_new(const struct vmctx_session *s, enum vmctx_vi
 	t->view = view;
 	for (i = 0; i < s->agg_size; i++) {
 		const struct agg_entry *e = &s->agg[i];
+		struct agg_key k;
 
-		if (e->count && wanted(&e->key, view, vm_idx, vcpu) &&
-		    add_entry(t, s, &e->key, e->count))
+		if (!e->count)
+			continue;
+		if (wanted(&e->key, view, vm_idx, vcpu) && add_entry(t, s, &e->key, e->count))
+			goto nomem;
+		if (guest_host_key(&e->key, &k) && wanted(&k, view, vm_idx, vcpu) &&
+		    add_entry(t, s, &k, e->count))
 			goto nomem;
 	}
 	/* Steal by the owners each vCPU names, which the vCPU counts itself. */

@@ -29,33 +29,7 @@ uint64_t bundle_root_at(const struct vmctx_bundle *b, size_t pos)
 
 size_t bundle_root_first(const struct vmctx_bundle *b, uint64_t root)
 {
-	size_t lo = 0, hi = b->ntasks;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (bundle_root_at(b, mid) < root)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* The first position after @lo whose root passes @root or whose start passes @t. */
-static size_t root_started_end(const struct vmctx_bundle *b, size_t lo, uint64_t root, uint64_t t)
-{
-	size_t hi = b->ntasks;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->keys[mid].root == root && b->keys[mid].start <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return root ? key_index_upper(&b->root_index, root - 1, UINT64_MAX) : 0;
 }
 
 /* Descend from @node to the leftmost (or rightmost) leaf above @t. */
@@ -103,7 +77,9 @@ static size_t tree_find(const uint64_t *tr, size_t base, size_t l, size_t r, uin
 
 /*
  * Of the tasks that own the root at @guest_ns, the last process leader in
- * start order, else the first task (threads share the root).
+ * start order, else the first task (threads share the root).  The last
+ * task of the root to start by then is most often the answer, and costs
+ * one search; the trees are for the others.
  */
 int vmctx_bundle_find_task(const struct vmctx_bundle *b, uint64_t cr3, uint64_t guest_ns)
 {
@@ -115,13 +91,16 @@ int vmctx_bundle_find_task(const struct vmctx_bundle *b, uint64_t cr3, uint64_t 
 	if (err)
 		return err;
 	root = vmctx_cr3_normalize(cr3, b->cr3_mask);
-	lo = bundle_root_first(b, root);
-	if (lo >= b->ntasks || bundle_root_at(b, lo) != root)
+	/* [lo, hi): the root's tasks that started by guest_ns (all, if unknown) */
+	hi = key_index_upper(&b->root_index, root, guest_ns);
+	if (!hi || bundle_root_at(b, hi - 1) != root)
 		return -ENOENT;
 	/* Time unknown: only a root that one process ever owned resolves. */
 	if (guest_ns == VMCTX_TIME_NONE)
-		return b->untimed[lo];
-	hi = root_started_end(b, lo, root, guest_ns);
+		return b->untimed[hi - 1];
+	if (b->live_leader[b->live_base + hi - 1] > guest_ns)
+		return b->by_root[hi - 1];
+	lo = bundle_root_first(b, root);
 	pos = tree_find(b->live_leader, b->live_base, lo, hi, guest_ns, true);
 	if (pos == SIZE_MAX)
 		pos = tree_find(b->live_all, b->live_base, lo, hi, guest_ns, false);
@@ -165,13 +144,18 @@ static size_t upper_bound(const void *base, size_t n, size_t size, size_t off, u
 	return lo;
 }
 
-static const struct vmctx_sym *find_sym(const struct vmctx_sym *syms, size_t n, uint64_t addr)
+static const struct vmctx_sym *find_sym(const struct vmctx_object *o, uint64_t addr)
 {
-	size_t lo = upper_bound(syms, n, sizeof(*syms), offsetof(struct vmctx_sym, start), addr);
+	size_t lo;
 
-	if (!lo || addr >= syms[lo - 1].end)
+	if (o->sym_index.n)
+		lo = key_index_upper(&o->sym_index, addr, 0);
+	else
+		lo = upper_bound(o->syms, o->nsyms, sizeof(*o->syms),
+				 offsetof(struct vmctx_sym, start), addr);
+	if (!lo || addr >= o->syms[lo - 1].end)
 		return NULL;
-	return &syms[lo - 1];
+	return &o->syms[lo - 1];
 }
 
 int vmctx_bundle_resolve_user(const struct vmctx_bundle *b, int task, uint64_t ip,
@@ -198,9 +182,7 @@ int vmctx_bundle_resolve_user(const struct vmctx_bundle *b, int task, uint64_t i
 		const struct vmctx_sym *s = NULL;
 
 		if (m->object >= 0 && (size_t)m->object < b->nobjects) {
-			const struct vmctx_object *o = &b->objects[m->object];
-
-			s = find_sym(o->syms, o->nsyms, ip - m->bias);
+			s = find_sym(&b->objects[m->object], ip - m->bias);
 		}
 		*sym = s ? s->name : NULL;
 	}
@@ -218,12 +200,11 @@ int vmctx_bundle_resolve_kernel(const struct vmctx_bundle *b, uint64_t ip, const
 	err = bundle_check_sealed(b);
 	if (err)
 		return err;
-	lo = upper_bound(b->kseg_start, b->nkseg, sizeof(*b->kseg_start), 0, ip);
+	lo = key_index_upper(&b->kseg_index, ip, 0);
 	if (lo && b->kseg_mod[lo - 1] >= 0)
 		km = &b->kmods[b->kseg_mod[lo - 1]];
 
-	lo = upper_bound(b->ksyms, b->nksyms, sizeof(*b->ksyms), offsetof(struct vmctx_ksym, addr),
-			 ip);
+	lo = key_index_upper(&b->ksym_index, ip, 0);
 	if (lo)
 		ks = &b->ksyms[lo - 1];
 	/* A symbol of another module, or of vmlinux below a module, does not cover ip. */

@@ -337,6 +337,25 @@ static int sample_task(struct vmctx_session *s, struct vmctx_vcpu *v,
 	return i;
 }
 
+/*
+ * The vCPU the sample's pCPU ran last, if the sample names it: a vCPU
+ * keeps its pCPU for many samples in a row, and this spares the lookups.
+ */
+static struct vmctx_vcpu *pcpu_vcpu(const struct vmctx_session *s,
+				    const struct vmctx_sample *smp)
+{
+	struct vmctx_vcpu *v;
+	int cur;
+
+	if (smp->cpu >= s->npcpus || smp->vcpu < 0)
+		return NULL;
+	cur = s->pcpus[smp->cpu].cur;
+	if (cur <= 0)
+		return NULL;
+	v = &s->vcpus[cur - 1];
+	return v->id == smp->vcpu && s->vms[v->vm_idx].tgid == smp->vm_tgid ? v : NULL;
+}
+
 /* The span of the recording, for exports: from the first sample taken. */
 static void note_start(struct vmctx_session *s, uint64_t time)
 {
@@ -357,7 +376,9 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 		return -EINVAL;
 	if (s->finished)
 		return -EINVAL;
-	if (smp->vm_tgid >= 0) {
+	if (smp->vm_tgid >= 0)
+		v = pcpu_vcpu(s, smp);
+	if (!v && smp->vm_tgid >= 0) {
 		/* the VM is looked up once a sample */
 		int vm_idx = session_vm_idx(s, smp->vm_tgid);
 
@@ -409,9 +430,15 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 	w = timeline_weight(s, smp);
 	if (!w)
 		return -errno;
-	err = agg_add(s, &k, w);
-	if (err)
-		return err;
+	/*
+	 * A guest sample's physical-view row is the sum of its vCPU rows
+	 * (report.c derives it), so it is counted once, by the timeline.
+	 */
+	if (!(smp->flags & VMCTX_SAMPLE_GUEST)) {
+		err = agg_add(s, &k, w);
+		if (err)
+			return err;
+	}
 	return timeline_sample(s, smp, owner_of(s, v), v, &k, w);
 }
 
@@ -471,23 +498,6 @@ int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
 	s->finished = true;
 	s->end_time = time > s->last_time ? time : s->last_time;
 	return err;
-}
-
-int session_emit(struct vmctx_session *s, const struct vmctx_vcpu *v, const struct agg_key *k,
-		 uint64_t time, uint64_t count, bool counted)
-{
-	int err;
-
-	if (!count)
-		return 0;
-	if (!counted) {
-		err = agg_add(s, k, count);
-		if (err)
-			return err;
-	}
-	if (s->stream)
-		report_stream(s, v, k, time, count);
-	return 0;
 }
 
 int session_steal_exit(struct vmctx_session *s, const struct vmctx_vcpu *v, uint64_t count)

@@ -33,7 +33,8 @@ void timeline_add_vcpu(struct vmctx_vcpu *v)
 	v->exit_key = VMCTX_EXIT_OTHER;	/* no exit seen yet */
 }
 
-struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu)
+/* A pCPU seen for the first time: state for it and those below; NULL with errno. */
+static struct vmctx_pcpu *new_pcpu(struct vmctx_session *s, uint32_t cpu)
 {
 	struct vmctx_pcpu *p;
 	size_t i;
@@ -42,8 +43,6 @@ struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (cpu < s->npcpus)
-		return &s->pcpus[cpu];
 	p = realloc(s->pcpus, (cpu + 1) * sizeof(*p));
 	if (!p)
 		return NULL;
@@ -55,6 +54,12 @@ struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu)
 	}
 	s->npcpus = cpu + 1;
 	return &s->pcpus[cpu];
+}
+
+/* The pCPU's state, created on first use; NULL with errno. */
+static inline struct vmctx_pcpu *pcpu_of(struct vmctx_session *s, uint32_t cpu)
+{
+	return cpu < s->npcpus ? &s->pcpus[cpu] : new_pcpu(s, cpu);
 }
 
 /* @owner took @weight ticks of @p. */
@@ -74,6 +79,32 @@ static void add_ticks(struct vmctx_pcpu *p, int owner, uint64_t weight)
 		r->end = p->ticks + weight;
 	}
 	p->ticks += weight;
+}
+
+/*
+ * Count @count ticks of @v's steal by vCPU owner @by in the vCPU, if it is
+ * one of the first VCPU_STEAL_OWNERS it names; false if not.
+ */
+static bool count_steal_by(struct vmctx_vcpu *v, int by, uint64_t count)
+{
+	uint32_t h, i;
+
+	if (by <= OWNER_OUTSIDE)
+		return false;
+	/* steal_at: owner -> index + 1 in steal_by, open addressing */
+	h = ((uint32_t)by * 0x9e3779b1u) >> 27;	/* the high bits: 32 places */
+	while (v->steal_at[h] && v->steal_by[v->steal_at[h] - 1] != by)
+		h = (h + 1) % ARRAY_SIZE(v->steal_at);
+	if (!v->steal_at[h]) {
+		if (v->nsteal_by == VCPU_STEAL_OWNERS)
+			return false;
+		i = v->nsteal_by++;
+		v->steal_at[h] = i + 1;
+		v->steal_by[i] = by;
+		v->steal_n[i] = 0;
+	}
+	v->steal_n[v->steal_at[h] - 1] += count;
+	return true;
 }
 
 /*
@@ -101,21 +132,9 @@ static int emit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time,
 	k.module = module;
 	/* A vCPU's steal names a bounded number of owners (see the top). */
 	if (cls == VMCTX_CLASS_STEAL && by > OWNER_OUTSIDE) {
-		uint32_t i;
-
-		for (i = 0; i < v->nsteal_by && v->steal_by[i] != by; i++)
-			;
-		if (i == VCPU_STEAL_OWNERS) {
+		counted = count_steal_by(v, by, count);
+		if (!counted)
 			k.by = OWNER_OTHERS;
-		} else {
-			if (i == v->nsteal_by) {
-				v->steal_by[i] = by;
-				v->steal_n[i] = 0;
-				v->nsteal_by++;
-			}
-			v->steal_n[i] += count;
-			counted = true;
-		}
 	}
 	err = session_emit(s, v, &k, time, count, counted);
 	if (err || cls != VMCTX_CLASS_STEAL)
@@ -158,9 +177,13 @@ static int hold_charge(struct vmctx_vcpu *v, int owner, uint64_t n)
  */
 static size_t gap_owners(const struct vmctx_pcpu *p, uint64_t from, struct pend_charge *c)
 {
+	/* owner -> its charge, open addressing: many vCPUs on a pCPU make n large */
+	int8_t at[128];
 	uint64_t covered = 0;
 	size_t n = 0, i, k;
 
+	_Static_assert(2 * PCPU_RUNS < ARRAY_SIZE(at), "at most half full");
+	memset(at, -1, sizeof(at));
 	for (k = 0; k < p->nruns; k++) {
 		const struct owner_run *r = &p->runs[(p->head + PCPU_RUNS - k) % PCPU_RUNS];
 		uint64_t d;
@@ -169,13 +192,15 @@ static size_t gap_owners(const struct vmctx_pcpu *p, uint64_t from, struct pend_
 			break;
 		d = r->end - (r->start > from ? r->start : from);
 		covered += d;
-		for (i = 0; i < n && c[i].owner != r->owner; i++)
-			;
-		if (i == n) {
+		i = ((uint32_t)r->owner * 0x9e3779b1u) >> 25;	/* the high bits: 128 places */
+		while (at[i] >= 0 && c[at[i]].owner != r->owner)
+			i = (i + 1) % ARRAY_SIZE(at);
+		if (at[i] < 0) {
+			at[i] = n;
 			c[n].owner = r->owner;
 			c[n++].n = 0;
 		}
-		c[i].n += d;
+		c[at[i]].n += d;
 	}
 	if (covered < p->ticks - from) {
 		c[n].owner = OWNER_OTHERS;
@@ -232,6 +257,8 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 		/* Idle is not attributed to anyone: a halted guest lost nothing. */
 		if (hold)
 			err = hold_charge(v, c[k].owner, d);
+		else if (cls == VMCTX_CLASS_STEAL && !s->stream && count_steal_by(v, c[k].owner, d))
+			err = 0, steal += d;	/* what emit() would do, without its key */
 		else
 			err = emit(s, v, time, cls, cls == VMCTX_CLASS_STEAL ? c[k].owner : -1,
 				   NULL, NULL, d, &steal);
@@ -287,7 +314,7 @@ static int end_hold(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
 
 uint64_t timeline_weight(struct vmctx_session *s, const struct vmctx_sample *smp)
 {
-	struct vmctx_pcpu *p = timeline_pcpu(s, smp->cpu);
+	struct vmctx_pcpu *p = pcpu_of(s, smp->cpu);
 	uint64_t w = 1, last;
 
 	if (!p)
@@ -312,8 +339,12 @@ uint64_t timeline_weight(struct vmctx_session *s, const struct vmctx_sample *smp
 /* Tick slots strictly between two real ticks @gap ns apart. */
 static uint64_t ticks_between(const struct vmctx_session *s, uint64_t gap)
 {
-	uint64_t n = (gap + s->tick_ns / 2) / s->tick_ns;
+	uint64_t n;
 
+	/* the usual gap, a tick or less: no division */
+	if (gap < s->tick_ns + s->tick_ns / 2)
+		return 0;
+	n = (gap + s->tick_ns / 2) / s->tick_ns;
 	return n ? n - 1 : 0;
 }
 
@@ -378,7 +409,7 @@ static int end_wait(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time
 int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int owner,
 		    struct vmctx_vcpu *v, const struct agg_key *guest, uint64_t weight)
 {
-	struct vmctx_pcpu *p = timeline_pcpu(s, smp->cpu);
+	struct vmctx_pcpu *p = pcpu_of(s, smp->cpu);
 	int err;
 
 	if (!p)
@@ -390,7 +421,7 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 	 * the HLT, the wait was that halt (the sample came before the wake-up
 	 * did, or the vCPU is back in the guest); otherwise it was steal.
 	 */
-	if (v) {
+	if (v && (v->npend || v->pend_lost || v->pend_fill)) {
 		err = end_hold(s, v, vmctx_exit_reason_is_halt(smp->isa, smp->exit_reason));
 		if (err)
 			return err;
@@ -444,7 +475,7 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct vmctx_vcpu *v,
 		    bool out, bool preempt)
 {
-	struct vmctx_pcpu *p = timeline_pcpu(s, cpu);
+	struct vmctx_pcpu *p = pcpu_of(s, cpu);
 	int err;
 
 	if (!p)
@@ -514,7 +545,7 @@ int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v, 
 
 int timeline_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t count)
 {
-	struct vmctx_pcpu *p = timeline_pcpu(s, cpu);
+	struct vmctx_pcpu *p = pcpu_of(s, cpu);
 
 	if (!p)
 		return -errno;

@@ -36,6 +36,32 @@ __hidden int vmctx_name_add(struct vmctx_name_index *x, const char *name, uint32
 			    vmctx_name_of_fn name_of, const void *arr);
 __hidden void vmctx_name_index_free(struct vmctx_name_index *x);
 
+/*
+ * A search index over sorted keys (key-index.c), built once: a static
+ * B+-tree whose upper levels stay in cache.  A key is @width (1 or 2)
+ * 64-bit words, compared in order.
+ */
+#define KEY_INDEX_MAX_LEVELS	16
+struct key_index {
+	uint64_t *level[KEY_INDEX_MAX_LEVELS];	/* level[0]: the keys, in one allocation */
+	size_t n;
+	unsigned width, nlevels;
+};
+/*
+ * Index the @n sorted keys at offset @off of the elements of @base (@size
+ * bytes each); 0 or -ENOMEM.  The index owns a copy of the keys.
+ */
+__hidden int key_index_build(struct key_index *x, const void *base, size_t n, size_t size,
+			     size_t off, unsigned width);
+/* How many keys are <= (@a, @b) (@b is ignored at width 1): O(log n), one or two misses. */
+__hidden size_t key_index_upper(const struct key_index *x, uint64_t a, uint64_t b);
+/* Key @i's words, in sorted order. */
+static inline const uint64_t *key_index_key(const struct key_index *x, size_t i)
+{
+	return &x->level[0][i * x->width];
+}
+__hidden void key_index_free(struct key_index *x);
+
 /* ---- bundle (bundle.c, bundle-seal.c, bundle-read.c, bundle-write.c) ---- */
 
 /* A symbol covers [start, end); name is owned by the symbol's container. */
@@ -53,7 +79,11 @@ struct vmctx_object {
 	struct vmctx_sym *syms;	/* sorted by start, no overlaps, once sealed */
 	size_t nsyms;
 	size_t syms_cap;
+	struct key_index sym_index;	/* of the starts, once sealed, if nsyms >= SYM_INDEX_MIN */
 };
+
+/* Fewer symbols than this are searched in place: their index would be most of their size. */
+#define SYM_INDEX_MIN	256
 
 /* One mapping of a task's address space. */
 struct vmctx_map {
@@ -131,7 +161,8 @@ struct vmctx_bundle {
 	struct root_key {
 		uint64_t root;	/* normalised */
 		uint64_t start;
-	} *keys;		/* by_root's keys in its order: searches stay in one array */
+	} *keys;		/* by_root's keys in its order: root_index's */
+	struct key_index root_index;
 	uint64_t *live_all, *live_leader;
 	size_t live_base;
 	int32_t *untimed;
@@ -139,6 +170,7 @@ struct vmctx_bundle {
 	uint64_t *kseg_start;	/* sorted */
 	int32_t *kseg_mod;	/* the lowest-numbered module covering it, or -1 */
 	size_t nkseg;
+	struct key_index kseg_index, ksym_index;	/* of kseg_start, of ksyms' addresses */
 };
 
 /*
@@ -230,7 +262,7 @@ struct vmctx_vm {
 #define OWNER_OTHERS (-2)
 /* Runs of owners each pCPU remembers, and owners a vCPU's steal names. */
 #define PCPU_RUNS	32
-#define VCPU_STEAL_OWNERS 16
+#define VCPU_STEAL_OWNERS 16	/* at most half of vmctx_vcpu.steal_at */
 
 enum vcpu_state {
 	VCPU_UNSEEN,
@@ -241,6 +273,13 @@ enum vcpu_state {
 struct pend_charge {
 	int32_t owner;
 	uint64_t n;
+};
+
+/* Where a vCPU's latest rows are in the session's table (aggregate.c). */
+#define AGG_HINTS	8
+struct agg_hint {
+	size_t size;			/* the table's size when noted */
+	uint32_t at[AGG_HINTS];		/* entry index + 1, 0 if none */
 };
 
 struct vmctx_vcpu {
@@ -274,6 +313,8 @@ struct vmctx_vcpu {
 	int32_t steal_by[VCPU_STEAL_OWNERS];
 	uint64_t steal_n[VCPU_STEAL_OWNERS];
 	uint32_t nsteal_by;
+	uint8_t steal_at[32];		/* a hash of steal_by: index + 1 */
+	struct agg_hint hint;		/* its rows in the session's table */
 	/* resolution cache */
 	uint64_t cache_cr3;
 	int cache_task;
@@ -296,7 +337,11 @@ struct vmctx_pcpu {
 	bool restart;			/* none yet, or a loss since: the next weighs 1 */
 };
 
-/* Aggregation scopes: a vCPU's virtual stream, or the physical CPUs. */
+/*
+ * Aggregation scopes: a vCPU's virtual stream, or the physical CPUs.  The
+ * physical view's rows of guest code (AGG_HOST, VMCTX_CLASS_VM) are not
+ * stored: they are the vCPU rows of guest code, summed (report.c).
+ */
 enum agg_scope {
 	AGG_VCPU,
 	AGG_HOST,
@@ -349,14 +394,6 @@ struct vmctx_session {
 
 /* session.c: the VM a vm_tgid names (an index into s->vms), or -ENOENT. */
 __hidden int session_vm_idx(const struct vmctx_session *s, int vm_tgid);
-/*
- * session.c: where the timeline's output goes.  One run of @v's virtual
- * stream (@k, AGG_VCPU), @count ticks ending at @time: counted unless
- * @counted (the vCPU counted it), and shown to the caller's stream
- * observer if there is one.
- */
-__hidden int session_emit(struct vmctx_session *s, const struct vmctx_vcpu *v,
-			  const struct agg_key *k, uint64_t time, uint64_t count, bool counted);
 /* session.c: @count ticks of @v's steal, by the exit that left it waiting. */
 __hidden int session_steal_exit(struct vmctx_session *s, const struct vmctx_vcpu *v,
 				uint64_t count);
@@ -364,8 +401,6 @@ __hidden int session_steal_exit(struct vmctx_session *s, const struct vmctx_vcpu
 /* timeline.c */
 /* Give the vCPU at s->vcpus[s->nvcpus], not counted yet, its timeline state. */
 __hidden void timeline_add_vcpu(struct vmctx_vcpu *v);
-/* The state of pCPU @cpu, created on first use; NULL with errno. */
-__hidden struct vmctx_pcpu *timeline_pcpu(struct vmctx_session *s, uint32_t cpu);
 /*
  * Ticks a sample stands for: 1, or with VMCTX_SESSION_WEIGHT_BY_TIME the
  * ticks since the previous sample on its pCPU.  0 (errno set) on a bad pCPU.
@@ -391,7 +426,34 @@ __hidden void report_stream(const struct vmctx_session *s, const struct vmctx_vc
 
 /* aggregate.c */
 __hidden int agg_add(struct vmctx_session *s, const struct agg_key *key, uint64_t n);
+/* agg_add() that first looks where @h says @key was: a vCPU's rows recur. */
+__hidden int agg_add_hinted(struct vmctx_session *s, struct agg_hint *h,
+			    const struct agg_key *key, uint64_t n);
 __hidden void agg_free(struct vmctx_session *s);
+
+/*
+ * Where the timeline's output goes, a call for every sample, so inline.
+ * One run of @v's virtual stream (@k, AGG_VCPU), @count ticks ending at
+ * @time: counted unless @counted (the vCPU counted it), and shown to the
+ * caller's stream observer if there is one.
+ */
+static inline int session_emit(struct vmctx_session *s, struct vmctx_vcpu *v,
+			       const struct agg_key *k, uint64_t time, uint64_t count,
+			       bool counted)
+{
+	int err;
+
+	if (!count)
+		return 0;
+	if (!counted) {
+		err = agg_add_hinted(s, &v->hint, k, count);
+		if (err)
+			return err;
+	}
+	if (s->stream)
+		report_stream(s, v, k, time, count);
+	return 0;
+}
 
 /* ---- export (export.c, export-pprof.c) ---- */
 

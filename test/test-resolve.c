@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -342,6 +343,146 @@ static void overlapping_lifetimes_resolve_as_a_scan_would(void)
 	vmctx_bundle_free(b);
 }
 
+/*
+ * Thousands of symbols, kernel symbols and tasks on few roots, spread so
+ * that the search index has several levels and padded blocks: every
+ * lookup, at and around each boundary and at the ends of the address
+ * space, agrees with a scan of what was added.
+ */
+struct oracle_sym {
+	uint64_t start, end;
+	char name[24];
+};
+
+/* The symbol covering @a, by a scan: they were added apart, so at most one. */
+static const char *oracle_sym(const struct oracle_sym *v, size_t n, uint64_t a)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].start <= a && a < v[i].end)
+			return v[i].name;
+	return NULL;
+}
+
+/* The last kernel symbol at or below @a (the greatest name of equal ones), by a scan. */
+static const char *oracle_ksym(const struct oracle_sym *v, size_t n, uint64_t a)
+{
+	const struct oracle_sym *best = NULL;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].start <= a && (!best || v[i].start > best->start ||
+					(v[i].start == best->start && strcmp(v[i].name, best->name) > 0)))
+			best = &v[i];
+	return best ? best->name : NULL;
+}
+
+static bool same_name(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static void indexed_lookups_agree_with_a_scan(void)
+{
+	enum { NSYMS = 3000, NKSYMS = 3001, NPROBES = 20000 };
+	static struct oracle_sym us[NSYMS], ks[NKSYMS];
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	size_t i, bad = 0, nprobe = 0;
+	const char *sym, *dso;
+	uint64_t at = 0x400, probe[4 * NSYMS + NPROBES + 2];
+	int obj, t;
+
+	obj = vmctx_bundle_add_object(b, "/usr/bin/big", "beef");
+	for (i = 0; i < NSYMS; i++) {
+		/* apart, with gaps of 0 to 3 and sizes of 1 to 8, added in reverse */
+		us[i].start = at + rnd(4);
+		us[i].end = us[i].start + 1 + rnd(8);
+		at = us[i].end;
+		snprintf(us[i].name, sizeof(us[i].name), "u%zu", i);
+	}
+	for (i = NSYMS; i--;)
+		vmctx_bundle_add_symbol(b, obj, us[i].start, us[i].end - us[i].start, us[i].name);
+	t = vmctx_bundle_add_task(b, R, 1, 1, "big", 0, VMCTX_TIME_NONE);
+	vmctx_bundle_add_map(b, t, 0, UINT64_MAX, 0, 0, obj, "/usr/bin/big");
+	for (i = 0; i < NKSYMS; i++) {
+		/* equal addresses, and the first and last address there are */
+		ks[i].start = i == 0 ? 0 : i == NKSYMS - 1 ? UINT64_MAX :
+			      0xffffffff80000000ULL + 16 * rnd(NKSYMS / 2);
+		snprintf(ks[i].name, sizeof(ks[i].name), "k%zu", i);
+		vmctx_bundle_add_ksym(b, ks[i].start, ks[i].name, NULL);
+	}
+	CHECK(!vmctx_bundle_seal(b), "sealed");
+	for (i = 0; i < NSYMS; i++) {
+		probe[nprobe++] = us[i].start - 1;
+		probe[nprobe++] = us[i].start;
+		probe[nprobe++] = us[i].end - 1;
+		probe[nprobe++] = us[i].end;
+	}
+	for (i = 0; i < NPROBES; i++)
+		probe[nprobe++] = i % 2 ? rnd(at + 16) : 0xffffffff80000000ULL + rnd(16 * NKSYMS);
+	probe[nprobe++] = 0;
+	probe[nprobe++] = UINT64_MAX;
+	for (i = 0; i < nprobe; i++) {
+		const char *want = oracle_sym(us, NSYMS, probe[i]);
+		int err = vmctx_bundle_resolve_user(b, t, probe[i], &sym, &dso);
+
+		/* the map ends below the last address */
+		if (probe[i] == UINT64_MAX ? err != -ENOENT : err || !same_name(sym, want)) {
+			if (bad++ < 5)
+				CHECK(0, "user %#" PRIx64 ": got %s, want %s", probe[i],
+				      sym ? sym : "none", want ? want : "none");
+		}
+		want = oracle_ksym(ks, NKSYMS, probe[i]);
+		if (vmctx_bundle_resolve_kernel(b, probe[i], &sym, &dso) || !same_name(sym, want)) {
+			if (bad++ < 5)
+				CHECK(0, "kernel %#" PRIx64 ": got %s, want %s", probe[i],
+				      sym ? sym : "none", want ? want : "none");
+		}
+	}
+	CHECK(!bad, "%zu of %zu lookups differ from the scan", bad, 2 * nprobe);
+	vmctx_bundle_free(b);
+}
+
+/*
+ * 5,000 tasks on three roots, some alive long, threads among them: every
+ * root at every time agrees with the scan, past the index's first level.
+ */
+static void many_owners_resolve_as_a_scan_would(void)
+{
+	enum { NTASKS = 5000, NROOTS = 3, NTIMES = 4000 };
+	static struct oracle_task v[NTASKS];
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	size_t i, bad = 0;
+	uint64_t r, t;
+
+	for (i = 0; i < NTASKS; i++) {
+		struct oracle_task *x = &v[i];
+
+		x->root = rnd(NROOTS) ? R + 0x2000 * rnd(NROOTS) : 0;
+		x->tgid = 100 + (int)rnd(50);
+		x->pid = rnd(4) ? x->tgid : x->tgid * 10 + (int)rnd(5);
+		x->start = rnd(NTIMES);
+		x->exit = rnd(20) ? x->start + rnd(8) : VMCTX_TIME_NONE;
+		x->idx = vmctx_bundle_add_task(b, x->root, x->pid, x->tgid, "t", x->start, x->exit);
+	}
+	CHECK(!vmctx_bundle_seal(b), "sealed");
+	for (r = 0; r <= NROOTS; r++) {
+		for (t = 0; t <= NTIMES + 10; t += 1 + rnd(3)) {
+			uint64_t root = r == NROOTS ? 0 : R + 0x2000 * r;
+			uint64_t tt = t > NTIMES + 8 ? VMCTX_TIME_NONE : t;
+			int want = oracle_find(v, NTASKS, root, tt);
+			int got = vmctx_bundle_find_task(b, root, tt);
+
+			if (got != want && bad++ < 5)
+				CHECK(0, "root %#" PRIx64 " at %" PRIu64 ": got %d, want %d", root, tt,
+				      got, want);
+		}
+	}
+	CHECK(!bad, "%zu lookups differ from the scan", bad);
+	vmctx_bundle_free(b);
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -475,6 +616,8 @@ int main(void)
 	labels_tell_same_comm_processes_apart();
 	user_and_kernel_ips_resolve();
 	overlapping_lifetimes_resolve_as_a_scan_would();
+	many_owners_resolve_as_a_scan_would();
+	indexed_lookups_agree_with_a_scan();
 	lookups_on_a_much_reused_root_are_logarithmic();
 	kernel_modules_resolve_by_index();
 	clock_fit_of_a_much_reused_root_stays_small();

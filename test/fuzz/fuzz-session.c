@@ -9,7 +9,8 @@
  * input allows (issue #12): the host view within the samples offered (each
  * standing for at most the ticks since its pCPU's previous one) and the
  * losses, each vCPU's stream within that plus the ticks of the window, and
- * a table's rows within the vCPUs' and symbols' number, not their pairs.
+ * a table's rows within the vCPUs' and symbols' number, not their pairs
+ * nor the input's length, so that memory is O(input) whatever it says.
  *
  * Times, pCPUs, vCPU ids, flags, CR3s and IPs all come from the input, so
  * the stream may go backwards in time, switch vCPUs in twice or lose
@@ -170,15 +171,25 @@ static uint64_t vcpu_bound(const struct offered *o, bool weighted)
 	return n;
 }
 
+/*
+ * A table's rows are bounded by what the session declares, not by the
+ * input's length: the host-wide views name each VM's processes and
+ * symbols (the bundle's 3 tasks, 3 symbols and a module, the host's one
+ * function) under a few classes, and a guest view a vCPU's rows at most
+ * (see check_vcpus()) for each vCPU.  Memory follows the rows.
+ */
+#define HOST_ROWS	100
+#define VCPU_ROWS	40
+
 static void render(const struct vmctx_session *s, enum vmctx_view view, int vm, int vcpu,
-		   uint64_t bound)
+		   uint64_t bound, size_t max_rows)
 {
 	struct vmctx_table *t = vmctx_table_new(s, view, vm, vcpu);
 	char *out = NULL;
 
 	if (!t)
 		return;
-	if (vmctx_table_total(t) > bound)
+	if (vmctx_table_total(t) > bound || vmctx_table_nrows(t) > max_rows)
 		abort();
 	check(vmctx_table_format(t, 20, &out));
 	free(out);
@@ -219,7 +230,7 @@ static void check_vcpus(const struct vmctx_session *s, int vm, uint64_t bound)
 		t = vmctx_table_new(s, VMCTX_VIEW_GUEST, vm, id);
 		if (!t)
 			continue;
-		if (vmctx_table_total(t) > bound || vmctx_table_nrows(t) > 40)
+		if (vmctx_table_total(t) > bound || vmctx_table_nrows(t) > VCPU_ROWS)
 			abort();
 		vmctx_table_free(t);
 	}
@@ -250,11 +261,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	note_time(&o, now);
 	check(vmctx_session_finish(s, now));
 	bound = vcpu_bound(&o, weighted);
-	render(s, VMCTX_VIEW_UNIFIED, -1, -1, host_bound(&o, weighted));
-	render(s, VMCTX_VIEW_HOST, -1, -1, host_bound(&o, weighted));
-	render(s, VMCTX_VIEW_GUEST, VM1, -1, bound * NVCPUS);
-	render(s, VMCTX_VIEW_GUEST, VM2, 0, bound);
-	render(s, VMCTX_VIEW_VCPUS, VM1, -1, bound * NVCPUS);
+	render(s, VMCTX_VIEW_UNIFIED, -1, -1, host_bound(&o, weighted), HOST_ROWS);
+	render(s, VMCTX_VIEW_HOST, -1, -1, host_bound(&o, weighted), HOST_ROWS);
+	render(s, VMCTX_VIEW_GUEST, VM1, -1, bound * NVCPUS, VCPU_ROWS * NVCPUS);
+	render(s, VMCTX_VIEW_GUEST, VM2, 0, bound, VCPU_ROWS);
+	render(s, VMCTX_VIEW_VCPUS, VM1, -1, bound * NVCPUS, NVCPUS);
 	check_vcpus(s, VM1, bound);
 	check_vcpus(s, VM2, bound);
 	export(s, 0);
