@@ -793,14 +793,6 @@ static void steal_names_a_bounded_number_of_owners(void)
 	vmctx_session_free(s);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /*
  * Issue #12: one VM of 4,096 vCPUs, each sampled once, one tick apart, on
  * one pCPU (a 328 KB perf.data).  Every vCPU is runnable and waits from
@@ -822,7 +814,6 @@ static void many_vcpus_on_one_pcpu_are_bounded(bool weight)
 	long rss0 = reset_peak_rss() ? peak_rss_kib() : -1;
 	bool within = true;
 	int i, err = 0;
-	double t0 = now_s();
 
 	s = vmctx_session_new(&o);
 	CHECK(s, "session");
@@ -836,8 +827,6 @@ static void many_vcpus_on_one_pcpu_are_bounded(bool weight)
 	}
 	CHECK(!err, "4,096 samples of 4,096 vCPUs accepted (%d)", err);
 	CHECK(!vmctx_session_finish(s, (V - 1) * SCEN_TICK_NS), "finish");
-	/* 36 s before; milliseconds now, and the bound leaves room for sanitizers */
-	CHECK(now_s() - t0 < 5.0, "4,096 samples took %.2f s", now_s() - t0);
 
 	/* the physical view is the samples, one tick each (one tick apart) */
 	t = vmctx_table_new(s, VMCTX_VIEW_HOST, -1, -1);
