@@ -40,12 +40,27 @@ die() { log "ERROR: $*"; exit 1; }
 # for a tree patched from another checkout; and the result is checked, as
 # quilt finding no series is not an error.
 tree_state() {
-	local rc=0 want have
+	local rc=0 want have sum
 
 	rm -f "$LINUX_TREE/.pc/.quilt_patches" "$LINUX_TREE/.pc/.quilt_series"
+	# The series as applied: if the patches changed since, take them all
+	# off (-f: quilt restores the files it saved, as the changed patches
+	# would not reverse) and put the new ones on.
+	sum=$(cd "$PATCH_DIR" && cat series $(grep -v '^#' series) | sha256sum | cut -d' ' -f1)
+	if [ "$1" = patched ] && [ -f "$LINUX_TREE/.pc/applied-patches" ] &&
+	   [ "$(cat "$LINUX_TREE/.pc/.vmctx-series-sum" 2>/dev/null)" != "$sum" ]; then
+		log "the patches changed since they were applied: re-applying them"
+		(cd "$LINUX_TREE" && QUILT_PATCHES="$PATCH_DIR" QUILT_PC=.pc \
+			quilt --quiltrc=- pop -a -f -q >/dev/null) || rc=$?
+		[ $rc -eq 0 ] || [ $rc -eq 2 ] || die "quilt could not take the old patches off (exit $rc)"
+		rc=0
+	fi
 	if [ "$1" = patched ]; then
 		(cd "$LINUX_TREE" && QUILT_PATCHES="$PATCH_DIR" QUILT_PC=.pc \
 			quilt --quiltrc=- push -a -q >/dev/null) || rc=$?
+		[ $rc -eq 0 ] || [ $rc -eq 2 ] || die "quilt could not make the tree $1 (exit $rc)"
+		mkdir -p "$LINUX_TREE/.pc"
+		echo "$sum" > "$LINUX_TREE/.pc/.vmctx-series-sum"
 		want=$(grep -cv '^#' "$PATCH_DIR/series")
 	else
 		(cd "$LINUX_TREE" && QUILT_PATCHES="$PATCH_DIR" QUILT_PC=.pc \
