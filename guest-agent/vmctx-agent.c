@@ -479,8 +479,11 @@ static int collect(struct agent *a, bool record, const struct options *o)
 		window_start = a->table.ns;
 		/* Processes alive now may end during the window: keep their maps. */
 		err = read_all_maps(a);
-		if (!err)
+		if (!err) {
+			/* -v: scripts may start their workload from here on */
+			agent_note(a, "record: the window is open");
 			err = watch(a, o->duration, o->interval_ms, o->cmd);
+		}
 		if (!err)
 			err = sync_tasks(a, true);
 		if (err)
