@@ -2,17 +2,43 @@
 /*
  * compare-bundles A B: for the lab, two bundles of one guest taken at the
  * same time by the two backends (vmctx-agent --backend=kmod and
- * --backend=bpf).  Each process of A alive at both ends of the overlap of
- * the two windows must be in B with the same pid, tgid and root.  Prints
- * the counts; exits 1 on any difference, 2 on a bundle that does not read.
+ * --backend=bpf), B's window covering A's.  Each process alive at the end
+ * of A's window (1 ms after the latest start or exit A records; its last
+ * image, after any exec) must be alive in B at that time too, with the
+ * same pid, tgid and root; and each image of a process that ended in A's
+ * window must be in B too, with its root, over the same time (1 ms either
+ * side).  Prints the counts; exits 1 on any difference, 2 on a bundle
+ * that does not read.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include <vmctx.h>
 
-static int same_in(const struct vmctx_bundle *b, int pid, uint64_t root, uint64_t s, uint64_t e)
+/* The task of @pid alive at @t in @b: 1 with @root, -1 another, 0 none. */
+static int same_in(const struct vmctx_bundle *b, int pid, uint64_t root, uint64_t t)
 {
+	size_t i;
+
+	for (i = 0; i < vmctx_bundle_ntasks(b); i++) {
+		uint64_t r, s, e;
+		int p;
+
+		vmctx_bundle_task(b, i, &r, &p, NULL, NULL, &s, &e);
+		if (p == pid && s <= t && (e == VMCTX_TIME_NONE || e > t))
+			return r == root ? 1 : -1;
+	}
+	return 0;
+}
+
+/*
+ * An image of @pid that overlaps [@s, @e] in @b (1 ms either side): 1 if
+ * one has @root, else -1 if any other does, else 0.
+ */
+static int overlap_in(const struct vmctx_bundle *b, int pid, uint64_t root, uint64_t s,
+		      uint64_t e)
+{
+	int found = 0;
 	size_t i;
 
 	for (i = 0; i < vmctx_bundle_ntasks(b); i++) {
@@ -20,16 +46,49 @@ static int same_in(const struct vmctx_bundle *b, int pid, uint64_t root, uint64_
 		int p;
 
 		vmctx_bundle_task(b, i, &r, &p, NULL, NULL, &s2, &e2);
-		if (p == pid && s2 < e && s < e2)
-			return r == root ? 1 : -1;
+		if (p != pid || s2 >= e + 1000000 || (e2 != VMCTX_TIME_NONE && e2 + 1000000 <= s))
+			continue;
+		if (r == root)
+			return 1;
+		found = -1;
 	}
-	return 0;
+	return found;
+}
+
+/* The latest start or end that @b records: its window ends no earlier. */
+static uint64_t last_time(const struct vmctx_bundle *b)
+{
+	uint64_t t = 0;
+	size_t i;
+
+	for (i = 0; i < vmctx_bundle_ntasks(b); i++) {
+		uint64_t s, e;
+
+		vmctx_bundle_task(b, i, NULL, NULL, NULL, NULL, &s, &e);
+		if (s != VMCTX_TIME_NONE && s > t)
+			t = s;
+		if (e != VMCTX_TIME_NONE && e > t)
+			t = e;
+	}
+	return t;
+}
+
+/* A guest's comm, with anything but printable ASCII as '?' */
+static void printable(char *out, size_t len, const char *in)
+{
+	size_t i;
+
+	for (i = 0; in && in[i] && i + 1 < len; i++)
+		out[i] = in[i] >= 0x20 && in[i] < 0x7f ? in[i] : '?';
+	out[i] = 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct vmctx_bundle *a = NULL, *b = NULL;
 	size_t i, same = 0, differ = 0, missing = 0;
+	size_t ended_same = 0, ended_differ = 0, ended_missing = 0;
+	uint64_t end;
 	int err;
 
 	if (argc != 3) {
@@ -43,30 +102,64 @@ int main(int argc, char **argv)
 		fprintf(stderr, "compare-bundles: %s\n", vmctx_strerror(err));
 		return 2;
 	}
+	/*
+	 * 1 ms on: the backends stamp one event some microseconds apart (the
+	 * module's hook and BPF's tracepoint), and A's last event may be an
+	 * exec that B then still places in the old image.
+	 */
+	end = last_time(a) + 1000000;
 	for (i = 0; i < vmctx_bundle_ntasks(a); i++) {
+		const char *comm = NULL;
+		char name[64];
 		uint64_t r, s, e;
 		int p, t;
 
-		vmctx_bundle_task(a, i, &r, &p, &t, NULL, &s, &e);
-		if (p != t || e != VMCTX_TIME_NONE || r == UINT64_MAX)
+		vmctx_bundle_task(a, i, &r, &p, &t, &comm, &s, &e);
+		printable(name, sizeof(name), comm);
+		/*
+		 * (a task that only its exit showed, after its memory was
+		 * gone, has no root: 0 from the module, none from BPF)
+		 */
+		if (p != t || r == UINT64_MAX || r == 0)
 			continue;
-		switch (same_in(b, p, r, s, VMCTX_TIME_NONE)) {
+		if (e != VMCTX_TIME_NONE) {
+			/* an image that ended in the window: in B as well */
+			switch (overlap_in(b, p, r, s, e)) {
+			case 1:
+				ended_same++;
+				break;
+			case -1:
+				ended_differ++;
+				printf("pid %d (%s, ended): root %#llx in %s, another in %s\n", p, name,
+				       (unsigned long long)r, argv[1], argv[2]);
+				break;
+			default:
+				ended_missing++;
+				printf("pid %d (%s, %llu-%llu ns): in %s, not in %s\n", p, name,
+				       (unsigned long long)s, (unsigned long long)e, argv[1], argv[2]);
+			}
+			continue;
+		}
+		switch (same_in(b, p, r, end)) {
 		case 1:
 			same++;
 			break;
 		case -1:
 			differ++;
-			printf("pid %d: root %#llx in %s, another in %s\n", p,
+			printf("pid %d (%s): root %#llx in %s, another in %s\n", p, name,
 			       (unsigned long long)r, argv[1], argv[2]);
 			break;
 		default:
 			missing++;
-			printf("pid %d: in %s, not in %s\n", p, argv[1], argv[2]);
+			printf("pid %d (%s, from %llu ns): in %s, not in %s\n", p, name,
+			       (unsigned long long)s, argv[1], argv[2]);
 		}
 	}
-	printf("processes alive at the end: %zu same root, %zu another root, %zu missing\n",
+	printf("processes alive at the end of A: %zu same root, %zu another root, %zu missing\n",
 	       same, differ, missing);
+	printf("images that ended in A's window: %zu same root, %zu another root, %zu missing\n",
+	       ended_same, ended_differ, ended_missing);
 	vmctx_bundle_free(a);
 	vmctx_bundle_free(b);
-	return differ || missing;
+	return differ || missing || ended_differ || ended_missing;
 }

@@ -18,7 +18,10 @@ pkgs=(linux-source-6.12 build-essential flex bison bc cpio ccache quilt
       trace-cmd
       # the Linux guest runs Debian's kernel package: depmod and modprobe
       # index and pick its modules
-      kmod)
+      kmod
+      # vmctx-agent's BPF backend in the Linux guests: the BPF program
+      # (clang), its skeleton (bpftool) and libbpf, linked statically
+      clang libbpf-dev bpftool)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -13,11 +13,15 @@ mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 
-secs=4 churn=0
+# vmctx.backend: kmod (the module), bpf (no module loaded: BPF only), or
+# both (two agents over the same window, the module's bundle and BPF's,
+# which the host compares)
+secs=4 churn=0 backend=kmod
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	vmctx.secs=*) secs=${arg#*=} ;;
 	vmctx.churn=*) churn=${arg#*=} ;;
+	vmctx.backend=*) backend=${arg#*=} ;;
 	esac
 done
 
@@ -40,11 +44,41 @@ n=0
 while [ ! -b /dev/vda ] && [ $n -lt 50 ]; do usleep 100000; n=$((n + 1)); done
 [ -b /dev/vda ] || bye "FAIL no /dev/vda (virtio_blk)"
 say "modules: $(wc -l < /proc/modules) loaded"
-insmod /lib/vmctx_guest.ko || bye "FAIL insmod"
-
-# The window: the agent first, so every exec and exit is in its log.
-vmctx-agent record -o /tmp/guest1.vmctx -d $((secs + 2)) &
-agent=$!
+# The window: the agents first, so every exec and exit is in their logs.
+# agent BACKEND OUT ERR [SECS]: start vmctx-agent record for SECS (the
+# work's and 2 more) and wait until its window is open (-v says so);
+# under TCG the BPF backend takes most of a minute to load its programs.
+# Sets $last to its pid.
+agent() {
+	local t0 i=0
+	t0=$(cut -d. -f1 /proc/uptime)
+	vmctx-agent record -v --backend=$1 -o $2 -d ${4:-$((secs + 2))} 2>$3 &
+	last=$!
+	while ! grep -q 'the window is open' $3; do
+		kill -0 $last 2>/dev/null || { cat $3; bye "FAIL vmctx-agent record --backend=$1 exited"; }
+		i=$((i + 1))
+		[ $i -lt 1500 ] || bye "FAIL vmctx-agent --backend=$1: no window after 300 s"
+		usleep 200000
+	done
+	say "agent --backend=$1: window open after $(($(cut -d. -f1 /proc/uptime) - t0)) s"
+}
+case $backend in
+bpf)
+	agent bpf /tmp/guest1.vmctx /tmp/agent.err
+	agent=$last
+	;;
+*)
+	insmod /lib/vmctx_guest.ko || bye "FAIL insmod"
+	# (BPF's window first, as it opens late, and 10 s longer, so that
+	# it covers the module's window and the work)
+	if [ "$backend" = both ]; then
+		agent bpf /tmp/guest1-bpf.vmctx /tmp/agent-bpf.err $((secs + 12))
+		agent_bpf=$last
+	fi
+	agent kmod /tmp/guest1.vmctx /tmp/agent.err
+	agent=$last
+	;;
+esac
 sleep 1
 # both on vCPU 1, so that the guest's scheduler shares it between them
 taskset -c 1 hot -t "$secs" > /tmp/hot1.out &
@@ -59,13 +93,22 @@ if [ "$churn" = 1 ]; then
 	taskset -c 0 sh -c 'n=0; while [ ! -f /tmp/stop ]; do churn -t 0.02 >/dev/null; n=$((n + 1)); done; echo $n > /tmp/churn.n' &
 	churner=$!
 fi
-wait $agent || bye "FAIL vmctx-agent record"
+wait $agent || { cat /tmp/agent.err; bye "FAIL vmctx-agent record"; }
+if [ -n "${agent_bpf:-}" ]; then
+	wait $agent_bpf || { cat /tmp/agent-bpf.err; bye "FAIL vmctx-agent record --backend=bpf"; }
+fi
 touch /tmp/stop
 wait
 [ "$churn" = 1 ] && say "churn: $(cat /tmp/churn.n) processes of 20 ms"
 # The host stops sampling when it reads this; give it a moment, so that
 # the processes below (outside the agent's window) are not sampled.
 say "window closed"
+# what the agents said (-v: the backend, what did not load, the summary)
+grep '^vmctx-agent: ' /tmp/agent.err | grep -v 'libbpf: [0-9]*: \|libbpf: ;' | tail -n 6 |
+	while read -r line; do say "agent: $line"; done
+[ -f /tmp/agent-bpf.err ] &&
+	grep '^vmctx-agent: ' /tmp/agent-bpf.err | grep -v 'libbpf: [0-9]*: \|libbpf: ;' | tail -n 6 |
+	while read -r line; do say "agent-bpf: $line"; done
 # the work each hot did, for the host's check of how the samples split
 # (and where each one's libc code lay)
 { cat /tmp/hot1.out /tmp/hot2.out; grep 'libc text' /tmp/blip.out; } |
@@ -74,6 +117,14 @@ sleep 1
 # The bundle goes out on the virtio disk the host gave us (/dev/vda).
 dd if=/tmp/guest1.vmctx of=/dev/vda bs=65536 conv=fsync 2>/dev/null || bye "FAIL writing the bundle to /dev/vda"
 say "bundle $(wc -c < /tmp/guest1.vmctx) bytes on vda"
+# BPF's bundle of the same window, 8 MiB into the disk
+if [ -f /tmp/guest1-bpf.vmctx ]; then
+	[ "$(wc -c < /tmp/guest1.vmctx)" -le 8388608 ] && [ "$(wc -c < /tmp/guest1-bpf.vmctx)" -le 8388608 ] ||
+		bye "FAIL a bundle is over 8 MiB"
+	dd if=/tmp/guest1-bpf.vmctx of=/dev/vda bs=65536 seek=128 conv=fsync 2>/dev/null ||
+		bye "FAIL writing BPF's bundle to /dev/vda"
+	say "bpf bundle $(wc -c < /tmp/guest1-bpf.vmctx) bytes on vda at 8 MiB"
+fi
 say "timers: $(grep -E 'LOC|TIMER' /proc/interrupts | tr -s ' ' | tr '\n' ' ') clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 
 # Unload and reload while processes come and go: no oops, no leak.  Only
@@ -81,7 +132,9 @@ say "timers: $(grep -E 'LOC|TIMER' /proc/interrupts | tr -s ' ' | tr '\n' ' ') c
 # says "WARNING" (RETBleed and the like on this emulated CPU).
 complaints='BUG|Oops|WARNING|general protection'
 said=$(dmesg | grep -cE "$complaints")
-rmmod vmctx_guest || bye "FAIL rmmod"
+if [ "$backend" != bpf ]; then
+	rmmod vmctx_guest || bye "FAIL rmmod"
+fi
 free_before=$(awk '/MemFree/ {print $2}' /proc/meminfo)
 ( i=0; while [ $i -lt 200 ]; do true; i=$((i + 1)); done ) &
 churn=$!

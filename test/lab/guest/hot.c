@@ -2,14 +2,15 @@
 /*
  * hot: a guest workload with a known function mix, like the paper's
  * libquantum.  Each round calls hot_alpha 6 times, hot_beta 3 times and
- * hot_gamma once; every call does the same fixed amount of work, so their
- * shares of hot's own functions' time are 60%, 30% and 10% (the checker
- * compares against that mix).  Each round also runs the C library's
- * memfrob(3) over 32 KiB: built dynamically, as the lab's hot is, that
- * is time in libc.so.6, whose functions the profile must name with their
- * library.  Runs for -t SECONDS (default 5), then prints its
- * pid and the rounds it did, and where the C library's code lay in its
- * address space (when it has a shared one), and exits.
+ * hot_gamma once, in an order shuffled each round; every call does the
+ * same fixed amount of work, so their shares of hot's own functions' time
+ * are 60%, 30% and 10% (the checker compares against that mix).  Each
+ * round also runs the C library's memfrob(3) over 32 KiB: built
+ * dynamically, as the lab's hot is, that is time in libc.so.6, whose
+ * functions the profile must name with their library.  Runs for -t
+ * SECONDS (default 5), then prints its pid and the rounds it did, and
+ * where the C library's code lay in its address space (when it has a
+ * shared one), and exits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,7 @@ HOT_FN(hot_gamma)
 #define LIB_BYTES 32768
 
 /* The C library's share of each round: memfrob(3), a plain loop in libc. */
-__attribute__((noinline)) void hot_lib(void)
+__attribute__((noinline)) void lib_round(void)
 {
 	static char buf[LIB_BYTES];
 
@@ -77,7 +78,12 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	double secs = argc > 2 ? atof(argv[2]) : 5.0, end = now() + secs;
-	unsigned long rounds = 0;
+	/* a round: hot_alpha 6 times, hot_beta 3 times, hot_gamma and lib_round once */
+	static void (*const fn[])(void) = { hot_alpha, hot_beta, hot_gamma, lib_round };
+	static const int calls[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 3 };
+	enum { NCALLS = sizeof(calls) / sizeof(calls[0]) };
+	unsigned long rounds = 0, rng = (unsigned long)getpid();
+	int order[NCALLS];
 	int i;
 
 	if (argc == 2 || (argc > 1 && (argv[1][0] != '-' || argv[1][1] != 't'))) {
@@ -85,12 +91,25 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	while (now() < end) {
-		for (i = 0; i < 6; i++)
-			hot_alpha();
-		for (i = 0; i < 3; i++)
-			hot_beta();
-		hot_gamma();
-		hot_lib();
+		/*
+		 * The round's calls in a new order each time (Fisher-Yates
+		 * over an LCG): a fixed order of about one sampling period
+		 * would let the host's timer lock onto one phase of it and
+		 * skew the mix.
+		 */
+		for (i = 0; i < NCALLS; i++)
+			order[i] = calls[i];
+		for (i = NCALLS - 1; i > 0; i--) {
+			int j, t;
+
+			rng = rng * 6364136223846793005UL + 1442695040888963407UL;
+			j = (int)((rng >> 33) % (unsigned long)(i + 1));
+			t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+		for (i = 0; i < NCALLS; i++)
+			fn[order[i]]();
 		rounds++;
 	}
 	/* the work done: what this instance's share of the samples should be */

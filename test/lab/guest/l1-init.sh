@@ -54,16 +54,23 @@ esac
 # status in /tmp/l2-N.exit; its bundle comes back on the virtio disk
 # /tmp/out-N.img.  debug-threads: vCPU threads are named "CPU N/KVM" (the
 # vCPU id also comes from the sample block, so nothing depends on it).
-# Only guest 1 runs the churn processes.
+# Only guest 1 runs the churn processes; guest 2 runs with its page-table
+# isolation on whatever vmctx.pti says, so that the perf run sees both.
+# vmctx-agent's backends (guest-init.sh): in the perf run guest 1 records
+# with both the module and BPF over the same window (the bundles are
+# compared below; perf report reads the module's), guest 2 with BPF alone,
+# no module loaded; in the lab-record run guest 1 with the module.
+backend1=kmod
+[ "$host" = perf ] && backend1=both
 cat > /tmp/run-l2.sh <<EOS
-n=\$1 dir=/lab/l2 churn=$churn
-[ "\$n" = 1 ] || { dir=/lab/l2b; churn=0; }
+n=\$1 dir=/lab/l2 churn=$churn l2pti=$l2pti backend=$backend1
+[ "\$n" = 1 ] || { dir=/lab/l2b; churn=0; l2pti=pti=on; backend=bpf; }
 dd if=/dev/zero of=/tmp/out-\$n.img bs=1M count=16 2>/dev/null
 qemu-system-x86_64 -accel kvm -cpu host -smp 2 -m 256M -nodefaults -no-reboot \
 	-display none -serial stdio -name guest\$n,debug-threads=on -L /share/qemu \
 	-drive file=/tmp/out-\$n.img,if=virtio,format=raw \
 	-kernel \$dir/bzImage -initrd \$dir/initramfs.cpio.gz \
-	-append "console=ttyS0 quiet panic=-1 tsc=reliable lapic=notscdeadline $l2pti vmctx.secs=$secs vmctx.churn=\$churn" \
+	-append "console=ttyS0 quiet panic=-1 tsc=reliable lapic=notscdeadline \$l2pti vmctx.secs=$secs vmctx.churn=\$churn vmctx.backend=\$backend" \
 	> /tmp/l2-\$n.log 2>&1 &
 echo \$! > /tmp/l2-\$n.pid
 wait \$!
@@ -93,7 +100,7 @@ else
 fi
 # Show the guests' progress lines while they hand over the bundles.
 for n in $all; do
-	tail -f /tmp/l2-$n.log | grep -a '^VMCTX-L2' | sed "s/^/guest$n: /" &
+	tail -f /tmp/l2-$n.log | awk -v p="guest$n: " '/^VMCTX-L2/ { print p $0; fflush() }' &
 	progress="${progress:-} $!"
 done
 waited=0
@@ -116,11 +123,20 @@ for n in $all; do
 	[ -n "$size" ] || finish "FAIL no bundle size from guest$n"
 	head -c "$size" /tmp/out-$n.img > /tmp/guest$n.vmctx || finish "FAIL bundle transfer from guest$n"
 	maps="$maps,guest$n=/tmp/guest$n.vmctx"
+	# BPF's bundle of the same window, if the guest took one: both
+	# backends must see the same processes with the same roots
+	size=$(sed -n 's/^VMCTX-L2: bpf bundle \([0-9]*\) bytes on vda.*/\1/p' /tmp/l2-$n.log)
+	[ -n "$size" ] || continue
+	dd if=/tmp/out-$n.img of=/tmp/guest$n-bpf.full bs=65536 skip=128 2>/dev/null
+	head -c "$size" /tmp/guest$n-bpf.full > /tmp/guest$n-bpf.vmctx
+	echo "compare-bundles: guest$n, the module's bundle against BPF's:"
+	compare-bundles /tmp/guest$n.vmctx /tmp/guest$n-bpf.vmctx ||
+		differ="${differ:-} guest$n(module/BPF bundles)"
 done
 maps=${maps#,}
 # vmctx.dump=1: hand the raw data to the lab host for offline analysis
 if [ "$dump" = 1 ]; then
-	for f in samples.txt perf.data guest1.vmctx guest2.vmctx; do
+	for f in samples.txt perf.data guest1.vmctx guest1-bpf.vmctx guest2.vmctx; do
 		[ -f /tmp/$f ] || continue
 		echo "VMCTX-DUMP-BEGIN $f"
 		gzip -c /tmp/$f | base64
@@ -139,7 +155,7 @@ libc() {
 		tr '\n' , | sed 's/,$//'
 }
 if [ "$host" = perf ]; then
-	bad=
+	bad=${differ:-}
 	for n in $all; do
 		echo "perf-check: ==== guest$n ($(grep -a -m1 '^VMCTX-L2: up:' /tmp/l2-$n.log | tr -d '\r' | sed 's/^VMCTX-L2: up: //'))"
 		sh /lab/perf-check.sh /tmp/perf.data "$maps" guest$n "$(cat /tmp/l2-$n.pid)" "$(work $n)" "$(libc $n)" ||
@@ -148,6 +164,7 @@ if [ "$host" = perf ]; then
 	[ -z "$bad" ] || finish "FAIL Linux guest through perf (pti=$pti):$bad"
 	finish "PASS linux pti=$pti perf guests=$guests"
 fi
+[ -z "${differ:-}" ] || finish "FAIL the module's and BPF's bundles differ:$differ"
 lab-linux-check -s /tmp/samples.txt -b /tmp/guest1.vmctx -p 0 -y /lab/hot.syms -w "$(work 1)" ||
 	finish "FAIL Linux guest checks (pti=$pti)"
 finish "PASS linux pti=$pti"

@@ -34,7 +34,18 @@ l1=$LAB_DIR/out/patched/arch/x86/boot/bzImage
 log "building vmctx-agent and lab-linux-check (static, with the lab's libvmctx.a)"
 "$LAB_SRC/build-libvmctx.sh"
 AGENT_CFLAGS=(-static -O2 -D_GNU_SOURCE -DPACKAGE_VERSION="\"$(sed -n "s/^AC_INIT(\[vmctx\], \[\([^]]*\)\].*/\1/p" "$REPO_TOP/configure.ac")\"" -I"$REPO_TOP/lib")
-gcc "${AGENT_CFLAGS[@]}" -o "$W/vmctx-agent" "$REPO_TOP"/guest-agent/*.c "$VMCTX_A" -lelf -lz
+# with its BPF backend: the BPF program for CO-RE and its skeleton, as
+# Makefile.am builds them, and Debian's static libbpf
+mkdir -p "$W/bpf"
+clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -I"$REPO_TOP/guest-agent/bpf" \
+	-c "$REPO_TOP/guest-agent/bpf/agent.bpf.c" -o "$W/bpf/agent.bpf.o"
+bpftool gen skeleton "$W/bpf/agent.bpf.o" name agent_prog > "$W/bpf/agent-bpf.skel.h"
+gcc "${AGENT_CFLAGS[@]}" -DHAVE_BPF -I"$W/bpf" -o "$W/vmctx-agent" "$REPO_TOP"/guest-agent/*.c \
+	"$VMCTX_A" -lbpf -lelf -lz 2> "$W/agent-link.err" ||
+	{ cat "$W/agent-link.err" >&2; die "building vmctx-agent failed"; }
+# (the warnings about getpwnam and the like in a static binary are glibc's)
+gcc -static -O2 -I"$REPO_TOP/lib" -o "$W/compare-bundles" \
+	"$REPO_TOP/guest-agent/tests/compare-bundles.c" "$VMCTX_A" -lz
 # lab-linux-check reads the samples with ../samples.c, which takes the
 # PERF_GUEST_CTX_* flags from the patched tree's uapi header (libvmctx is
 # compiled without it: the tree's tools headers are not the system's)
@@ -126,7 +137,7 @@ log "packing the L1 initramfs (QEMU, its libraries and firmware)"
 st=$W/l1-stage
 rm -rf "$st"
 mkdir -p "$st"/{bin,lab/l2,share/qemu,proc,sys,dev,tmp}
-cp /bin/busybox "$TOOLS_DIR/lab-record" "$W/lab-linux-check" "$st/bin/"
+cp /bin/busybox "$TOOLS_DIR/lab-record" "$W/lab-linux-check" "$W/compare-bundles" "$st/bin/"
 cp /usr/bin/qemu-system-x86_64 "$st/bin/"
 ldd /usr/bin/qemu-system-x86_64 | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' |
 	while read -r lib; do
@@ -170,8 +181,10 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 			-m 1536M -nographic -no-reboot -kernel "$l1" \
 			-initrd "$W/l1-initramfs.cpio.gz" \
 			-append "console=ttyS0,115200 tsc=reliable panic=-1 quiet loglevel=4 $keys vmctx.dump=${VMCTX_LINUX_DUMP:-0}" \
-			</dev/null >"$logf" 2>&1 || true
+			</dev/null >"$logf" 2>&1 || rc=$?
 	fi
+	[ "${rc:-0}" = 0 ] || log "the emulator exited with status $rc$([ "$rc" = 124 ] && echo ' (timed out)')"
+	rc=0
 	log "pti=$pti run took $((SECONDS - t)) s"
 	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record|perf-check|# guest|----|vCPU|vcpu[0-9]|Steal)|^ +[0-9]+ +[0-9.]+ |^Total|^ +Samples' "$logf" |
 		grep -avE '^lab-linux-check: (bundle task|root 0x)' | sed 's/\r$//' || true
