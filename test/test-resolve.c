@@ -303,6 +303,17 @@ static int oracle_find(const struct oracle_task *v, size_t n, uint64_t root, uin
 	return best ? best->idx : -ENOENT;
 }
 
+/* One lookup against the scan; the first five differences are reported. */
+static void check_find(const struct vmctx_bundle *b, const struct oracle_task *v, size_t n,
+		       uint64_t root, uint64_t t, size_t *bad)
+{
+	int want = oracle_find(v, n, root, t);
+	int got = vmctx_bundle_find_task(b, root, t);
+
+	if (got != want && (*bad)++ < 5)
+		CHECK(0, "root %#" PRIx64 " at %" PRIu64 ": got %d, want %d", root, t, got, want);
+}
+
 /*
  * Overlapping and nested lifetimes, threads and leaders sharing a root,
  * zero-length and endless lives: the indexed lookup agrees with the scan.
@@ -331,12 +342,8 @@ static void overlapping_lifetimes_resolve_as_a_scan_would(void)
 		for (t = 0; t <= NTIMES + NTIMES / 3 + 1; t++) {
 			uint64_t root = R + 0x2000 * r, tt = t == NTIMES + NTIMES / 3 + 1 ?
 						       VMCTX_TIME_NONE : t;
-			int want = oracle_find(v, NTASKS, root, tt);
-			int got = vmctx_bundle_find_task(b, root, tt);
 
-			if (got != want && bad++ < 5)
-				CHECK(0, "root %" PRIu64 " at %" PRIu64 ": got %d, want %d", r, tt,
-				      got, want);
+			check_find(b, v, NTASKS, root, tt, &bad);
 		}
 	}
 	CHECK(!bad, "%zu lookups differ from the scan", bad);
@@ -471,12 +478,8 @@ static void many_owners_resolve_as_a_scan_would(void)
 		for (t = 0; t <= NTIMES + 10; t += 1 + rnd(3)) {
 			uint64_t root = r == NROOTS ? 0 : R + 0x2000 * r;
 			uint64_t tt = t > NTIMES + 8 ? VMCTX_TIME_NONE : t;
-			int want = oracle_find(v, NTASKS, root, tt);
-			int got = vmctx_bundle_find_task(b, root, tt);
 
-			if (got != want && bad++ < 5)
-				CHECK(0, "root %#" PRIx64 " at %" PRIu64 ": got %d, want %d", root, tt,
-				      got, want);
+			check_find(b, v, NTASKS, root, tt, &bad);
 		}
 	}
 	CHECK(!bad, "%zu lookups differ from the scan", bad);
