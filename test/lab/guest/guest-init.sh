@@ -106,6 +106,7 @@ wait
 # The host stops sampling when it reads this; give it a moment, so that
 # the processes below (outside the agent's window) are not sampled.
 say "window closed"
+sleep 1
 # what the agents said (-v: the backend, what did not load, the summary)
 grep '^vmctx-agent: ' /tmp/agent.err | grep -v 'libbpf: [0-9]*: \|libbpf: ;' | tail -n 6 |
 	while read -r line; do say "agent: $line"; done
@@ -116,7 +117,6 @@ grep '^vmctx-agent: ' /tmp/agent.err | grep -v 'libbpf: [0-9]*: \|libbpf: ;' | t
 # (and where each one's libc code lay)
 { cat /tmp/hot1.out /tmp/hot2.out; grep 'libc text' /tmp/blip.out; } |
 	while read -r line; do say "$line"; done
-sleep 1
 # The bundle goes out on the virtio disk the host gave us (/dev/vda).
 dd if=/tmp/guest1.vmctx of=/dev/vda bs=65536 conv=fsync 2>/dev/null || bye "FAIL writing the bundle to /dev/vda"
 say "bundle $(wc -c < /tmp/guest1.vmctx) bytes on vda"

@@ -88,7 +88,8 @@ all=$(seq 1 "$guests" | tr "\n" " ")
 cat > /tmp/window.sh <<EOS
 for n in $all; do
 	sh /tmp/run-l2.sh \$n &
-	[ "$together" = 1 ] && continue
+	# (the last guest's window closing ends the recording, below)
+	[ "$together" = 1 ] || [ \$n = $guests ] && continue
 	while [ ! -f /tmp/l2-\$n.exit ]; do usleep 50000; done
 	grep -aq '^VMCTX-L2: window closed' /tmp/l2-\$n.log || exit 1
 done
