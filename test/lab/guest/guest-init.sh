@@ -89,10 +89,11 @@ taskset -c 1 hot -t "$secs" > /tmp/hot2.out &
 blip -t 1 > /tmp/blip.out &
 # churn: processes of 20 ms of work each, one after the other on vCPU 0,
 # whose freed page-table roots the next ones reuse at once.  They stop a
-# second before the agent's window closes: the host records until the
-# guest says so, and churn outside the window is in no bundle.
+# second before the agent's window closes (it lasts secs + 2 from before
+# the "sleep 1" above): the host records until the guest says so, and
+# churn outside the window is in no bundle.
 if [ "$churn" = 1 ]; then
-	(sleep $((secs + 1)); touch /tmp/stop) &
+	(sleep "$secs"; touch /tmp/stop) &
 	taskset -c 0 sh -c 'n=0; while [ ! -f /tmp/stop ]; do churn -t 0.02 >/dev/null; n=$((n + 1)); done; echo $n > /tmp/churn.n' &
 	churner=$!
 fi
