@@ -161,6 +161,8 @@ struct agent {
 	bool no_kallsyms;
 	bool real_root;			/* root is "/" */
 	int signals_ok;			/* signals that end a window; more stop the agent */
+	bool has_window;		/* record: the window below is the bundle's */
+	uint64_t window_start, window_end;	/* guest ns */
 	int events_fd;
 	bool events_started;
 	uint64_t events_next;		/* next event sequence number expected */

@@ -416,6 +416,13 @@ static int build_bundle(struct agent *a)
 	}
 	if (!err)
 		err = vmctx_bundle_set_cr3_mask(a->bundle, tab->cr3_mask);
+	/* record: every exec and exit between these is in the bundle */
+	if (!err && a->has_window)
+		err = vmctx_bundle_set_window(a->bundle, a->window_start, a->window_end);
+	if (err) {
+		agent_err(a, "cannot build the bundle: the window: %s", vmctx_strerror(err));
+		return err;
+	}
 	for (i = 0; !err && i < a->tasks.n; i++) {
 		const struct agent_task *t = &a->tasks.v[i];
 		int idx;
@@ -489,6 +496,9 @@ static int collect(struct agent *a, bool record, const struct options *o)
 		if (err)
 			return err;
 		agent_tasks_drop_before(&a->tasks, window_start);
+		a->has_window = true;
+		a->window_start = window_start;
+		a->window_end = a->table.ns;
 	}
 	if (a->events_lost)
 		agent_warn(a, "%" PRIu64 " process events were lost: the module's ring overflowed (load it with a larger ring_size=, or pass a shorter --interval)",

@@ -34,6 +34,7 @@ enum section {
 	S_IDENTITY,
 	S_CLOCK,
 	S_CR3,
+	S_WINDOW,	/* optional, at most once */
 	S_TASK,
 	S_OBJECT,
 	S_SYM,
@@ -50,6 +51,7 @@ static const char *const keywords[] = {
 	[S_IDENTITY] = "identity",
 	[S_CLOCK] = "clock",
 	[S_CR3] = "cr3_mask",
+	[S_WINDOW] = "window",
 	[S_TASK] = "task",
 	[S_OBJECT] = "object",
 	[S_SYM] = "sym",
@@ -584,6 +586,26 @@ static int rec_pair(struct reader *r)
 	return err ? err : bundle_push_pair(b, tsc, ns);
 }
 
+static int rec_window(struct reader *r)
+{
+	uint64_t start, end;
+	int err;
+
+	if (r->ntok != 3)
+		return fail(r, -VMCTX_E_SYNTAX, "window: wrong number of fields");
+	err = dec_field(r, 1, "start", &start);
+	if (!err)
+		err = dec_field(r, 2, "end", &end);
+	if (err)
+		return err;
+	if (!bundle_window_valid(start, end))
+		return fail(r, -VMCTX_E_RANGE, "window: ends before it starts");
+	r->b->has_window = true;
+	r->b->window_start = start;
+	r->b->window_end = end;
+	return 0;
+}
+
 static int rec_end(struct reader *r)
 {
 	int i;
@@ -601,6 +623,7 @@ static int (*const handlers[])(struct reader *r) = {
 	[S_IDENTITY] = rec_identity,
 	[S_CLOCK] = rec_clock,
 	[S_CR3] = rec_cr3,
+	[S_WINDOW] = rec_window,
 	[S_TASK] = rec_task,
 	[S_OBJECT] = rec_object,
 	[S_SYM] = rec_sym,
@@ -660,9 +683,11 @@ static int parse_line(struct reader *r)
 			break;
 	if (sec > S_END)
 		return fail(r, -VMCTX_E_SYNTAX, "unknown record");
-	if (sec < r->state || (r->state < S_TASK && sec != r->state))
+	/* The records before the window appear once each, in order; the
+	 * window at most once, right after them. */
+	if (sec < r->state || (r->state < S_WINDOW && sec != r->state))
 		return fail(r, -VMCTX_E_SYNTAX, "record out of order");
-	r->state = sec < S_TASK || sec == S_END ? sec + 1 : sec;
+	r->state = sec <= S_WINDOW || sec == S_END ? sec + 1 : sec;
 	return handlers[sec](r);
 }
 

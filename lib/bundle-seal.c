@@ -38,6 +38,11 @@ bool bundle_lifetime_valid(uint64_t start, uint64_t exit)
 	return exit == VMCTX_TIME_NONE || exit >= start;
 }
 
+bool bundle_window_valid(uint64_t start, uint64_t end)
+{
+	return end != VMCTX_TIME_NONE && end >= start;
+}
+
 bool bundle_extent_valid(uint64_t start, uint64_t size)
 {
 	return size <= UINT64_MAX - start;

@@ -132,6 +132,10 @@ static void emit_records(struct writer *w, const struct vmctx_bundle *b)
 	emit(w, "\nclock tsc_khz=%" PRIu64 " tsc=%" PRIu64 " ns=%" PRIu64 "\n",
 	     b->tsc_khz, b->clock_tsc, b->clock_ns);
 	emit(w, "cr3_mask 0x%" PRIx64 "\n", b->cr3_mask);
+	/* Optional: a bundle without a window reads as before it existed. */
+	if (b->has_window)
+		emit(w, "window start=%" PRIu64 " end=%" PRIu64 "\n", b->window_start,
+		     b->window_end);
 
 	for (i = 0; i < b->ntasks; i++) {
 		const struct vmctx_task *t = &b->tasks[i];

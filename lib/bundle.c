@@ -178,6 +178,20 @@ int bundle_push_pair(struct vmctx_bundle *b, uint64_t tsc, uint64_t ns)
 	return 0;
 }
 
+int vmctx_bundle_set_window(struct vmctx_bundle *b, uint64_t start_ns, uint64_t end_ns)
+{
+	int err = building(b);
+
+	if (err)
+		return err;
+	if (!bundle_window_valid(start_ns, end_ns))
+		return -EINVAL;
+	b->has_window = true;
+	b->window_start = start_ns;
+	b->window_end = end_ns;
+	return 0;
+}
+
 int vmctx_bundle_set_cr3_mask(struct vmctx_bundle *b, uint64_t ignore_mask)
 {
 	int err = building(b);
@@ -464,6 +478,19 @@ int vmctx_bundle_clock(const struct vmctx_bundle *b, uint64_t *tsc_khz, uint64_t
 		*tsc = b->clock_tsc;
 	if (ns)
 		*ns = b->clock_ns;
+	return 0;
+}
+
+int vmctx_bundle_window(const struct vmctx_bundle *b, uint64_t *start_ns, uint64_t *end_ns)
+{
+	if (!b)
+		return -EINVAL;
+	if (!b->has_window)
+		return -ENOENT;
+	if (start_ns)
+		*start_ns = b->window_start;
+	if (end_ns)
+		*end_ns = b->window_end;
 	return 0;
 }
 

@@ -77,7 +77,10 @@ static size_t tree_find(const uint64_t *tr, size_t base, size_t l, size_t r, uin
 
 /*
  * Of the tasks that own the root at @guest_ns, the last process leader in
- * start order, else the first task (threads share the root).  The last
+ * start order, else the first task (threads share the root).  Outside the
+ * bundle's window, when it has one, nobody: a root's owner then is a guess
+ * (a task alive at the end may have exited, and its root gone to a process
+ * the agent never saw).  The last
  * task of the root to start by then is most often the answer, and costs
  * one search; the trees are for the others.
  */
@@ -90,6 +93,9 @@ int vmctx_bundle_find_task(const struct vmctx_bundle *b, uint64_t cr3, uint64_t 
 	err = bundle_check_sealed(b);
 	if (err)
 		return err;
+	if (guest_ns != VMCTX_TIME_NONE && b->has_window &&
+	    (guest_ns < b->window_start || guest_ns > b->window_end))
+		return -ENOENT;
 	root = vmctx_cr3_normalize(cr3, b->cr3_mask);
 	/* [lo, hi): the root's tasks that started by guest_ns (all, if unknown) */
 	hi = key_index_upper(&b->root_index, root, guest_ns);

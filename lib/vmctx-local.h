@@ -136,6 +136,8 @@ struct vmctx_bundle {
 	} *pairs;		/* guest TSC/ns pairs, sorted by both once sealed */
 	size_t npairs, pairs_cap;
 	uint64_t cr3_mask;	/* extra bits to ignore (SME) */
+	bool has_window;	/* the agent's window is known */
+	uint64_t window_start, window_end;	/* guest ns, start <= end */
 
 	struct vmctx_task *tasks;
 	size_t ntasks, tasks_cap;
@@ -207,6 +209,7 @@ __hidden const char *bundle_path_base(const char *path);
  */
 __hidden bool bundle_build_id_valid(const char *id);	/* 2..128 lowercase hex digits, even */
 __hidden bool bundle_lifetime_valid(uint64_t start, uint64_t exit);	/* exit >= start */
+__hidden bool bundle_window_valid(uint64_t start, uint64_t end);	/* known, end >= start */
 __hidden bool bundle_extent_valid(uint64_t start, uint64_t size);	/* start + size fits */
 __hidden bool bundle_map_valid(uint64_t start, uint64_t end);	/* not empty */
 __hidden int bundle_seal(struct vmctx_bundle *b, bool strict);

@@ -269,6 +269,23 @@ int vmctx_bundle_set_identity(struct vmctx_bundle *b, const char *hostname,
 int vmctx_bundle_set_clock(struct vmctx_bundle *b, uint64_t tsc_khz, uint64_t tsc, uint64_t ns);
 
 /**
+ * vmctx_bundle_set_window() - Set the window the bundle describes
+ * @b: the bundle
+ * @start_ns: guest CLOCK_MONOTONIC ns when the recording began
+ * @end_ns: guest CLOCK_MONOTONIC ns when it ended, not less than @start_ns
+ *
+ * A bundle knows each root's owners only within its window: tasks alive at
+ * the end have no exit time, and processes that lived only outside the
+ * window are missing.  A bundle with a window resolves no root outside it
+ * (vmctx_bundle_find_task()); one without (older agents) resolves as if its
+ * window were unbounded.
+ *
+ * Return: 0; -EINVAL (also when @end_ns < @start_ns or is VMCTX_TIME_NONE);
+ * -VMCTX_E_SEALED.
+ */
+int vmctx_bundle_set_window(struct vmctx_bundle *b, uint64_t start_ns, uint64_t end_ns);
+
+/**
  * vmctx_bundle_add_clock_pair() - Add a guest TSC/ns pair
  * @b: the bundle
  * @tsc: a guest TSC value
@@ -421,6 +438,17 @@ const char *vmctx_bundle_release(const struct vmctx_bundle *b);
 const char *vmctx_bundle_boot_id(const struct vmctx_bundle *b);
 
 /**
+ * vmctx_bundle_window() - Get the window the bundle describes
+ * @b: the bundle
+ * @start_ns: set to the guest ns the window began (may be NULL)
+ * @end_ns: set to the guest ns it ended (may be NULL)
+ *
+ * Return: 0; -ENOENT when the bundle has no window (nothing is set);
+ * -EINVAL when @b is NULL.
+ */
+int vmctx_bundle_window(const struct vmctx_bundle *b, uint64_t *start_ns, uint64_t *end_ns);
+
+/**
  * vmctx_bundle_clock() - Get the guest clock data
  * @b: the bundle
  * @tsc_khz: set to the guest TSC frequency, 0 if unknown (may be NULL)
@@ -531,8 +559,11 @@ uint64_t vmctx_cr3_normalize(uint64_t cr3, uint64_t ignore_mask);
  * old sample never resolves to the new owner.  Threads share their
  * process's root: the process leader is preferred.  With @guest_ns
  * VMCTX_TIME_NONE a root resolves only if a single process ever owned it.
+ * A time outside the bundle's window (vmctx_bundle_window()), when it has
+ * one, resolves to nobody: the bundle does not know who owned a root then.
  *
- * Return: the task's index; -ENOENT when nobody owned the root then;
+ * Return: the task's index; -ENOENT when nobody owned the root then, or
+ * @guest_ns lies outside the window;
  * -EINVAL; -VMCTX_E_UNSEALED.
  */
 int vmctx_bundle_find_task(const struct vmctx_bundle *b, uint64_t cr3, uint64_t guest_ns);

@@ -939,6 +939,63 @@ static void test_clock_pairs_are_counted_and_ordered(void)
 #undef BODY
 }
 
+/* The window: optional, once, right after cr3_mask, start <= end; kept. */
+static void test_window_is_optional_once_and_ordered(void)
+{
+#define HEAD "vmctx-bundle 1\ncounts tasks=0 objects=0 maps=0 syms=0 kmods=0 ksyms=0\n" \
+	     "identity hostname=g release=r boot_id=b\nclock tsc_khz=0 tsc=0 ns=0\n"
+	static const char one[] = HEAD "cr3_mask 0x0\nwindow start=5 end=9\nend\n";
+	static const char point[] = HEAD "cr3_mask 0x0\nwindow start=5 end=5\nend\n";
+	static const char twice[] = HEAD "cr3_mask 0x0\nwindow start=5 end=9\n"
+		"window start=5 end=9\nend\n";
+	static const char early[] = HEAD "window start=5 end=9\ncr3_mask 0x0\nend\n";
+	static const char late[] = "vmctx-bundle 1\ncounts tasks=1 objects=0 maps=0 syms=0 "
+		"kmods=0 ksyms=0\nidentity hostname=g release=r boot_id=b\n"
+		"clock tsc_khz=0 tsc=0 ns=0\ncr3_mask 0x0\n"
+		"task 0 root=0x1000 pid=1 tgid=1 start=0 exit=- comm=init\n"
+		"window start=5 end=9\nend\n";
+	static const char backwards[] = HEAD "cr3_mask 0x0\nwindow start=9 end=5\nend\n";
+	static const char open_end[] = HEAD "cr3_mask 0x0\nwindow start=5 end=-\nend\n";
+	static const char swapped[] = HEAD "cr3_mask 0x0\nwindow end=9 start=5\nend\n";
+	static const char short_rec[] = HEAD "cr3_mask 0x0\nwindow start=5\nend\n";
+	struct vmctx_bundle *b = vmctx_bundle_new(), *r = NULL;
+	uint64_t s = 0, e = 0;
+	void *buf = NULL;
+	size_t len = 0;
+
+	expect("a window", one, 0);
+	expect("a window of one instant", point, 0);
+	expect("two windows", twice, -VMCTX_E_SYNTAX);
+	expect("a window before cr3_mask", early, -VMCTX_E_SYNTAX);
+	expect("a window after a task", late, -VMCTX_E_SYNTAX);
+	expect("a window ending before it starts", backwards, -VMCTX_E_RANGE);
+	expect("a window without an end", open_end, -VMCTX_E_SYNTAX);
+	expect("a window's fields swapped", swapped, -VMCTX_E_SYNTAX);
+	expect("a window without its end field", short_rec, -VMCTX_E_SYNTAX);
+
+	/* built, written and read back: the same window */
+	CHECK(!vmctx_bundle_set_window(b, 123456789, 987654321), "window set");
+	CHECK(!vmctx_bundle_seal(b), "sealed");
+	CHECK(!vmctx_bundle_write_mem(b, &buf, &len), "written");
+	CHECK(buf && !vmctx_bundle_read_mem(buf, len, NULL, &r), "read back");
+	CHECK(r && !vmctx_bundle_window(r, &s, &e) && s == 123456789 && e == 987654321,
+	      "the window read back: %llu..%llu", (unsigned long long)s, (unsigned long long)e);
+	vmctx_bundle_free(r);
+	vmctx_bundle_free(b);
+	free(buf);
+	/* a bundle without one is written without one */
+	b = vmctx_bundle_new();
+	r = NULL;
+	buf = NULL;
+	CHECK(!vmctx_bundle_seal(b) && !vmctx_bundle_write_mem(b, &buf, &len), "no window: written");
+	CHECK(buf && !vmctx_bundle_read_mem(buf, len, NULL, &r), "no window: read back");
+	CHECK(r && vmctx_bundle_window(r, NULL, NULL) == -ENOENT, "no window: none read back");
+	vmctx_bundle_free(r);
+	vmctx_bundle_free(b);
+	free(buf);
+#undef HEAD
+}
+
 int main(void)
 {
 	vmctx_set_log(on_log, NULL);
@@ -968,6 +1025,7 @@ int main(void)
 	test_rejection_logs_the_line();
 	test_strerror_covers_every_code();
 	test_clock_pairs_are_counted_and_ordered();
+	test_window_is_optional_once_and_ordered();
 	if (failures)
 		fprintf(stderr, "test-bundle: %d check(s) failed\n", failures);
 	return failures ? 1 : 0;

@@ -66,6 +66,41 @@ static void reused_root_resolves_by_lifetime(void)
 	vmctx_bundle_free(b);
 }
 
+/*
+ * A bundle with a window [10000, 20000] knows owners only within it: a task
+ * alive at its end (no exit) is not its root's owner after it, nor is a
+ * task alive at its start before it.  Time unknown still resolves a root
+ * one process ever owned.
+ */
+static void outside_the_window_nobody_owns_a_root(void)
+{
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	uint64_t s = 1, e = 1;
+	int early, late, t;
+
+	CHECK_EQ(vmctx_bundle_window(b, &s, &e), -ENOENT, "no window before it is set");
+	CHECK(s == 1 && e == 1, "nothing set without a window");
+	early = vmctx_bundle_add_task(b, R, 100, 100, "early", 5000, 15000);
+	late = vmctx_bundle_add_task(b, R + 0x2000, 200, 200, "late", 12000, VMCTX_TIME_NONE);
+	CHECK(early >= 0 && late >= 0, "tasks added");
+	CHECK_EQ(vmctx_bundle_set_window(b, 20001, 20000), -EINVAL, "a window ending first");
+	CHECK_EQ(vmctx_bundle_set_window(b, 0, VMCTX_TIME_NONE), -EINVAL, "an open window");
+	CHECK_EQ(vmctx_bundle_set_window(b, 10000, 20000), 0, "window set");
+	CHECK(!vmctx_bundle_seal(b), "sealed");
+	CHECK_EQ(vmctx_bundle_set_window(b, 0, 1), -VMCTX_E_SEALED, "sealed: no new window");
+	CHECK(!vmctx_bundle_window(b, &s, &e) && s == 10000 && e == 20000, "window read back");
+	CHECK_EQ(vmctx_bundle_find_task(b, R, 10000), early, "window start is inside");
+	CHECK_EQ(vmctx_bundle_find_task(b, R, 14999), early, "inside: the owner");
+	t = vmctx_bundle_find_task(b, R, 9999);
+	CHECK(t == -ENOENT, "before the window: nobody, though early lived (got %d)", t);
+	CHECK_EQ(vmctx_bundle_find_task(b, R + 0x2000, 20000), late, "window end is inside");
+	t = vmctx_bundle_find_task(b, R + 0x2000, 20001);
+	CHECK(t == -ENOENT, "after the window: nobody, though late had not exited (got %d)", t);
+	CHECK_EQ(vmctx_bundle_find_task(b, R + 0x2000, VMCTX_TIME_NONE), late,
+		 "time unknown: a root one process owned resolves");
+	vmctx_bundle_free(b);
+}
+
 static void labels_tell_same_comm_processes_apart(void)
 {
 	struct vmctx_bundle *b = vmctx_bundle_new();
@@ -616,6 +651,7 @@ int main(void)
 	guest_tsc_maps_to_guest_time();
 	pti_pcid_variants_normalise_to_the_root();
 	reused_root_resolves_by_lifetime();
+	outside_the_window_nobody_owns_a_root();
 	labels_tell_same_comm_processes_apart();
 	user_and_kernel_ips_resolve();
 	overlapping_lifetimes_resolve_as_a_scan_would();

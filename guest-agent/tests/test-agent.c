@@ -434,6 +434,7 @@ static void test_snapshot(const struct proc *p1, const struct proc *p2)
 		return;
 
 	CHECK_EQ(vmctx_bundle_ntasks(b), 7, "tasks: 5 from the table and 4242's two roots");
+	CHECK(vmctx_bundle_window(b, NULL, NULL) == -ENOENT, "a snapshot has no window");
 	t = task_of(b, 1, 0x1000);
 	CHECK(t >= 0 && !vmctx_bundle_task(b, t, NULL, NULL, &tgid, &comm, &start, &exit_ns) &&
 	      tgid == 1 && !strcmp(comm, "init") && start == 100 && exit_ns == VMCTX_TIME_NONE,
@@ -559,6 +560,11 @@ static void test_record(const struct proc *p1, const struct proc *p2)
 		t = task_of(b, 1, 0x1000);
 		CHECK(t >= 0 && !vmctx_bundle_task(b, t, NULL, NULL, NULL, NULL, NULL, &exit_ns) &&
 		      exit_ns == VMCTX_TIME_NONE, "a process alive at the end has no exit");
+		CHECK(!vmctx_bundle_window(b, &start, &exit_ns) && start == T0_NS &&
+		      exit_ns == 3000000000ULL,
+		      "the window runs from the first table's time to the last one's");
+		CHECK(vmctx_bundle_find_task(b, 0x1000, 3000000001ULL) == -ENOENT,
+		      "after the window, the root of a process alive at its end has no owner");
 		vmctx_bundle_free(b);
 	}
 	free(err);
