@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The guest-map bundle matching gen-perfdata.py's guest: gen-bundle OUT
- * [hostile|reused].  "hostile" gives the host name, the process and its
+ * [hostile|reused|window].  "hostile" gives the host name, the process and its
  * function terminal control bytes (ESC, BEL, CR, LF), as a guest's tenant
  * could.  "reused" gives the guest process's page-table root to "bench"
  * (pid 321) until host time 2.0005 s and then to "late" (pid 322), in a
@@ -9,6 +9,7 @@
  * gen-perfdata.py's 'vms' recording (host TSC = host ns, KVM TSC offset
  * 5e9), guest TSC = host ns + 5e9, and the guest's clock runs 500 ppm fast
  * against its TSC from guest TSC 2e9 = 0 ns, as its clock pairs say.
+ * "window" is "reused" with a window from host 1.2005 s to 2.5005 s.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,7 +26,8 @@ int main(int argc, char **argv)
 {
 	struct vmctx_bundle *b = vmctx_bundle_new();
 	int hostile = argc == 3 && !strcmp(argv[2], "hostile");
-	int reused = argc == 3 && !strcmp(argv[2], "reused");
+	int window = argc == 3 && !strcmp(argv[2], "window");
+	int reused = window || (argc == 3 && !strcmp(argv[2], "reused"));
 	int task, obj, err, i;
 
 	if (argc < 2 || argc > 3 || (argc == 3 && !hostile && !reused) || !b)
@@ -48,6 +50,9 @@ int main(int argc, char **argv)
 			err |= vmctx_bundle_add_clock_pair(b, tsc, guest_ns(tsc));
 		}
 		task = vmctx_bundle_add_task(b, 0x1234000, 321, 321, "bench", 0, change);
+		if (window)
+			err |= vmctx_bundle_set_window(b, guest_ns(1200500000ULL + 5000000000ULL),
+						       guest_ns(2500500000ULL + 5000000000ULL));
 	} else {
 		task = vmctx_bundle_add_task(b, 0x1234000, 321, 321,
 					     hostile ? "be\x1b[2Jnch" : "bench", 0, VMCTX_TIME_NONE);

@@ -175,6 +175,19 @@ check "$(echo "$out" | awk '$2 == "bench" || $2 == "late" {print $1, $2, $3}')" 
 out=$($P report -i vms.data --guest-maps=reused.vmctx --guest-view=guest 2>&1)
 check "$(echo "$out" | awk '$4 == "bench" {n += $1} $4 == "late" {n2 += $1} END {print n, n2}')" "501 499" \
 	"exact clock: the guest view too"
+# The same with the bundle's window from host 1.2005 s to 2.5005 s: the
+# samples at k <= 200 and k >= 1501 (700 of the 2000 guest samples) lie
+# outside it and name nobody, though bench and late own the root then.
+./gen-bundle window.vmctx window
+out=$($P report -i vms.data --guest-maps=window.vmctx $keys 2>&1)
+want=$(python3 -c 'r = [k for k in range(2000) if k % 20 < 10]
+print(sum(1 for k in r if 200 < k <= 1000), "bench 321")
+print(sum(1 for k in r if 1000 < k <= 1500), "late 322")')
+check "$(echo "$out" | awk '$2 == "bench" || $2 == "late" {print $1, $2, $3}')" "$want" \
+	"window: samples outside the bundle's window name neither owner"
+out=$($P report -i vms.data --guest-maps=window.vmctx --guest-view=guest 2>&1)
+check "$(echo "$out" | grep -c '^# guest clock of VM1 (lab-vm-1): exact, .*; 700 of 2000 guest samples outside the window$')" 1 \
+	"window: the tables' header counts the samples outside it"
 out=$($P report -i vms.data --guest-maps=reused.vmctx --guest-clock=none $keys 2>&1)
 check "$(echo "$out" | grep -c ' bench \| late ')" 0 "--guest-clock=none: a reused root names none of its owners"
 check "$(echo "$out" | grep -c '^# guest clock of VM1 (lab-vm-1): unknown (no TSC chain: not asked for; no fit asked for)')" 1 "--guest-clock=none: said so"
