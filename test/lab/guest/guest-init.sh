@@ -88,13 +88,15 @@ taskset -c 1 hot -t "$secs" > /tmp/hot1.out &
 taskset -c 1 hot -t "$secs" > /tmp/hot2.out &
 blip -t 1 > /tmp/blip.out &
 # churn: processes of 20 ms of work each, one after the other on vCPU 0,
-# whose freed page-table roots the next ones reuse at once.  They stop a
+# whose freed page-table roots the next ones reuse at once.  With -p an
+# even pid runs only hot_alpha and an odd one only hot_beta, so that the
+# host can tell a sample named with a neighbouring process.  They stop a
 # second before the agent's window closes (it lasts secs + 2 from before
 # the "sleep 1" above): the host records until the guest says so, and
 # churn outside the window is in no bundle.
 if [ "$churn" = 1 ]; then
 	(sleep "$secs"; touch /tmp/stop) &
-	taskset -c 0 sh -c 'n=0; while [ ! -f /tmp/stop ]; do churn -t 0.02 >/dev/null; n=$((n + 1)); done; echo $n > /tmp/churn.n' &
+	taskset -c 0 sh -c 'n=0; while [ ! -f /tmp/stop ]; do churn -p -t 0.02 >/dev/null; n=$((n + 1)); done; echo $n > /tmp/churn.n' &
 	churner=$!
 fi
 wait $agent || { cat /tmp/agent.err; bye "FAIL vmctx-agent record"; }

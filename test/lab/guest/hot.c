@@ -11,6 +11,12 @@
  * SECONDS (default 5), then prints its pid and the rounds it did, and
  * where the C library's code lay in its address space (when it has a
  * shared one), and exits.
+ *
+ * With -p (the lab's short "churn" processes), each round calls hot_alpha
+ * 10 times if the pid is even and hot_beta 10 times if it is odd, never
+ * hot_gamma: a sample of one churn process's code named with the next
+ * process (the pids of processes started one after another alternate) is
+ * then in a function its named process never runs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,19 +83,32 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	double secs = argc > 2 ? atof(argv[2]) : 5.0, end = now() + secs;
 	/* a round: hot_alpha 6 times, hot_beta 3 times, hot_gamma and lib_round once */
 	static void (*const fn[])(void) = { hot_alpha, hot_beta, hot_gamma, lib_round };
-	static const int calls[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 3 };
-	enum { NCALLS = sizeof(calls) / sizeof(calls[0]) };
+	static const int mix[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 3 };
+	enum { NCALLS = sizeof(mix) / sizeof(mix[0]) };
 	unsigned long rounds = 0, rng = (unsigned long)getpid();
-	int order[NCALLS];
-	int i;
+	int calls[NCALLS], order[NCALLS];
+	double secs = 5.0, end;
+	int i, opt, parity = 0;
 
-	if (argc == 2 || (argc > 1 && (argv[1][0] != '-' || argv[1][1] != 't'))) {
-		fprintf(stderr, "usage: hot [-t SECONDS]\n");
+	while ((opt = getopt(argc, argv, "t:p")) != -1) {
+		if (opt == 't') {
+			secs = atof(optarg);
+		} else if (opt == 'p') {
+			parity = 1;
+		} else {
+			fprintf(stderr, "usage: hot [-t SECONDS] [-p]\n");
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "usage: hot [-t SECONDS] [-p]\n");
 		return 2;
 	}
+	for (i = 0; i < NCALLS; i++)
+		calls[i] = !parity ? mix[i] : i == NCALLS - 1 ? 3 : getpid() % 2;
+	end = now() + secs;
 	while (now() < end) {
 		/*
 		 * The round's calls in a new order each time (Fisher-Yates

@@ -22,7 +22,9 @@
 #    with one of hot's functions, and as many in churn's code are
 #    named churn with one of its functions: a sample named with a
 #    function must lie in the named process's own code, so this also says
-#    that at most 5% went to a wrong process;
+#    that at most 5% went to a wrong program; and none of churn's is named
+#    with a wrong churn process (churn -p: even pids run only hot_alpha,
+#    odd ones only hot_beta);
 #  - the two hot instances (both on vCPU 1) split their samples as their
 #    work, within 3 points, and each has the 60/30/10 function mix within
 #    8 points (see below);
@@ -95,6 +97,14 @@ if [ "$churn_ip" -gt 0 ]; then
 		no "churn's samples named: $churn_named of $churn_ip (< 95%)"
 	[ "$churn_named" -le "$churn_ip" ] ||
 		no "more samples named churn ($churn_named) than hit its code ($churn_ip)"
+	# churn -p: an even pid runs only hot_alpha, an odd one only
+	# hot_beta, and consecutive churn processes have consecutive pids
+	# (but for a kernel thread started between them): a sample named
+	# with a neighbour of its process is in a function that one never runs.
+	churn_wrong=$(awk '$2 == "churn" && (($4 == "hot_alpha" && $3 % 2) ||
+		($4 == "hot_beta" && $3 % 2 == 0) || $4 == "hot_gamma") { n += $1 } END { print n + 0 }' /tmp/named)
+	echo "perf-check: churn samples named with a process that never runs their function: $churn_wrong (want 0)"
+	[ "$churn_wrong" -eq 0 ] || no "$churn_wrong churn samples named with the wrong process"
 fi
 
 # the two hot instances: each one's function mix, and the split against their work
