@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # /init of the lab's L2 Linux guest.  Loads vmctx_guest.ko, records with
 # vmctx-agent while two "hot" processes and one short-lived "blip" run (and,
-# with vmctx.churn=1, one short "churn" process after another on vCPU 0),
+# with vmctx.churn=SECS, one short "churn" process after another on vCPU 0
+# for SECS seconds),
 # and writes the bundle to the virtio disk the host gave it.  Then it
 # loads and unloads the module while processes churn, and powers off.
 /bin/busybox --install -s /bin
@@ -24,6 +25,9 @@ for arg in $(cat /proc/cmdline); do
 	vmctx.backend=*) backend=${arg#*=} ;;
 	esac
 done
+# the window covers the work: hot's secs, churn's if longer
+wsecs=$secs
+[ "$churn" -gt "$wsecs" ] && wsecs=$churn
 
 say() { echo "VMCTX-L2: $*"; }
 bye() {
@@ -52,7 +56,7 @@ say "modules: $(wc -l < /proc/modules) loaded"
 agent() {
 	local t0 i=0
 	t0=$(cut -d. -f1 /proc/uptime)
-	vmctx-agent record -v --backend=$1 -o $2 -d ${4:-$((secs + 2))} 2>$3 &
+	vmctx-agent record -v --backend=$1 -o $2 -d ${4:-$((wsecs + 2))} 2>$3 &
 	last=$!
 	# (the module's window opens at once: no polling then, whose short
 	# processes would run into the window's start)
@@ -75,7 +79,7 @@ bpf)
 	# (BPF's window first, as it opens late, and 10 s longer, so that
 	# it covers the module's window and the work)
 	if [ "$backend" = both ]; then
-		agent bpf /tmp/guest1-bpf.vmctx /tmp/agent-bpf.err $((secs + 12))
+		agent bpf /tmp/guest1-bpf.vmctx /tmp/agent-bpf.err $((wsecs + 12))
 		agent_bpf=$last
 	fi
 	agent kmod /tmp/guest1.vmctx /tmp/agent.err
@@ -91,11 +95,11 @@ blip -t 1 > /tmp/blip.out &
 # whose freed page-table roots the next ones reuse at once.  With -p an
 # even pid runs only hot_alpha and an odd one only hot_beta, so that the
 # host can tell a sample named with a neighbouring process.  They stop a
-# second before the agent's window closes (it lasts secs + 2 from before
+# second before the agent's window closes (it lasts wsecs + 2 from before
 # the "sleep 1" above): the host records until the guest says so, and
 # churn outside the window is in no bundle.
-if [ "$churn" = 1 ]; then
-	(sleep "$secs"; touch /tmp/stop) &
+if [ "$churn" -gt 0 ]; then
+	(sleep "$churn"; touch /tmp/stop) &
 	taskset -c 0 sh -c 'n=0; while [ ! -f /tmp/stop ]; do churn -p -t 0.02 >/dev/null; n=$((n + 1)); done; echo $n > /tmp/churn.n' &
 	churner=$!
 fi
@@ -105,7 +109,7 @@ if [ -n "${agent_bpf:-}" ]; then
 fi
 touch /tmp/stop
 wait
-[ "$churn" = 1 ] && say "churn: $(cat /tmp/churn.n) processes of 20 ms"
+[ "$churn" -gt 0 ] && say "churn: $(cat /tmp/churn.n) processes of 20 ms"
 # The host stops sampling when it reads this; give it a moment, so that
 # the processes below (outside the agent's window) are not sampled.
 say "window closed"
@@ -143,7 +147,7 @@ if [ "$backend" != bpf ]; then
 fi
 free_before=$(awk '/MemFree/ {print $2}' /proc/meminfo)
 ( i=0; while [ $i -lt 200 ]; do true; i=$((i + 1)); done ) &
-churn=$!
+cycler=$!
 i=0
 while [ $i -lt 20 ]; do
 	insmod /lib/vmctx_guest.ko || bye "FAIL insmod $i"
@@ -151,7 +155,7 @@ while [ $i -lt 20 ]; do
 	rmmod vmctx_guest || bye "FAIL rmmod $i"
 	i=$((i + 1))
 done
-wait $churn
+wait $cycler
 if [ "$(dmesg | grep -cE "$complaints")" -gt "$said" ]; then
 	dmesg | grep -E "$complaints" | tail -n +$((said + 1)) | tail -20
 	bye "FAIL kernel complained during load/unload churn"

@@ -6,7 +6,8 @@
 # lab-linux-check resolves the samples through the guest's bundle one by
 # one: the kernel's capture.  With PTI off, the user's path: 'perf record
 # --vmcs-ctx -a' on the host, short "churn" processes in the guest besides
-# the two hot ones, and perf-check.sh reads what 'perf report --guest-maps'
+# the two hot ones (20 ms each, one after another for
+# VMCTX_LINUX_CHURN seconds, 60 by default: about 1,700 processes), and perf-check.sh reads what 'perf report --guest-maps'
 # and 'perf script' print.  Exits 0 only if every check passed.
 #
 # Needs the L1 kernel and lab-record from the main lab (build-kernel.sh
@@ -165,7 +166,7 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 	t=$SECONDS
 	case $pti in
 	on) keys="vmctx.pti=on vmctx.host=lab-record" ;;
-	*) keys="vmctx.pti=$pti vmctx.host=perf vmctx.churn=1 vmctx.guests=$((1 + second)) vmctx.together=${VMCTX_LINUX_TOGETHER:-0}" ;;
+	*) keys="vmctx.pti=$pti vmctx.host=perf vmctx.churn=${VMCTX_LINUX_CHURN:-60} vmctx.guests=$((1 + second)) vmctx.together=${VMCTX_LINUX_TOGETHER:-0}" ;;
 	esac
 	if [ "${VMCTX_LINUX_VMX:-0}" = 1 ]; then
 		# Intel VMX (bochs' Haswell has PCID, which TCG does not give L1)
