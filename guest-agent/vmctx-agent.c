@@ -407,6 +407,14 @@ static int build_bundle(struct agent *a)
 	err = agent_add_identity(a);
 	if (err)
 		return err;
+	/* which backend saw the processes: the bundle says, as -v does */
+	err = vmctx_bundle_set_agent(a->bundle, a->backend == AGENT_BACKEND_BPF ?
+				     "vmctx-agent " PACKAGE_VERSION " backend=bpf" :
+				     "vmctx-agent " PACKAGE_VERSION " backend=kmod");
+	if (err) {
+		agent_err(a, "cannot build the bundle: the agent's name: %s", vmctx_strerror(err));
+		return err;
+	}
 	err = vmctx_bundle_set_clock(a->bundle, tab->tsc_khz, tab->tsc, tab->ns);
 	for (i = 0; !err && i < a->pairs.n; i++)
 		err = vmctx_bundle_add_clock_pair(a->bundle, a->pairs.v[i].tsc, a->pairs.v[i].ns);

@@ -292,13 +292,16 @@ static int rec_identity(struct reader *r)
 	struct vmctx_bundle *b = r->b;
 	int err;
 
-	if (r->ntok != 4)
+	/* agent= is optional: bundles written before libvmctx 0.2 lack it */
+	if (r->ntok != 4 && r->ntok != 5)
 		return fail(r, -VMCTX_E_SYNTAX, "identity: wrong number of fields");
 	err = str_field(r, 1, "hostname", BUNDLE_MAX_SHORT, false, &b->hostname);
 	if (!err)
 		err = str_field(r, 2, "release", BUNDLE_MAX_SHORT, false, &b->release);
 	if (!err)
 		err = str_field(r, 3, "boot_id", BUNDLE_MAX_SHORT, false, &b->boot_id);
+	if (!err && r->ntok == 5)
+		err = str_field(r, 4, "agent", BUNDLE_MAX_SHORT, false, &b->agent);
 	return err;
 }
 

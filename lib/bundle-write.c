@@ -129,6 +129,11 @@ static void emit_records(struct writer *w, const struct vmctx_bundle *b)
 	emit_str(w, b->release);
 	emit(w, " boot_id=");
 	emit_str(w, b->boot_id);
+	/* Optional: a bundle that does not say what wrote it reads as before. */
+	if (b->agent && *b->agent) {
+		emit(w, " agent=");
+		emit_str(w, b->agent);
+	}
 	emit(w, "\nclock tsc_khz=%" PRIu64 " tsc=%" PRIu64 " ns=%" PRIu64 "\n",
 	     b->tsc_khz, b->clock_tsc, b->clock_ns);
 	emit(w, "cr3_mask 0x%" PRIx64 "\n", b->cr3_mask);

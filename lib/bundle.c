@@ -61,6 +61,7 @@ void vmctx_bundle_free(struct vmctx_bundle *b)
 	free(b->hostname);
 	free(b->release);
 	free(b->boot_id);
+	free(b->agent);
 	free(b->by_root);
 	key_index_free(&b->root_index);
 	free(b->live_all);
@@ -140,6 +141,21 @@ int vmctx_bundle_set_identity(struct vmctx_bundle *b, const char *hostname,
 	b->hostname = h;
 	b->release = r;
 	b->boot_id = id;
+	return 0;
+}
+
+int vmctx_bundle_set_agent(struct vmctx_bundle *b, const char *agent)
+{
+	char *a = NULL;
+	int err;
+
+	err = building(b);
+	if (!err)
+		err = copy_str(&a, agent, BUNDLE_MAX_SHORT);
+	if (err)
+		return err;
+	free(b->agent);
+	b->agent = a;
 	return 0;
 }
 
@@ -465,6 +481,11 @@ const char *vmctx_bundle_release(const struct vmctx_bundle *b)
 const char *vmctx_bundle_boot_id(const struct vmctx_bundle *b)
 {
 	return str_or_empty(b, b ? b->boot_id : NULL);
+}
+
+const char *vmctx_bundle_agent(const struct vmctx_bundle *b)
+{
+	return str_or_empty(b, b ? b->agent : NULL);
 }
 
 int vmctx_bundle_clock(const struct vmctx_bundle *b, uint64_t *tsc_khz, uint64_t *tsc,

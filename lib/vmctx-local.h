@@ -128,6 +128,7 @@ struct vmctx_bundle {
 	char *hostname;
 	char *release;
 	char *boot_id;
+	char *agent;		/* what wrote it, and how; NULL: not said */
 	uint64_t tsc_khz;
 	uint64_t clock_tsc;
 	uint64_t clock_ns;

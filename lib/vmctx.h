@@ -258,6 +258,15 @@ int vmctx_bundle_set_identity(struct vmctx_bundle *b, const char *hostname,
 			      const char *release, const char *boot_id);
 
 /**
+ * vmctx_bundle_set_agent() - Say what wrote the bundle, and how
+ * @b: the bundle
+ * @agent: for example "vmctx-agent 0.2.0 backend=bpf" (NULL: not said)
+ *
+ * Return: 0; -EINVAL; -VMCTX_E_SEALED; -VMCTX_E_LIMIT; -ENOMEM.
+ */
+int vmctx_bundle_set_agent(struct vmctx_bundle *b, const char *agent);
+
+/**
  * vmctx_bundle_set_clock() - Set the guest clock data
  * @b: the bundle
  * @tsc_khz: the guest TSC frequency (0: unknown)
@@ -436,6 +445,15 @@ const char *vmctx_bundle_release(const struct vmctx_bundle *b);
  * is NULL.
  */
 const char *vmctx_bundle_boot_id(const struct vmctx_bundle *b);
+
+/**
+ * vmctx_bundle_agent() - Get what wrote the bundle, and how
+ * @b: the bundle
+ *
+ * Return: the writer's words, such as "vmctx-agent 0.2.0 backend=bpf" (""
+ * when it said nothing), or NULL with errno EINVAL when @b is NULL.
+ */
+const char *vmctx_bundle_agent(const struct vmctx_bundle *b);
 
 /**
  * vmctx_bundle_window() - Get the window the bundle describes

@@ -996,6 +996,46 @@ static void test_window_is_optional_once_and_ordered(void)
 #undef HEAD
 }
 
+/* identity's agent=: optional, a string like the others, kept. */
+static void test_agent_is_optional_and_kept(void)
+{
+#define HEAD "vmctx-bundle 1\ncounts tasks=0 objects=0 maps=0 syms=0 kmods=0 ksyms=0\n"
+#define TAIL "\nclock tsc_khz=0 tsc=0 ns=0\ncr3_mask 0x0\nend\n"
+	static const char with[] = HEAD "identity hostname=g release=r boot_id=b "
+		"agent=vmctx-agent%200.2.0%20backend=bpf" TAIL;
+	static const char bad_key[] = HEAD "identity hostname=g release=r boot_id=b "
+		"writer=x" TAIL;
+	static const char too_many[] = HEAD "identity hostname=g release=r boot_id=b "
+		"agent=x agent=y" TAIL;
+	static const char ctrl[] = HEAD "identity hostname=g release=r boot_id=b "
+		"agent=a%1bb" TAIL;
+	struct vmctx_bundle *b = vmctx_bundle_new(), *r = NULL;
+	char long_name[300];
+	void *buf = NULL;
+	size_t len = 0;
+
+	expect("an agent", with, 0);
+	expect("a sixth identity field that is not agent", bad_key, -VMCTX_E_SYNTAX);
+	expect("two agents", too_many, -VMCTX_E_SYNTAX);
+	expect("an agent with a control byte", ctrl, 0);
+	CHECK(!strcmp(vmctx_bundle_agent(b), ""), "unset: \"\"");
+	CHECK(vmctx_bundle_agent(NULL) == NULL && errno == EINVAL, "NULL bundle: NULL, EINVAL");
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	CHECK(vmctx_bundle_set_agent(b, long_name) == -VMCTX_E_LIMIT, "an agent beyond the cap");
+	CHECK(!vmctx_bundle_set_agent(b, "vmctx-agent 9.9 backend=kmod\x1b"), "agent set");
+	CHECK(!vmctx_bundle_seal(b) && !vmctx_bundle_write_mem(b, &buf, &len), "written");
+	CHECK(buf && !vmctx_bundle_read_mem(buf, len, NULL, &r), "read back");
+	CHECK(r && !strcmp(vmctx_bundle_agent(r), "vmctx-agent 9.9 backend=kmod\x1b"),
+	      "the agent read back byte for byte");
+	CHECK(vmctx_bundle_set_agent(b, "x") == -VMCTX_E_SEALED, "sealed: no new agent");
+	vmctx_bundle_free(r);
+	vmctx_bundle_free(b);
+	free(buf);
+#undef HEAD
+#undef TAIL
+}
+
 int main(void)
 {
 	vmctx_set_log(on_log, NULL);
@@ -1026,6 +1066,7 @@ int main(void)
 	test_strerror_covers_every_code();
 	test_clock_pairs_are_counted_and_ordered();
 	test_window_is_optional_once_and_ordered();
+	test_agent_is_optional_and_kept();
 	if (failures)
 		fprintf(stderr, "test-bundle: %d check(s) failed\n", failures);
 	return failures ? 1 : 0;

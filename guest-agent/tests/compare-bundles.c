@@ -102,6 +102,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "compare-bundles: %s\n", vmctx_strerror(err));
 		return 2;
 	}
+	{
+		char wa[128], wb[128];
+
+		vmctx_escape(wa, sizeof(wa), vmctx_bundle_agent(a));
+		vmctx_escape(wb, sizeof(wb), vmctx_bundle_agent(b));
+		printf("A written by \"%s\", B by \"%s\"\n", wa, wb);
+	}
 	/*
 	 * 1 ms on: the backends stamp one event some microseconds apart (the
 	 * module's hook and BPF's tracepoint), and A's last event may be an

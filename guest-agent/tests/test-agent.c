@@ -435,6 +435,8 @@ static void test_snapshot(const struct proc *p1, const struct proc *p2)
 
 	CHECK_EQ(vmctx_bundle_ntasks(b), 7, "tasks: 5 from the table and 4242's two roots");
 	CHECK(vmctx_bundle_window(b, NULL, NULL) == -ENOENT, "a snapshot has no window");
+	CHECK(!strcmp(vmctx_bundle_agent(b), "vmctx-agent " PACKAGE_VERSION " backend=kmod"),
+	      "the bundle says which backend wrote it (got \"%s\")", vmctx_bundle_agent(b));
 	t = task_of(b, 1, 0x1000);
 	CHECK(t >= 0 && !vmctx_bundle_task(b, t, NULL, NULL, &tgid, &comm, &start, &exit_ns) &&
 	      tgid == 1 && !strcmp(comm, "init") && start == 100 && exit_ns == VMCTX_TIME_NONE,

@@ -153,8 +153,12 @@ for n in $all; do
 	dd if=/tmp/out-$n.img of=/tmp/guest$n-bpf.full bs=65536 skip=128 2>/dev/null
 	head -c "$size" /tmp/guest$n-bpf.full > /tmp/guest$n-bpf.vmctx
 	echo "compare-bundles: guest$n, the module's bundle against BPF's:"
-	compare-bundles /tmp/guest$n.vmctx /tmp/guest$n-bpf.vmctx ||
+	compare-bundles /tmp/guest$n.vmctx /tmp/guest$n-bpf.vmctx > /tmp/compare-$n.out ||
 		differ="${differ:-} guest$n(module/BPF bundles)"
+	cat /tmp/compare-$n.out
+	# each bundle says which backend wrote it
+	grep -q '^A written by "vmctx-agent [^ ]* backend=kmod", B by "vmctx-agent [^ ]* backend=bpf"$' \
+		/tmp/compare-$n.out || differ="${differ:-} guest$n(bundles' backends)"
 done
 maps=${maps#,}
 # vmctx.dump=1: hand the raw data to the lab host for offline analysis
