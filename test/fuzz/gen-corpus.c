@@ -77,6 +77,7 @@ static struct vmctx_bundle *sample(void)
 	vmctx_bundle_set_clock(b, 2994375, 123456789012345ull, 987654321ull);
 	vmctx_bundle_set_cr3_mask(b, 1ull << 47);
 	vmctx_bundle_set_window(b, 4000, 20000);
+	vmctx_bundle_set_agent(b, "vmctx-agent 0.2.0 backend=kmod");
 	vmctx_bundle_add_task(b, 0x10000, 1, 1, "init", 0, VMCTX_TIME_NONE);
 	vmctx_bundle_add_task(b, 0x21001, 100, 100, "odd %name\n", 5000, 9000);
 	vmctx_bundle_add_task(b, 0x20000, 200, 200, "libquantum", 9000, VMCTX_TIME_NONE);
