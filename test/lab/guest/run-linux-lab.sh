@@ -6,9 +6,9 @@
 # lab-linux-check resolves the samples through the guest's bundle one by
 # one: the kernel's capture.  With PTI off, the user's path: 'perf record
 # --vmcs-ctx -a' on the host, short "churn" processes in the guest besides
-# the two hot ones (20 ms each, one after another for
-# VMCTX_LINUX_CHURN seconds, 60 by default: about 1,600 processes), and perf-check.sh reads what 'perf report --guest-maps'
-# and 'perf script' print.  Exits 0 only if every check passed.
+# the two hot ones (20 ms each, one after another for VMCTX_LINUX_CHURN
+# seconds, 60 by default: about 1,600 processes), and perf-check.sh reads
+# what 'perf report --guest-maps' and 'perf script' print.  Exits 0 only if every check passed.
 #
 # Needs the L1 kernel and lab-record from the main lab (build-kernel.sh
 # patched, build-tools.sh); builds them if missing.  Environment as in
