@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The BPF backend on this machine's own kernel: vmctx-agent record
- * --backend=bpf runs two sleeps at once (sleep(1) under a name of its own), and the
- * bundle must hold this test process (alive at start) and the two sleeps,
- * each with a page-aligned root under the machine's memory, the two sleeps
- * with different roots (both alive at once), every thread of a process
- * with its process's root, and each sleep's lifetime inside the window the
- * test saw.  Skipped (77) without root or BTF.
+ * --backend=bpf runs, from one shell, two sleeps at once (sleep(1) under a
+ * name of its own), a subshell forked without exec that counts for a
+ * while, and this program again (--thread), whose second thread lives
+ * 0.2 s.  The bundle must hold this test process (alive at start) and the
+ * two sleeps, each with a page-aligned root under the machine's memory,
+ * the two sleeps with different roots (both alive at once), and each
+ * sleep's lifetime inside the window the test saw; the subshell with a
+ * root of its own, not its parent shell's; the new thread as a task of its
+ * own with its process's root, as every thread must have; a window inside
+ * the test's; and "backend=bpf" as what wrote it.  Skipped (77) without
+ * root or BTF.
  */
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,16 +38,39 @@ static int fails;
 
 #define CHECK(cond, ...) do { if (!(cond)) { fails++; fprintf(stderr, "FAIL: " __VA_ARGS__); fputc('\n', stderr); } } while (0)
 
-int main(void)
+static void *nap(void *arg)
+{
+	(void)arg;
+	usleep(200000);
+	return NULL;
+}
+
+/* --thread: a process that starts a second thread inside the window */
+static int thread_child(void)
+{
+	pthread_t t;
+
+	usleep(50000);
+	if (pthread_create(&t, NULL, nap, NULL))
+		return 1;
+	return pthread_join(t, NULL) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
 {
 	const char *agent = getenv("VMCTX_AGENT") ? getenv("VMCTX_AGENT") : "guest-agent/vmctx-agent";
-	char out[] = "/tmp/test-agent-bpf-XXXXXX", sleeper[64];
+	char out[] = "/tmp/test-agent-bpf-XXXXXX", sleeper[64], self[PATH_MAX];
 	struct vmctx_bundle *b = NULL;
 	uint64_t t0, t1, root, start, exit_ns, sleep_root[2] = { 0 }, self_root = 0;
-	int fd, st, pid, tgid, nsleep = 0, err;
+	uint64_t ws = 0, we = 0, sh_start = UINT64_MAX, sh_root = 0;
+	int fd, st, pid, tgid, nsleep = 0, err, sh_pid = 0, subshells = 0, threads = 0;
 	const char *comm;
 	size_t i, j;
 	pid_t child;
+	ssize_t n;
+
+	if (argc == 2 && !strcmp(argv[1], "--thread"))
+		return thread_child();
 
 	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK)) {
 		printf("SKIP: needs root and /sys/kernel/btf/vmlinux\n");
@@ -57,11 +87,17 @@ int main(void)
 	strcat(sleeper, "/vbsleep");
 	if (symlink("/bin/sleep", sleeper))
 		return 1;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return 1;
+	self[n] = '\0';
 	t0 = mono_ns();
 	child = fork();
 	if (!child) {
 		execl(agent, agent, "record", "--backend=bpf", "-o", out, "--", "sh", "-c",
-		      "$0 0.3 & $0 0.3 & wait", sleeper, (char *)NULL);
+		      "$0 0.3 & $0 0.3 & "
+		      "(i=0; while [ $i -lt 100000 ]; do i=$((i + 1)); done) & "
+		      "$1 --thread & wait", sleeper, self, (char *)NULL);
 		_exit(127);
 	}
 	if (child < 0 || waitpid(child, &st, 0) != child)
@@ -94,6 +130,38 @@ int main(void)
 		      (unsigned long long)t0, (unsigned long long)t1);
 		sleep_root[nsleep++] = root;
 	}
+	/* what wrote it, and its window, inside the one the test saw */
+	CHECK(!strncmp(vmctx_bundle_agent(b), "vmctx-agent ", 12) &&
+	      strstr(vmctx_bundle_agent(b), " backend=bpf"),
+	      "the bundle does not say backend=bpf: \"%s\"", vmctx_bundle_agent(b));
+	CHECK(!vmctx_bundle_window(b, &ws, &we) && ws >= t0 && we <= t1 && ws <= we,
+	      "window [%llu, %llu] not inside [%llu, %llu]", (unsigned long long)ws,
+	      (unsigned long long)we, (unsigned long long)t0, (unsigned long long)t1);
+	/* the shell: the first "sh" to start in the window; then its subshell */
+	for (i = 0; i < vmctx_bundle_ntasks(b); i++) {
+		vmctx_bundle_task(b, i, &root, &pid, &tgid, &comm, &start, &exit_ns);
+		if (!strcmp(comm, "sh") && pid == tgid && start >= t0 && start < sh_start) {
+			sh_start = start;
+			sh_root = root;
+			sh_pid = pid;
+		}
+	}
+	for (i = 0; i < vmctx_bundle_ntasks(b); i++) {
+		vmctx_bundle_task(b, i, &root, &pid, &tgid, &comm, &start, &exit_ns);
+		/* forked without exec: still "sh", a new pid, alive a while */
+		if (!strcmp(comm, "sh") && pid == tgid && pid != sh_pid && start > sh_start &&
+		    exit_ns != VMCTX_TIME_NONE && exit_ns - start >= 20000000ULL) {
+			subshells++;
+			CHECK(root && root != sh_root, "subshell %d has its shell's root %#llx", pid,
+			      (unsigned long long)root);
+		}
+		/* the --thread child's second thread */
+		if (pid != tgid && tgid != getpid() && start >= t0 && exit_ns <= t1 &&
+		    !strncmp(comm, "test-agent-bpf", 14))
+			threads++;
+	}
+	CHECK(subshells >= 1, "no subshell forked without exec in the bundle (shell %d)", sh_pid);
+	CHECK(threads == 1, "%d new threads of the --thread child, not 1", threads);
 	CHECK(self_root && !(self_root & 0xfff) && self_root < (1ULL << 46),
 	      "this process (alive at start) has no page-aligned physical root: %#llx",
 	      (unsigned long long)self_root);
@@ -121,6 +189,7 @@ int main(void)
 	}
 	vmctx_bundle_free(b);
 	if (!fails)
-		printf("ok: BPF backend: roots, lifetimes, alive-at-start\n");
+		printf("ok: BPF backend: roots, lifetimes, alive-at-start, %d subshell(s) forked without exec, %d new thread, window, backend=bpf\n",
+		       subshells, threads);
 	return fails != 0;
 }
