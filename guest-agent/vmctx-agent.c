@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <linux/capability.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -537,13 +538,55 @@ static int check_readable(struct agent *a, const char *out)
 	return err;
 }
 
+/*
+ * Without root, the BPF backend works with CAP_BPF and CAP_PERFMON (to load
+ * and run its programs) and CAP_SYS_PTRACE (to read other users'
+ * /proc/PID/maps); the module shows its tables to root only.
+ */
+static bool bpf_caps(void)
+{
+	static const unsigned int need[] = { CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE };
+	unsigned long long eff = 0;
+	char line[256];
+	bool found = false;
+	size_t i;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "CapEff: %llx", &eff) == 1;
+	fclose(f);
+	for (i = 0; found && i < sizeof(need) / sizeof(need[0]); i++)
+		found = eff & (1ULL << need[i]);
+	return found;
+}
+
+/* NULL when this process may use its backend, else why not, in one sentence. */
+static const char *privilege_problem(const struct agent *a)
+{
+	if (!a->real_root || geteuid() == 0)
+		return NULL;
+	if (a->backend != AGENT_BACKEND_KMOD && bpf_caps())
+		return NULL;
+	switch (a->backend) {
+	case AGENT_BACKEND_BPF:
+		return "--backend=bpf needs root, or CAP_BPF and CAP_PERFMON to load its programs and CAP_SYS_PTRACE to read other users' /proc/PID/maps";
+	case AGENT_BACKEND_KMOD:
+		return "must run as root: the vmctx_guest module shows page-table roots to root only, and other users' /proc/PID/maps need it too";
+	default:
+		return "must run as root, or with CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE for the BPF backend: the vmctx_guest module shows page-table roots to root only";
+	}
+}
+
 static int run(struct agent *a, bool record, const struct options *o)
 {
+	const char *why = privilege_problem(a);
 	uint64_t t0 = now_ns();
 	int err;
 
-	if (a->real_root && geteuid() != 0) {
-		agent_err(a, "must run as root: the vmctx_guest module shows page-table roots to root only, and other users' /proc/PID/maps need it too");
+	if (why) {
+		agent_err(a, "%s", why);
 		return -EPERM;
 	}
 	/* record: the first signal ends the window; snapshot: any signal stops. */

@@ -10,8 +10,11 @@
  * sleep's lifetime inside the window the test saw; the subshell with a
  * root of its own, not its parent shell's; the new thread as a task of its
  * own with its process's root, as every thread must have; a window inside
- * the test's; and "backend=bpf" as what wrote it.  Skipped (77) without
- * root or BTF.
+ * the test's; and "backend=bpf" as what wrote it.  Then, as user nobody
+ * (util-linux's setpriv): without capabilities --backend=bpf fails with one
+ * line that names CAP_BPF; with CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE it
+ * records, and sees this root-owned process with its root.  Skipped (77)
+ * without root or BTF.
  */
 #include <errno.h>
 #include <limits.h>
@@ -54,6 +57,82 @@ static int thread_child(void)
 	if (pthread_create(&t, NULL, nap, NULL))
 		return 1;
 	return pthread_join(t, NULL) ? 1 : 0;
+}
+
+/*
+ * Run the agent as user nobody with @caps (setpriv's list, or NULL for
+ * none) recording 0.2 s into @dir/out.vmctx; its stderr into @dir/err.
+ * Returns its exit status, or -1.
+ */
+static int run_as_nobody(const char *agent, const char *dir, const char *caps)
+{
+	char out[256], err[256], inh[128], amb[128];
+	int st;
+	pid_t p;
+
+	snprintf(out, sizeof(out), "%s/out.vmctx", dir);
+	snprintf(err, sizeof(err), "%s/err", dir);
+	snprintf(inh, sizeof(inh), "--inh-caps=%s", caps ? caps : "-all");
+	snprintf(amb, sizeof(amb), "--ambient-caps=%s", caps ? caps : "-all");
+	p = fork();
+	if (!p) {
+		if (!freopen(err, "w", stderr))
+			_exit(126);
+		execlp("setpriv", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+		       inh, amb, agent, "record", "--backend=bpf", "--no-kallsyms", "-o", out,
+		       "-d", "0.2", (char *)NULL);
+		_exit(127);
+	}
+	if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* the capabilities the BPF backend needs without root, and the message without them */
+static void check_without_root(const char *agent)
+{
+	char dir[] = "/tmp/test-agent-bpf-nobody-XXXXXX", path[300], line[512];
+	struct vmctx_bundle *b = NULL;
+	uint64_t root = 0;
+	int rc, lines = 0, pid, self = 0;
+	bool names_cap = false;
+	FILE *f;
+	size_t i;
+
+	if (!mkdtemp(dir) || chown(dir, 65534, 65534)) {
+		CHECK(0, "cannot make a directory for user nobody");
+		return;
+	}
+	rc = run_as_nobody(agent, dir, NULL);
+	snprintf(path, sizeof(path), "%s/err", dir);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		lines++;
+		names_cap |= !!strstr(line, "CAP_BPF");
+	}
+	if (f)
+		fclose(f);
+	CHECK(rc == 1 && lines == 1 && names_cap,
+	      "as nobody without capabilities: status %d, %d line(s), CAP_BPF %snamed", rc, lines,
+	      names_cap ? "" : "not ");
+	rc = run_as_nobody(agent, dir, "+bpf,+perfmon,+sys_ptrace");
+	CHECK(rc == 0, "as nobody with CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE: status %d", rc);
+	snprintf(path, sizeof(path), "%s/out.vmctx", dir);
+	if (!rc && !vmctx_bundle_read_file(path, NULL, &b)) {
+		for (i = 0; i < vmctx_bundle_ntasks(b); i++) {
+			vmctx_bundle_task(b, i, &root, &pid, NULL, NULL, NULL, NULL);
+			if (pid == getpid() && root && !(root & 0xfff))
+				self = 1;
+		}
+		CHECK(self, "as nobody with capabilities: this root-owned process or its root is missing");
+		CHECK(strstr(vmctx_bundle_agent(b), " backend=bpf") != NULL,
+		      "as nobody: the bundle does not say backend=bpf");
+		vmctx_bundle_free(b);
+	}
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/err", dir);
+	unlink(path);
+	rmdir(dir);
 }
 
 int main(int argc, char **argv)
@@ -188,8 +267,9 @@ int main(int argc, char **argv)
 		}
 	}
 	vmctx_bundle_free(b);
+	check_without_root(agent);
 	if (!fails)
-		printf("ok: BPF backend: roots, lifetimes, alive-at-start, %d subshell(s) forked without exec, %d new thread, window, backend=bpf\n",
+		printf("ok: BPF backend: roots, lifetimes, alive-at-start, %d subshell(s) forked without exec, %d new thread, window, backend=bpf; as nobody, capabilities needed and named\n",
 		       subshells, threads);
 	return fails != 0;
 }
