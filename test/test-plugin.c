@@ -570,6 +570,9 @@ static void records_of_control_bytes_print_no_control_bytes(void)
 static char tmpdir[PATH_MAX];
 
 /* Write a bundle with @comm, @sym and @path for "sh" to a file of @tmpdir; the path, malloc'd. */
+/* When not 0, the bundles written next have the window [0, window_end]. */
+static uint64_t window_end;
+
 static char *write_bundle(const char *name, const char *comm, const char *sym, const char *path,
 			  uint64_t sh_root)
 {
@@ -590,6 +593,7 @@ static char *write_bundle(const char *name, const char *comm, const char *sym, c
 	ok = ok && vmctx_bundle_add_task(b, ROOT_REUSED, 60, 60, "new", 3000, VMCTX_TIME_NONE) >= 0;
 	ok = ok && vmctx_bundle_add_ksym(b, KSYM, "schedule", NULL) == 0;
 	ok = ok && vmctx_bundle_add_ksym(b, KSYM + 0x1000, "schedule_end", NULL) == 0;
+	ok = ok && (!window_end || vmctx_bundle_set_window(b, 0, window_end) == 0);
 	ok = ok && vmctx_bundle_seal(b) == 0 && vmctx_bundle_write_file(b, file) == 0;
 	vmctx_bundle_free(b);
 	CHECK(ok, "bundle %s written", file);
@@ -685,6 +689,7 @@ static void options_pick_owner_by_time_and_bundle(void)
 	struct tep_plugin_list *plugins;
 	char list[2 * PATH_MAX + 200];
 	struct exit_rec r;
+	char *win;
 
 	snprintf(list, sizeof(list), "%s:%s", one, two);
 	tep_plugin_add_option("vmctx:maps", list);
@@ -737,11 +742,29 @@ static void options_pick_owner_by_time_and_bundle(void)
 	tep_unload_plugins(plugins, tep);
 	tep_free(tep);
 
+	/* a bundle whose window ends at guest 20000 ns names nobody after it */
+	window_end = 20000;
+	win = write_bundle("win.vmctx", "sh", "main", "/bin/busybox", ROOT_SH);
+	window_end = 0;
+	tep_plugin_add_option("vmctx:maps", win);
+	tep = new_tep(false);
+	plugins = load_with_env(tep, NULL, fmt);
+	r = guest_rec(ROOT_SH, MAIN_IP);
+	expect_at(tep, &r, PATCHED_SIZE, 1000000 + 20000,
+		  EXT_HEAD "0x401000 cr3 0x12346000 (raw 0x12346000) guest=sh[42] "
+		  "func=main (busybox) " ZERO_INFO, "the window's last instant: the living owner");
+	expect_at(tep, &r, PATCHED_SIZE, 1000000 + 20001,
+		  EXT_HEAD "0x401000 cr3 0x12346000 (raw 0x12346000) guest=? " ZERO_INFO,
+		  "after the bundle's window: nobody, though its owner never exited");
+	tep_unload_plugins(plugins, tep);
+	tep_free(tep);
+
 	tep_plugin_add_option("vmctx:maps", "");
 	tep_plugin_add_option("vmctx:offset", "");
 	free(fmt);
 	free(one);
 	free(two);
+	free(win);
 }
 
 /* Debian's plugin_kvm.so (libtraceevent1-plugin), or $VMCTX_PLUGIN_KVM. */
