@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The BPF backend on this machine's own kernel: vmctx-agent record
- * --backend=bpf runs, from one shell, two sleeps at once (sleep(1) under a
- * name of its own), a subshell forked without exec that counts for a
- * while, and this program again (--thread), whose second thread lives
- * 0.2 s.  The bundle must hold this test process (alive at start) and the
- * two sleeps, each with a page-aligned root under the machine's memory,
- * the two sleeps with different roots (both alive at once), and each
- * sleep's lifetime inside the window the test saw; the subshell with a
- * root of its own, not its parent shell's; the new thread as a task of its
- * own with its process's root, as every thread must have; a window inside
- * the test's; and "backend=bpf" as what wrote it.  Then, as user nobody
- * (util-linux's setpriv): without capabilities --backend=bpf fails with one
- * line that names CAP_BPF; with CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE it
- * records, and sees this root-owned process with its root.  Skipped (77)
- * without root or BTF.
+ * --backend=bpf runs, from one shell (sh under a name of its own), two
+ * sleeps at once (sleep(1) under a name of its own), a subshell forked
+ * without exec that counts for a while, and this program again
+ * (--thread), whose second thread lives 0.2 s.  The bundle must hold this
+ * test process (alive at start) and the two sleeps, each with a
+ * page-aligned root under the machine's memory, the two sleeps with
+ * different roots (both alive at once), and each sleep's lifetime inside
+ * the window the test saw; every fork of the shell, the subshell among
+ * them, with a root of its own, not the shell's; the new thread as a task
+ * of its own with its process's root, as every thread must have; a window
+ * inside the test's; and "backend=bpf" as what wrote it.  Then, as user
+ * nobody (util-linux's setpriv): without capabilities --backend=bpf fails
+ * with one line that names CAP_BPF; with CAP_BPF, CAP_PERFMON and
+ * CAP_SYS_PTRACE it records, and sees this root-owned process with its
+ * root.  Skipped (77) without root or BTF.
  */
 #include <errno.h>
 #include <limits.h>
@@ -138,7 +139,8 @@ static void check_without_root(const char *agent)
 int main(int argc, char **argv)
 {
 	const char *agent = getenv("VMCTX_AGENT") ? getenv("VMCTX_AGENT") : "guest-agent/vmctx-agent";
-	char out[] = "/tmp/test-agent-bpf-XXXXXX", sleeper[64], self[PATH_MAX];
+	char out[] = "/tmp/test-agent-bpf-XXXXXX", sleeper[64], shell[96], self[PATH_MAX];
+	char self_comm[16];
 	struct vmctx_bundle *b = NULL;
 	uint64_t t0, t1, root, start, exit_ns, sleep_root[2] = { 0 }, self_root = 0;
 	uint64_t ws = 0, we = 0, sh_start = UINT64_MAX, sh_root = 0;
@@ -163,17 +165,21 @@ int main(int argc, char **argv)
 	snprintf(sleeper, sizeof(sleeper), "%s.d", out);
 	if (mkdir(sleeper, 0700))
 		return 1;
+	/* and the shell too, so that make's shells on a busy machine are not taken for it */
+	snprintf(shell, sizeof(shell), "%s/vbsh", sleeper);
 	strcat(sleeper, "/vbsleep");
-	if (symlink("/bin/sleep", sleeper))
+	if (symlink("/bin/sleep", sleeper) || symlink("/bin/sh", shell))
 		return 1;
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)
 		return 1;
 	self[n] = '\0';
+	/* the --thread child's comm: this program's file name, cut to 15 bytes */
+	snprintf(self_comm, sizeof(self_comm), "%s", strrchr(self, '/') + 1);
 	t0 = mono_ns();
 	child = fork();
 	if (!child) {
-		execl(agent, agent, "record", "--backend=bpf", "-o", out, "--", "sh", "-c",
+		execl(agent, agent, "record", "--backend=bpf", "-o", out, "--", shell, "-c",
 		      "$0 0.3 & $0 0.3 & "
 		      "(i=0; while [ $i -lt 100000 ]; do i=$((i + 1)); done) & "
 		      "$1 --thread & wait", sleeper, self, (char *)NULL);
@@ -183,6 +189,7 @@ int main(int argc, char **argv)
 		return 1;
 	t1 = mono_ns();
 	unlink(sleeper);
+	unlink(shell);
 	*strrchr(sleeper, '/') = '\0';
 	rmdir(sleeper);
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
@@ -216,10 +223,10 @@ int main(int argc, char **argv)
 	CHECK(!vmctx_bundle_window(b, &ws, &we) && ws >= t0 && we <= t1 && ws <= we,
 	      "window [%llu, %llu] not inside [%llu, %llu]", (unsigned long long)ws,
 	      (unsigned long long)we, (unsigned long long)t0, (unsigned long long)t1);
-	/* the shell: the first "sh" to start in the window; then its subshell */
+	/* the shell: the first "vbsh" to start; every other is a fork of it */
 	for (i = 0; i < vmctx_bundle_ntasks(b); i++) {
 		vmctx_bundle_task(b, i, &root, &pid, &tgid, &comm, &start, &exit_ns);
-		if (!strcmp(comm, "sh") && pid == tgid && start >= t0 && start < sh_start) {
+		if (!strcmp(comm, "vbsh") && pid == tgid && start >= t0 && start < sh_start) {
 			sh_start = start;
 			sh_root = root;
 			sh_pid = pid;
@@ -227,16 +234,16 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < vmctx_bundle_ntasks(b); i++) {
 		vmctx_bundle_task(b, i, &root, &pid, &tgid, &comm, &start, &exit_ns);
-		/* forked without exec: still "sh", a new pid, alive a while */
-		if (!strcmp(comm, "sh") && pid == tgid && pid != sh_pid && start > sh_start &&
-		    exit_ns != VMCTX_TIME_NONE && exit_ns - start >= 20000000ULL) {
-			subshells++;
-			CHECK(root && root != sh_root, "subshell %d has its shell's root %#llx", pid,
+		/* a fork of the shell, before its exec or without one: its own root */
+		if (!strcmp(comm, "vbsh") && pid == tgid && pid != sh_pid) {
+			CHECK(root && root != sh_root, "fork %d of the shell has its root %#llx", pid,
 			      (unsigned long long)root);
+			/* the subshell, which counts for a while without exec */
+			subshells += exit_ns != VMCTX_TIME_NONE && exit_ns - start >= 20000000ULL;
 		}
 		/* the --thread child's second thread */
 		if (pid != tgid && tgid != getpid() && start >= t0 && exit_ns <= t1 &&
-		    !strncmp(comm, "test-agent-bpf", 14))
+		    !strcmp(comm, self_comm))
 			threads++;
 	}
 	CHECK(subshells >= 1, "no subshell forked without exec in the bundle (shell %d)", sh_pid);
