@@ -426,11 +426,10 @@ static int build_bundle(struct agent *a)
 	if (!err)
 		err = vmctx_bundle_set_cr3_mask(a->bundle, tab->cr3_mask);
 	/* record: every exec and exit between these is in the bundle */
-	if (!err && a->has_window)
+	if (!err && a->has_window) {
 		err = vmctx_bundle_set_window(a->bundle, a->window_start, a->window_end);
-	if (err) {
-		agent_err(a, "cannot build the bundle: the window: %s", vmctx_strerror(err));
-		return err;
+		if (err)
+			agent_err(a, "cannot build the bundle: the window: %s", vmctx_strerror(err));
 	}
 	for (i = 0; !err && i < a->tasks.n; i++) {
 		const struct agent_task *t = &a->tasks.v[i];
