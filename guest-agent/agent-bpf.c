@@ -154,9 +154,55 @@ static int libbpf_verbose(enum libbpf_print_level level, const char *fmt, va_lis
 
 static int on_event(void *ctx, void *data, size_t size);
 
+/*
+ * The skeleton, loaded and attached with the best hook for mappings that
+ * this kernel takes: fentry needs BPF trampolines (ftrace direct calls), a
+ * kprobe needs kprobes; without either, mappings come from /proc only, as
+ * polls read them.  *what says which step failed, when all did.
+ */
+static struct agent_prog *load_skel(struct agent *a, const char **what)
+{
+	static const struct {
+		bool fentry, kprobe;
+		const char *note;
+	} tries[] = {
+		{ true, false, "executable mappings from an fentry on perf_event_mmap()" },
+		{ false, true, "executable mappings from a kprobe on perf_event_mmap() (fentry does not load)" },
+		{ false, false, NULL },
+	};
+	struct agent_prog *skel;
+	size_t i;
+	int err = -EINVAL;
+
+	for (i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		*what = "load";
+		skel = agent_prog__open();
+		if (!skel)
+			return NULL;
+		bpf_program__set_autoload(skel->progs.vmctx_mmap, tries[i].fentry);
+		bpf_program__set_autoload(skel->progs.vmctx_mmap_kprobe, tries[i].kprobe);
+		err = agent_prog__load(skel);
+		if (!err) {
+			*what = "attach";
+			err = agent_prog__attach(skel);
+		}
+		if (!err) {
+			if (tries[i].note)
+				agent_note(a, "BPF: %s", tries[i].note);
+			else
+				agent_warn(a, "BPF: no hook on perf_event_mmap() works on this kernel: the executable mappings of processes shorter than a poll are missed");
+			return skel;
+		}
+		agent_prog__destroy(skel);
+	}
+	errno = -err;
+	return NULL;
+}
+
 int agent_bpf_open(struct agent *a, bool quiet)
 {
 	struct agent_bpf *b;
+	const char *what;
 	int err;
 
 	if (!may_bpf()) {
@@ -168,35 +214,11 @@ int agent_bpf_open(struct agent *a, bool quiet)
 	if (!b)
 		return -ENOMEM;
 	libbpf_set_print(a->verbose ? libbpf_verbose : libbpf_quiet);
-	b->skel = agent_prog__open_and_load();
-	if (!b->skel) {
-		/*
-		 * fexit needs BPF trampolines (ftrace direct calls): without
-		 * them, mappings come from /proc only, as polls read them.
-		 */
-		b->skel = agent_prog__open();
-		if (b->skel) {
-			bpf_program__set_autoload(b->skel->progs.vmctx_mmap, false);
-			err = agent_prog__load(b->skel);
-			if (err) {
-				agent_prog__destroy(b->skel);
-				b->skel = NULL;
-				errno = -err;
-			} else {
-				agent_warn(a, "BPF: fexit on vm_mmap_pgoff() does not load on this kernel: the executable mappings of processes shorter than a poll are missed");
-			}
-		}
-	}
+	b->skel = load_skel(a, &what);
 	if (!b->skel) {
 		err = -errno;
 		if (!quiet)
-			agent_err(a, "the BPF programs do not load: %s", strerror(-err));
-		goto fail;
-	}
-	err = agent_prog__attach(b->skel);
-	if (err) {
-		if (!quiet)
-			agent_err(a, "the BPF programs do not attach: %s", strerror(-err));
+			agent_err(a, "the BPF programs do not %s: %s", what, strerror(-err));
 		goto fail;
 	}
 	b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.events), on_event, a, NULL);
@@ -304,6 +326,8 @@ int agent_bpf_read_table(struct agent *a, struct agent_kmod_table *t)
 		task_from(&nt.tasks[nt.ntasks++], &rec, b->pti);
 	}
 	clock_pair(&nt.tsc, &nt.ns);
+	/* the module's cr3_mask: the SME bit of CR3, which roots leave out */
+	nt.cr3_mask = b->skel->bss->cr3_mask;
 out:
 	close(fd);
 	if (err) {

@@ -17,7 +17,7 @@ enum agent_bpf_type {
 	AGENT_BPF_FORK = 1,
 	AGENT_BPF_EXEC,
 	AGENT_BPF_EXIT,
-	AGENT_BPF_MAP,		/* a file-backed PROT_EXEC mapping, just made */
+	AGENT_BPF_MAP,		/* a file-backed executable mapping, just made */
 };
 
 struct agent_bpf_task {
@@ -39,6 +39,7 @@ struct agent_bpf_event {
 	__u64 pgoff;
 	__u32 depth;		/* components in names[], leaf first */
 	__u32 truncated;	/* the walk stopped before the root */
+	__u32 names_len;	/* bytes of names[] filled */
 	char names[AGENT_BPF_NAMES + AGENT_BPF_NAME_MAX];
 };
 

@@ -4,10 +4,11 @@
  * hooks instead of a module.  Each task's page-table root is __pa(mm->pgd),
  * computed as the kernel does for the direct map (pgd - page_offset_base);
  * fork, exec and exit come from the scheduler's tp_btf tracepoints; and
- * each file-backed executable mapping is logged by fexit on vm_mmap_pgoff(),
- * which sees mmap(2) and the ELF loader's mappings of a program and its
- * interpreter alike, while the memory exists.  The agent's task iterator
- * lists the tasks alive at start.
+ * each file-backed executable mapping is logged as it is made, from
+ * perf_event_mmap(), which mmap(2), mprotect(2) and the ELF loader all call
+ * with the new vma (the hook perf's own mmap records come from), while the
+ * memory exists.  That hook is an fentry where BPF trampolines work, else a
+ * kprobe.  The agent's task iterator lists the tasks alive at start.
  */
 #include "kernel-types.h"
 #include <bpf/bpf_helpers.h>
@@ -19,12 +20,17 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define PF_EXITING	0x00000004
 #define PF_KTHREAD	0x00200000
-#define PROT_EXEC	0x4
+#define VM_EXEC		0x00000004
 #define MAX_ERRNO	4095
 
 /* x86-64's direct map without KASLR; the kernel's own value when it has one. */
 const volatile __u64 default_page_offset = 0xffff888000000000ULL;
 extern const void page_offset_base __ksym __weak;
+/* AMD SME's encryption bit, which the kernel sets in CR3 beside the root */
+extern const void sme_me_mask __ksym __weak;
+
+/* sme_me_mask as the task iterator last read it (0 without SME), for the agent */
+__u64 cr3_mask;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -120,15 +126,21 @@ int BPF_PROG(vmctx_exit, struct task_struct *p)
 /*
  * The path of @f as names leaf first, crossing mount points upwards: the
  * agent joins them.  A path deeper than AGENT_BPF_DEPTH is marked truncated.
+ * The offset in names[] is kept in the event, not in a register, so that
+ * every way through an iteration ends in the same verifier state: tracked
+ * precisely, the offsets of 2^depth paths would each be explored (more than
+ * a million instructions on Linux 6.12).
  */
 static void walk_path(struct agent_bpf_event *e, struct file *f)
 {
 	struct dentry *d = BPF_CORE_READ(f, f_path.dentry), *parent;
 	struct vfsmount *vm = BPF_CORE_READ(f, f_path.mnt);
 	struct mount *mnt = (void *)vm - bpf_core_field_offset(struct mount, mnt);
-	__u32 off = 0, i;
+	__u32 off, i;
 	long n;
 
+	e->depth = 0;
+	e->names_len = 0;
 	e->truncated = 1;
 	for (i = 0; i < AGENT_BPF_DEPTH; i++) {
 		struct dentry *mroot = BPF_CORE_READ(mnt, mnt.mnt_root);
@@ -149,26 +161,28 @@ static void walk_path(struct agent_bpf_event *e, struct file *f)
 			e->truncated = 0;
 			break;
 		}
+		off = *(volatile __u32 *)&e->names_len;
 		if (off >= AGENT_BPF_NAMES)
 			break;
 		n = bpf_probe_read_kernel_str(&e->names[off & (AGENT_BPF_NAMES - 1)],
 					      AGENT_BPF_NAME_MAX, BPF_CORE_READ(d, d_name.name));
 		if (n <= 0)
 			break;
-		off += n;
+		e->names_len = off + n;
 		e->depth++;
 		d = parent;
 	}
 }
 
-SEC("fexit/vm_mmap_pgoff")
-int BPF_PROG(vmctx_mmap, struct file *file, unsigned long addr, unsigned long len,
-	     unsigned long prot, unsigned long flag, unsigned long pgoff, unsigned long ret)
+/* A new or changed vma of the current process: logged if it maps a file executable. */
+static int log_map(struct vm_area_struct *vma)
 {
 	struct task_struct *t = (void *)bpf_get_current_task_btf();
+	struct file *file = BPF_CORE_READ(vma, vm_file);
 	struct agent_bpf_event *e;
 
-	if (!file || !(prot & PROT_EXEC) || ret >= (unsigned long)-MAX_ERRNO)
+	if (!file || !(BPF_CORE_READ(vma, vm_flags) & VM_EXEC) ||
+	    BPF_CORE_READ(vma, vm_mm) != BPF_CORE_READ(t, mm))
 		return 0;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -179,13 +193,25 @@ int BPF_PROG(vmctx_mmap, struct file *file, unsigned long addr, unsigned long le
 	e->other = 0;
 	e->ns = bpf_ktime_get_ns();
 	fill_task(&e->task, t);
-	e->start = ret;
-	e->end = ret + ((len + 4095) & ~4095UL);
-	e->pgoff = pgoff << 12;
-	e->depth = 0;
+	e->start = BPF_CORE_READ(vma, vm_start);
+	e->end = BPF_CORE_READ(vma, vm_end);
+	e->pgoff = BPF_CORE_READ(vma, vm_pgoff) << 12;
 	walk_path(e, file);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
+}
+
+SEC("fentry/perf_event_mmap")
+int BPF_PROG(vmctx_mmap, struct vm_area_struct *vma)
+{
+	return log_map(vma);
+}
+
+/* the same where fentry does not load; the agent enables one of the two */
+SEC("kprobe/perf_event_mmap")
+int BPF_KPROBE(vmctx_mmap_kprobe, struct vm_area_struct *vma)
+{
+	return log_map(vma);
 }
 
 /* The tasks alive now, one record each, through bpf_iter_create(). */
@@ -195,6 +221,8 @@ int vmctx_tasks(struct bpf_iter__task *ctx)
 	struct task_struct *t = ctx->task;
 	struct agent_bpf_task d = {};
 
+	if (&sme_me_mask)
+		bpf_probe_read_kernel(&cr3_mask, sizeof(cr3_mask), &sme_me_mask);
 	/* as the module's table: a task is gone once its exit event is logged */
 	if (!t || (BPF_CORE_READ(t, flags) & PF_EXITING))
 		return 0;

@@ -73,6 +73,15 @@ struct file {
 	struct path f_path;
 };
 
+struct vm_area_struct {
+	unsigned long vm_start;
+	unsigned long vm_end;
+	struct mm_struct *vm_mm;
+	unsigned long vm_flags;
+	unsigned long vm_pgoff;
+	struct file *vm_file;
+};
+
 struct task_struct {
 	unsigned int flags;
 	int pid;
@@ -99,5 +108,15 @@ struct bpf_iter__task {
 };
 
 #pragma clang attribute pop
+
+/*
+ * A kprobe's context: x86-64's pt_regs, whose layout is ABI (the same as
+ * struct user_regs_struct), under the names bpf_tracing.h gives it outside
+ * the kernel.  Read directly, so outside preserve_access_index.
+ */
+struct pt_regs {
+	unsigned long r15, r14, r13, r12, rbp, rbx, r11, r10, r9, r8;
+	unsigned long rax, rcx, rdx, rsi, rdi, orig_rax, rip, cs, eflags, rsp, ss;
+};
 
 #endif

@@ -1,7 +1,8 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
 # /init of the lab's L2 Linux guest.  Loads vmctx_guest.ko, records with
-# vmctx-agent while two "hot" processes and one short-lived "blip" run (and,
+# vmctx-agent while two "hot" processes, one short-lived "blip" and 20 very
+# short "blink" runs of it run (and,
 # with vmctx.churn=SECS, one short "churn" process after another on vCPU 0
 # for SECS seconds),
 # and writes the bundle to the virtio disk the host gave it.  Then it
@@ -91,6 +92,11 @@ sleep 1
 taskset -c 1 hot -t "$secs" > /tmp/hot1.out &
 taskset -c 1 hot -t "$secs" > /tmp/hot2.out &
 blip -t 1 > /tmp/blip.out &
+# blink: 20 short runs of hot (a single round, a few ms each) under a name
+# of their own, one after the other: dynamically linked, so their code is
+# in hot and, mapped by ld.so, in libc.so.6; each is gone before a poll.
+ln -sf hot /bin/blink
+(sleep 1; i=0; while [ $i -lt 20 ]; do blink -t 0 > /dev/null; i=$((i + 1)); done) &
 # churn: processes of 20 ms of work each, one after the other on vCPU 0,
 # whose freed page-table roots the next ones reuse at once.  With -p an
 # even pid runs only hot_alpha and an odd one only hot_beta, so that the
@@ -120,6 +126,19 @@ grep '^vmctx-agent: ' /tmp/agent.err | grep -v 'libbpf: [0-9]*: \|libbpf: ;' | t
 [ -f /tmp/agent-bpf.err ] &&
 	grep '^vmctx-agent: ' /tmp/agent-bpf.err | grep -v 'libbpf: [0-9]*: \|libbpf: ;' | tail -n 6 |
 	while read -r line; do say "agent-bpf: $line"; done
+# Each bundle holds every blink with its mappings of hot and libc.so.6,
+# however the backend got them (the module at exec and exit, BPF as they
+# are made).
+for f in /tmp/guest1.vmctx /tmp/guest1-bpf.vmctx; do
+	[ -f $f ] || continue
+	zcat $f > /tmp/bundle.txt || bye "FAIL $f does not decompress"
+	set -- $(awk 'FNR == NR { if ($1 == "task" && $NF == "comm=blink" && $7 != "exit=-") b[$2] = 1; next }
+		$1 == "map" && ($2 in b) { if ($NF ~ /\/hot$/) h[$2] = 1; if ($NF ~ /\/libc\.so\.6$/) l[$2] = 1 }
+		END { for (t in b) { n++; if ((t in h) && (t in l)) k++ } print n + 0, k + 0 }' /tmp/bundle.txt /tmp/bundle.txt)
+	say "blink in ${f#/tmp/}: $1 short processes, $2 with hot and libc.so.6 mapped"
+	[ "$1" -eq 20 ] && [ "$2" -eq 20 ] || bye "FAIL blink in ${f#/tmp/}: $1 of 20 processes, $2 with their code mapped"
+done
+rm -f /tmp/bundle.txt
 # the work each hot did, for the host's check of how the samples split
 # (and where each one's libc code lay)
 { cat /tmp/hot1.out /tmp/hot2.out; grep 'libc text' /tmp/blip.out; } |

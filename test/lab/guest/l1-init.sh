@@ -55,8 +55,10 @@ esac
 # status in /tmp/l2-N.exit; its bundle comes back on the virtio disk
 # /tmp/out-N.img.  debug-threads: vCPU threads are named "CPU N/KVM" (the
 # vCPU id also comes from the sample block, so nothing depends on it).
-# Only guest 1 runs the churn processes; guest 2 runs with its page-table
-# isolation on whatever vmctx.pti says, so that the perf run sees both.
+# Guest 1 runs the churn processes for vmctx.churn seconds, guest 2 for a
+# third of that: under BPF alone, their code comes from its mapping hook,
+# as they end before a poll.  Guest 2 runs with its page-table isolation on
+# whatever vmctx.pti says, so that the perf run sees both.
 # vmctx-agent's backends (guest-init.sh): in the perf run guest 1 records
 # with both the module and BPF over the same window (the bundles are
 # compared below; perf report reads the module's), guest 2 with BPF alone,
@@ -65,7 +67,7 @@ backend1=kmod
 [ "$host" = perf ] && backend1=both
 cat > /tmp/run-l2.sh <<EOS
 n=\$1 dir=/lab/l2 churn=$churn l2pti=$l2pti backend=$backend1
-[ "\$n" = 1 ] || { dir=/lab/l2b; churn=0; l2pti=pti=on; backend=bpf; }
+[ "\$n" = 1 ] || { dir=/lab/l2b; churn=$((churn / 3)); l2pti=pti=on; backend=bpf; }
 dd if=/dev/zero of=/tmp/out-\$n.img bs=1M count=16 2>/dev/null
 qemu-system-x86_64 -accel kvm -cpu host -smp 2 -m 256M -nodefaults -no-reboot \
 	-display none -serial stdio -name guest\$n,debug-threads=on -L /share/qemu \

@@ -18,7 +18,7 @@
 #
 # Checks (each prints its figures):
 #  - perf report says the guest clock is exact, through the TSC;
-#  - >= 95% of the guest user samples in hot's code are named hot or blip
+#  - >= 95% of the guest user samples in hot's code are named hot, blip or blink
 #    with one of hot's functions, and as many in churn's code are
 #    named churn with one of its functions: a sample named with a
 #    function must lie in the named process's own code, so this also says
@@ -85,7 +85,7 @@ perf report -i "$data" --guest-maps="$maps" --stdio -n --sort vm,guest_comm,gues
 	-F sample,vm,guest_comm,guest_pid,sym 2>/dev/null |
 	awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q && $6 ~ /^hot_(alpha|beta|gamma)$/ { print $1, $3, $4, $6 }' > /tmp/named
 named() { awk -v re="$1" '$2 ~ re { n += $1 } END { print n + 0 }' /tmp/named; }
-hot_named=$(named '^(hot|blip)$')
+hot_named=$(named '^(hot|blip|blink)$')
 churn_named=$(named '^churn$')
 churn_procs=$(awk '$2 == "churn" { p[$3] = 1 } END { print length(p) }' /tmp/named)
 echo "perf-check: named by perf report (guest_comm,guest_pid,sym): hot/blip $hot_named of $hot_ip, churn $churn_named of $churn_ip (in $churn_procs processes)"
