@@ -543,6 +543,27 @@ int vmctx_bundle_task(const struct vmctx_bundle *b, size_t i, uint64_t *root, in
 	return 0;
 }
 
+int vmctx_bundle_task_map(const struct vmctx_bundle *b, size_t task, size_t i, uint64_t *start,
+			  uint64_t *end, uint64_t *pgoff, const char **path)
+{
+	const struct vmctx_map *m;
+
+	if (!b || task >= b->ntasks)
+		return -EINVAL;
+	if (i >= b->tasks[task].nmaps)
+		return -ENOENT;
+	m = &b->tasks[task].maps[i];
+	if (start)
+		*start = m->start;
+	if (end)
+		*end = m->end;
+	if (pgoff)
+		*pgoff = m->pgoff;
+	if (path)
+		*path = m->path;
+	return 0;
+}
+
 size_t vmctx_bundle_nobjects(const struct vmctx_bundle *b)
 {
 	return b ? b->nobjects : 0;

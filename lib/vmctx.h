@@ -503,6 +503,24 @@ int vmctx_bundle_task(const struct vmctx_bundle *b, size_t i, uint64_t *root, in
 		      int *tgid, const char **comm, uint64_t *start_ns, uint64_t *exit_ns);
 
 /**
+ * vmctx_bundle_task_map() - Get one of a task's maps
+ * @b: the bundle
+ * @task: the task's index, below vmctx_bundle_ntasks()
+ * @i: the map's index among the task's own maps, from 0
+ * @start: set to its first address (may be NULL)
+ * @end: set to the address after it (may be NULL)
+ * @pgoff: set to the file offset mapped at @start (may be NULL)
+ * @path: set to the mapped file's path, owned by the bundle (may be NULL)
+ *
+ * The maps a task was given, in the order added; sealed, in address order.
+ * A thread's maps are its process's, which this does not follow.  O(1).
+ *
+ * Return: 0; -ENOENT when the task has no map @i; -EINVAL for a missing task.
+ */
+int vmctx_bundle_task_map(const struct vmctx_bundle *b, size_t task, size_t i, uint64_t *start,
+			  uint64_t *end, uint64_t *pgoff, const char **path);
+
+/**
  * vmctx_bundle_nobjects() - Count the ELF objects
  * @b: the bundle
  *

@@ -1036,6 +1036,47 @@ static void test_agent_is_optional_and_kept(void)
 #undef TAIL
 }
 
+/* build_sample() gave task 1 three maps out of order, task 2 one, task 0 none */
+static void test_task_maps_are_read_in_address_order(void)
+{
+	static const struct {
+		uint64_t start, end, pgoff;
+		const char *path;
+	} want[] = {
+		{ 0x400000, 0x401000, 0, "/bin/my shell" },
+		{ 0x7ffff000, 0x80000000, 0, "[stack]" },
+		{ 0x7f0000001000, 0x7f0000100000, 0x28000, "/usr/lib/x86_64-linux-gnu/libc.so.6" },
+	};
+	struct vmctx_bundle *b = build_sample(), *r = NULL;
+	uint64_t start = 0, end = 0, pgoff = 1;
+	const char *path = NULL;
+	void *buf = NULL;
+	size_t i, len = 0;
+
+	for (i = 0; i < 3; i++) {
+		CHECK(!vmctx_bundle_task_map(b, 1, i, &start, &end, &pgoff, &path) &&
+		      start == want[i].start && end == want[i].end && pgoff == want[i].pgoff &&
+		      streq(path, want[i].path),
+		      "task 1 map %zu: %#llx-%#llx %#llx %s", i, (unsigned long long)start,
+		      (unsigned long long)end, (unsigned long long)pgoff, path ? path : "(null)");
+	}
+	CHECK(vmctx_bundle_task_map(b, 1, 3, NULL, NULL, NULL, NULL) == -ENOENT, "past the last map");
+	CHECK(vmctx_bundle_task_map(b, 0, 0, &start, NULL, NULL, NULL) == -ENOENT, "a task without maps");
+	CHECK(!vmctx_bundle_task_map(b, 2, 0, NULL, NULL, NULL, NULL), "every output may be NULL");
+	CHECK(vmctx_bundle_task_map(b, vmctx_bundle_ntasks(b), 0, NULL, NULL, NULL, NULL) == -EINVAL,
+	      "a missing task");
+	CHECK(vmctx_bundle_task_map(NULL, 0, 0, NULL, NULL, NULL, NULL) == -EINVAL, "NULL bundle");
+	/* and the same after a round trip through the format */
+	CHECK(!vmctx_bundle_write_mem(b, &buf, &len) && !vmctx_bundle_read_mem(buf, len, NULL, &r),
+	      "round trip");
+	CHECK(r && !vmctx_bundle_task_map(r, 1, 2, &start, &end, &pgoff, &path) &&
+	      start == want[2].start && end == want[2].end && pgoff == want[2].pgoff &&
+	      streq(path, want[2].path), "task 1's libc map read back");
+	vmctx_bundle_free(r);
+	vmctx_bundle_free(b);
+	free(buf);
+}
+
 int main(void)
 {
 	vmctx_set_log(on_log, NULL);
@@ -1067,6 +1108,7 @@ int main(void)
 	test_clock_pairs_are_counted_and_ordered();
 	test_window_is_optional_once_and_ordered();
 	test_agent_is_optional_and_kept();
+	test_task_maps_are_read_in_address_order();
 	if (failures)
 		fprintf(stderr, "test-bundle: %d check(s) failed\n", failures);
 	return failures ? 1 : 0;

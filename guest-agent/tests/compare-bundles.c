@@ -7,7 +7,10 @@
  * image, after any exec) must be alive in B at that time too, with the
  * same pid, tgid and root; and each image of a process that ended in A's
  * window must be in B too, with its root, over the same time (1 ms either
- * side).  Prints the counts; exits 1 on any difference, 2 on a bundle
+ * side).  Each of those processes and images must also have the same
+ * executable mappings in B as in A (start, end, file offset and path), B
+ * perhaps more: A's module takes them at exec and exit, B's BPF as they
+ * are made.  Prints the counts; exits 1 on any difference, 2 on a bundle
  * that does not read.
  */
 #include <stdio.h>
@@ -15,8 +18,8 @@
 
 #include <vmctx.h>
 
-/* The task of @pid alive at @t in @b: 1 with @root, -1 another, 0 none. */
-static int same_in(const struct vmctx_bundle *b, int pid, uint64_t root, uint64_t t)
+/* The task of @pid alive at @t in @b (*@at): 1 with @root, -1 another, 0 none. */
+static int same_in(const struct vmctx_bundle *b, int pid, uint64_t root, uint64_t t, size_t *at)
 {
 	size_t i;
 
@@ -25,18 +28,20 @@ static int same_in(const struct vmctx_bundle *b, int pid, uint64_t root, uint64_
 		int p;
 
 		vmctx_bundle_task(b, i, &r, &p, NULL, NULL, &s, &e);
-		if (p == pid && s <= t && (e == VMCTX_TIME_NONE || e > t))
+		if (p == pid && s <= t && (e == VMCTX_TIME_NONE || e > t)) {
+			*at = i;
 			return r == root ? 1 : -1;
+		}
 	}
 	return 0;
 }
 
 /*
  * An image of @pid that overlaps [@s, @e] in @b (1 ms either side): 1 if
- * one has @root, else -1 if any other does, else 0.
+ * one has @root (*@at), else -1 if any other does, else 0.
  */
 static int overlap_in(const struct vmctx_bundle *b, int pid, uint64_t root, uint64_t s,
-		      uint64_t e)
+		      uint64_t e, size_t *at)
 {
 	int found = 0;
 	size_t i;
@@ -48,11 +53,54 @@ static int overlap_in(const struct vmctx_bundle *b, int pid, uint64_t root, uint
 		vmctx_bundle_task(b, i, &r, &p, NULL, NULL, &s2, &e2);
 		if (p != pid || s2 >= e + 1000000 || (e2 != VMCTX_TIME_NONE && e2 + 1000000 <= s))
 			continue;
-		if (r == root)
+		if (r == root) {
+			*at = i;
 			return 1;
+		}
 		found = -1;
 	}
 	return found;
+}
+
+/* Whether task @tb of @b has the mapping @start-@end at @pgoff of @path. */
+static int has_map(const struct vmctx_bundle *b, size_t tb, uint64_t start, uint64_t end,
+		   uint64_t pgoff, const char *path)
+{
+	uint64_t s, e, o;
+	const char *p;
+	size_t i;
+
+	for (i = 0; !vmctx_bundle_task_map(b, tb, i, &s, &e, &o, &p); i++)
+		if (s == start && e == end && o == pgoff && p && path && !strcmp(p, path))
+			return 1;
+	return 0;
+}
+
+/*
+ * The file-backed mappings of task @ta of @a (not [vdso], [stack] and the
+ * like, which only /proc shows) that task @tb of @b lacks: counted in
+ * *@same and *@missing, each missing one printed.
+ */
+static void compare_maps(const struct vmctx_bundle *a, size_t ta, const struct vmctx_bundle *b,
+			 size_t tb, const char *what, size_t *same, size_t *missing)
+{
+	uint64_t s, e, o;
+	const char *p;
+	char name[256];
+	size_t i;
+
+	for (i = 0; !vmctx_bundle_task_map(a, ta, i, &s, &e, &o, &p); i++) {
+		if (!p || p[0] != '/')
+			continue;
+		if (has_map(b, tb, s, e, o, p)) {
+			(*same)++;
+			continue;
+		}
+		(*missing)++;
+		vmctx_escape(name, sizeof(name), p);
+		printf("%s: mapping %#llx-%#llx at %#llx of %s only in A\n", what,
+		       (unsigned long long)s, (unsigned long long)e, (unsigned long long)o, name);
+	}
 }
 
 /* The latest start or end that @b records: its window ends no earlier. */
@@ -88,6 +136,7 @@ int main(int argc, char **argv)
 	struct vmctx_bundle *a = NULL, *b = NULL;
 	size_t i, same = 0, differ = 0, missing = 0;
 	size_t ended_same = 0, ended_differ = 0, ended_missing = 0;
+	size_t maps_same = 0, maps_missing = 0;
 	uint64_t end;
 	int err;
 
@@ -118,7 +167,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < vmctx_bundle_ntasks(a); i++) {
 		const char *comm = NULL;
 		char name[64];
+		char what[96];
 		uint64_t r, s, e;
+		size_t at = 0;
 		int p, t;
 
 		vmctx_bundle_task(a, i, &r, &p, &t, &comm, &s, &e);
@@ -131,9 +182,11 @@ int main(int argc, char **argv)
 			continue;
 		if (e != VMCTX_TIME_NONE) {
 			/* an image that ended in the window: in B as well */
-			switch (overlap_in(b, p, r, s, e)) {
+			switch (overlap_in(b, p, r, s, e, &at)) {
 			case 1:
 				ended_same++;
+				snprintf(what, sizeof(what), "pid %d (%s, ended)", p, name);
+				compare_maps(a, i, b, at, what, &maps_same, &maps_missing);
 				break;
 			case -1:
 				ended_differ++;
@@ -147,9 +200,11 @@ int main(int argc, char **argv)
 			}
 			continue;
 		}
-		switch (same_in(b, p, r, end)) {
+		switch (same_in(b, p, r, end, &at)) {
 		case 1:
 			same++;
+			snprintf(what, sizeof(what), "pid %d (%s)", p, name);
+			compare_maps(a, i, b, at, what, &maps_same, &maps_missing);
 			break;
 		case -1:
 			differ++;
@@ -166,7 +221,8 @@ int main(int argc, char **argv)
 	       same, differ, missing);
 	printf("images that ended in A's window: %zu same root, %zu another root, %zu missing\n",
 	       ended_same, ended_differ, ended_missing);
+	printf("their file mappings in A: %zu in B too, %zu missing\n", maps_same, maps_missing);
 	vmctx_bundle_free(a);
 	vmctx_bundle_free(b);
-	return differ || missing || ended_differ || ended_missing;
+	return differ || missing || ended_differ || ended_missing || maps_missing;
 }
