@@ -141,6 +141,8 @@ static int parse_map_event(char **f, struct agent_kmod_event *e)
 	    e->end <= e->start || f[10][0] != '/' || agent_unescape(f[10]))
 		return -EINVAL;
 	e->other = !strcmp(f[6], "exit");
+	/* the module's maps are of the image open at their time: no root given */
+	e->task.root = e->task.user_root = AGENT_NO_ROOT;
 	e->path = strdup(f[10]);
 	return e->path ? 0 : -ENOMEM;
 }

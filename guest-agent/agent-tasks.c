@@ -113,6 +113,9 @@ void agent_tasks_free(struct agent_tasks *ts)
 
 	for (i = 0; i < ts->n; i++)
 		agent_free_maps(ts->v[i].maps, ts->v[i].nmaps);
+	for (i = 0; i < ts->npending; i++)
+		agent_free_maps(ts->pending[i].maps, ts->pending[i].n);
+	free(ts->pending);
 	free(ts->v);
 	free(ts->pkeys);
 	free(ts->pvals);
@@ -169,23 +172,93 @@ static void close_rec(struct agent_tasks *ts, int pid, uint64_t ns)
  * the latest view wins, and /proc/PID/maps read later replaces it in turn.
  * A mapping that overlaps one already in the batch is left out, and a batch
  * keeps at most AGENT_EVENT_MAPS.
+ *
+ * A map event that names its image's root (BPF's do) and finds another
+ * image open under its pid belongs to an exec whose event has not come yet:
+ * an exec maps the program and its interpreter before the exec tracepoint
+ * fires, and the agent may read the ring in between.  The batch waits, for
+ * at most AGENT_PENDING_MAPS images, until that exec opens its record.
  */
 #define AGENT_EVENT_MAPS	256
+#define AGENT_PENDING_MAPS	1024
 
-static bool overlaps(const struct agent_task *t, uint64_t start, uint64_t end)
+static bool overlaps(const struct agent_map *maps, size_t n, uint64_t start, uint64_t end)
 {
 	size_t i;
 
-	for (i = 0; i < t->nmaps; i++)
-		if (start < t->maps[i].end && t->maps[i].start < end)
+	for (i = 0; i < n; i++)
+		if (start < maps[i].end && maps[i].start < end)
 			return true;
 	return false;
+}
+
+/* Add @e's mapping to the batch @maps, unless full or overlapping. */
+static int batch_add(struct agent_map **maps, size_t *n, const struct agent_kmod_event *e)
+{
+	struct agent_map *m;
+
+	if (*n >= AGENT_EVENT_MAPS || overlaps(*maps, *n, e->start, e->end))
+		return 0;
+	m = realloc(*maps, (*n + 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	*maps = m;
+	m = &m[*n];
+	memset(m, 0, sizeof(*m));
+	m->start = e->start;
+	m->end = e->end;
+	m->pgoff = e->pgoff;
+	m->prot = PF_R | PF_X;
+	m->path = strdup(e->path);
+	if (!m->path)
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+static struct agent_pending_maps *pending_of(struct agent_tasks *ts, int pid, uint64_t root)
+{
+	size_t i;
+
+	for (i = 0; i < ts->npending; i++)
+		if (ts->pending[i].pid == pid && ts->pending[i].root == root)
+			return &ts->pending[i];
+	return NULL;
+}
+
+static void drop_pending(struct agent_tasks *ts, struct agent_pending_maps *p)
+{
+	agent_free_maps(p->maps, p->n);
+	memmove(p, p + 1, (ts->pending + ts->npending - (p + 1)) * sizeof(*p));
+	ts->npending--;
+}
+
+static int add_pending(struct agent_tasks *ts, const struct agent_kmod_event *e, bool same_batch)
+{
+	struct agent_pending_maps *p = pending_of(ts, e->task.pid, e->task.root);
+
+	if (!p) {
+		if (ts->npending == AGENT_PENDING_MAPS)
+			drop_pending(ts, &ts->pending[0]);
+		p = realloc(ts->pending, (ts->npending + 1) * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		ts->pending = p;
+		p = &p[ts->npending++];
+		memset(p, 0, sizeof(*p));
+		p->pid = e->task.pid;
+		p->root = e->task.root;
+	} else if (!same_batch) {
+		agent_free_maps(p->maps, p->n);
+		p->maps = NULL;
+		p->n = 0;
+	}
+	return batch_add(&p->maps, &p->n, e);
 }
 
 static int apply_map(struct agent_tasks *ts, const struct agent_kmod_event *e)
 {
 	struct agent_task *t = agent_tasks_open_of(ts, e->task.tgid);
-	struct agent_map *m;
 	bool same_batch = e->seq == ts->map_next_seq && e->task.pid == ts->map_pid &&
 			  e->other == ts->map_at_exit;
 
@@ -197,45 +270,142 @@ static int apply_map(struct agent_tasks *ts, const struct agent_kmod_event *e)
 	ts->map_next_seq = e->seq + 1;
 	ts->map_pid = e->task.pid;
 	ts->map_at_exit = e->other;
+	if (e->task.root != AGENT_NO_ROOT && t->root != AGENT_NO_ROOT && e->task.root != t->root)
+		return add_pending(ts, e, same_batch);
 	if (!same_batch) {
 		agent_free_maps(t->maps, t->nmaps);
 		t->maps = NULL;
 		t->nmaps = 0;
+		t->maps_from = t->maps_to = 0;
 	}
-	if (t->nmaps >= AGENT_EVENT_MAPS || overlaps(t, e->start, e->end))
+	return batch_add(&t->maps, &t->nmaps, e);
+}
+
+/* A copy of @n maps, or -ENOMEM. */
+static int copy_maps(const struct agent_map *src, size_t n, struct agent_map **out)
+{
+	struct agent_map *v;
+	size_t i;
+
+	*out = NULL;
+	if (!n)
 		return 0;
-	m = realloc(t->maps, (t->nmaps + 1) * sizeof(*m));
-	if (!m)
+	v = calloc(n, sizeof(*v));
+	if (!v)
 		return -ENOMEM;
-	t->maps = m;
-	m = &t->maps[t->nmaps];
-	memset(m, 0, sizeof(*m));
-	m->start = e->start;
-	m->end = e->end;
-	m->pgoff = e->pgoff;
-	m->prot = PF_R | PF_X;
-	m->path = strdup(e->path);
-	if (!m->path)
-		return -ENOMEM;
-	t->nmaps++;
+	for (i = 0; i < n; i++) {
+		v[i] = src[i];
+		v[i].path = strdup(src[i].path);
+		if (!v[i].path) {
+			agent_free_maps(v, i);
+			return -ENOMEM;
+		}
+	}
+	*out = v;
 	return 0;
+}
+
+/*
+ * A new process starts with its parent's mappings: a fork without exec
+ * runs the parent's code, and no map event or exit batch of the parent's
+ * image may ever name them for it.
+ */
+static int inherit_maps(struct agent_tasks *ts, const struct agent_kmod_event *e)
+{
+	struct agent_task *parent = agent_tasks_open_of(ts, e->other), *child;
+	struct agent_map *maps;
+	int err;
+
+	if (parent && parent->pid != parent->tgid)
+		parent = agent_tasks_open_of(ts, parent->tgid);
+	child = agent_tasks_open_of(ts, e->task.pid);
+	if (!parent || !parent->nmaps || !child || child->nmaps)
+		return 0;
+	err = copy_maps(parent->maps, parent->nmaps, &maps);
+	if (err)
+		return err;
+	child->maps = maps;
+	child->nmaps = parent->nmaps;
+	return 0;
+}
+
+/*
+ * An exec at @ns: maps read from /proc under this pid after it are the new
+ * image's (*@maps), and maps read across it are nobody's; either way the
+ * old record loses them.
+ */
+static void take_maps_after(struct agent_task *old, uint64_t ns, struct agent_map **maps,
+			    size_t *n, uint64_t *from, uint64_t *to)
+{
+	*maps = NULL;
+	*n = 0;
+	if (!old || !old->maps_to || old->maps_to < ns)
+		return;
+	if (old->maps_from > ns) {
+		*maps = old->maps;
+		*n = old->nmaps;
+		*from = old->maps_from;
+		*to = old->maps_to;
+	} else {
+		agent_free_maps(old->maps, old->nmaps);
+	}
+	old->maps = NULL;
+	old->nmaps = 0;
+	old->maps_from = old->maps_to = 0;
+}
+
+static int apply_exec(struct agent_tasks *ts, const struct agent_kmod_event *e)
+{
+	const struct agent_kmod_task *k = &e->task;
+	struct agent_pending_maps *p;
+	struct agent_map *moved;
+	uint64_t from = 0, to = 0;
+	struct agent_task *t;
+	size_t nmoved;
+	int err;
+
+	take_maps_after(agent_tasks_open_of(ts, k->pid), e->ns, &moved, &nmoved, &from, &to);
+	if (e->other != k->pid)
+		close_rec(ts, e->other, e->ns);
+	close_rec(ts, k->pid, e->ns);
+	err = add(ts, k, e->ns, AGENT_TIME_NONE);
+	t = err ? NULL : agent_tasks_open_of(ts, k->pid);
+	p = pending_of(ts, k->pid, k->root);
+	if (t && nmoved) {
+		/* read after the exec's maps were logged: the later view */
+		t->maps = moved;
+		t->nmaps = nmoved;
+		t->maps_from = from;
+		t->maps_to = to;
+		moved = NULL;
+	} else if (t && p) {
+		t->maps = p->maps;
+		t->nmaps = p->n;
+		p->maps = NULL;
+		p->n = 0;
+	}
+	agent_free_maps(moved, moved ? nmoved : 0);
+	if (p)
+		drop_pending(ts, p);
+	return err;
 }
 
 int agent_tasks_apply_event(struct agent_tasks *ts, const struct agent_kmod_event *e)
 {
 	const struct agent_kmod_task *k = &e->task;
 	struct agent_task *t;
+	int err;
 
 	switch (e->type) {
 	case AGENT_KMOD_FORK:
 		/* A record still open under this pid missed its exit event. */
 		close_rec(ts, k->pid, e->ns);
-		return add(ts, k, e->ns, AGENT_TIME_NONE);
+		err = add(ts, k, e->ns, AGENT_TIME_NONE);
+		if (err || k->pid != k->tgid)
+			return err;
+		return inherit_maps(ts, e);
 	case AGENT_KMOD_EXEC:
-		if (e->other != k->pid)
-			close_rec(ts, e->other, e->ns);
-		close_rec(ts, k->pid, e->ns);
-		return add(ts, k, e->ns, AGENT_TIME_NONE);
+		return apply_exec(ts, e);
 	case AGENT_KMOD_EXIT:
 		t = agent_tasks_open_of(ts, k->pid);
 		if (!t)

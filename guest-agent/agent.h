@@ -99,6 +99,21 @@ struct agent_task {
 	int maps_due;		/* reads still wanted while recording */
 	size_t nmaps;
 	struct agent_map *maps;
+	/*
+	 * When maps came from /proc/PID/maps: the CLOCK_MONOTONIC times the
+	 * read began and ended, so that an exec in between or before can be
+	 * told (0 and 0 otherwise)
+	 */
+	uint64_t maps_from;
+	uint64_t maps_to;
+};
+
+/* Map events of an image whose exec event has not come yet. */
+struct agent_pending_maps {
+	int pid;
+	uint64_t root;
+	size_t n;
+	struct agent_map *maps;
 };
 
 struct agent_tasks {
@@ -114,6 +129,9 @@ struct agent_tasks {
 	uint64_t map_next_seq;
 	int map_pid;
 	int map_at_exit;
+	/* at most AGENT_PENDING_MAPS images, the oldest dropped first */
+	size_t npending;
+	struct agent_pending_maps *pending;
 };
 
 /*

@@ -222,10 +222,20 @@ static bool wants_maps(const struct agent_task *t)
 static int read_task_maps(struct agent *a, struct agent_task *t)
 {
 	struct agent_map *maps;
+	uint64_t from = 0, to = 0;
 	size_t n;
 	int err;
 
+	/*
+	 * On this machine's own /proc the guest's clock is ours: when the read
+	 * began and ended tells an exec in between, or before it, whose event
+	 * comes later (agent_tasks_apply_event()).
+	 */
+	if (a->real_root)
+		from = now_ns();
 	err = agent_read_maps(a, t->tgid, t->pid, &maps, &n);
+	if (a->real_root)
+		to = now_ns();
 	if (err == -ENOMEM)
 		agent_err(a, "/proc/%d/maps: %s", t->pid, strerror(-err));
 	if (err == -ENOMEM || err == -EINTR)
@@ -247,6 +257,8 @@ static int read_task_maps(struct agent *a, struct agent_task *t)
 	agent_free_maps(t->maps, t->nmaps);
 	t->maps = maps;
 	t->nmaps = n;
+	t->maps_from = from;
+	t->maps_to = to;
 	return 0;
 }
 

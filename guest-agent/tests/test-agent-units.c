@@ -8,6 +8,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tap.h"
@@ -192,6 +193,114 @@ static void test_lifetimes(void)
 	agent_tasks_free(&ts);
 }
 
+static struct agent_kmod_event map_ev(uint64_t seq, uint64_t ns, int pid, uint64_t root,
+				      uint64_t start, const char *path)
+{
+	struct agent_kmod_event e = ev(AGENT_KMOD_MAP, ns, pid, pid, 0, root, "");
+
+	e.seq = seq;
+	e.start = start;
+	e.end = start + 0x1000;
+	e.path = (char *)path;
+	return e;
+}
+
+static bool has_map(const struct agent_task *t, uint64_t start, const char *path)
+{
+	size_t i;
+
+	for (i = 0; t && i < t->nmaps; i++)
+		if (t->maps[i].start == start && !strcmp(t->maps[i].path, path))
+			return true;
+	return false;
+}
+
+/* An /proc/PID/maps read, as vmctx-agent makes it, over [from, to]. */
+static void poll_maps(struct agent_tasks *ts, int pid, uint64_t from, uint64_t to,
+		      uint64_t start, const char *path)
+{
+	struct agent_task *t = agent_tasks_open_of(ts, pid);
+
+	agent_free_maps(t->maps, t->nmaps);
+	t->maps = calloc(1, sizeof(*t->maps));
+	t->maps->start = start;
+	t->maps->end = start + 0x1000;
+	t->maps->path = strdup(path);
+	t->nmaps = 1;
+	t->maps_from = from;
+	t->maps_to = to;
+}
+
+static void test_maps_find_their_image(void)
+{
+	struct agent_tasks ts = { 0 };
+	const struct agent_task *t;
+	struct agent_kmod_event e;
+
+	/* a shell with its maps; its fork runs its code before any exec */
+	e = ev(AGENT_KMOD_FORK, 100, 10, 10, 1, 0x1000, "sh");
+	agent_tasks_apply_event(&ts, &e);
+	poll_maps(&ts, 10, 105, 106, 0x400000, "/bin/sh");
+	e = ev(AGENT_KMOD_FORK, 110, 11, 11, 10, 0x2000, "sh");
+	agent_tasks_apply_event(&ts, &e);
+	t = find(&ts, 11, 0x2000);
+	CHECK(has_map(t, 0x400000, "/bin/sh") && t->nmaps == 1,
+	      "a forked child starts with its parent's mappings");
+	e = ev(AGENT_KMOD_FORK, 115, 12, 10, 10, 0x1000, "sh");
+	agent_tasks_apply_event(&ts, &e);
+	t = find(&ts, 12, 0x1000);
+	CHECK(t && !t->nmaps, "a new thread has none of its own (it uses its leader's)");
+
+	/*
+	 * 11 execs "prog": BPF logs the program's mapping (root 0x3000) at 120,
+	 * and the exec event at 130 comes in a later read of the ring.
+	 */
+	e = map_ev(1, 121, 11, 0x3000, 0x30000000, "/bin/prog");
+	agent_tasks_apply_event(&ts, &e);
+	t = find(&ts, 11, 0x2000);
+	CHECK(has_map(t, 0x400000, "/bin/sh") && !has_map(t, 0x30000000, "/bin/prog"),
+	      "a mapping of an image not open yet does not go to the one open");
+	e = ev(AGENT_KMOD_EXEC, 130, 11, 11, 11, 0x3000, "prog");
+	agent_tasks_apply_event(&ts, &e);
+	t = find(&ts, 11, 0x3000);
+	CHECK(has_map(t, 0x30000000, "/bin/prog") && t->nmaps == 1,
+	      "... it goes to the image that exec opens");
+	CHECK(!ts.npending, "and waits no longer");
+
+	/* a /proc read that began after an exec: the new image's */
+	e = ev(AGENT_KMOD_FORK, 200, 20, 20, 10, 0x4000, "sh");
+	agent_tasks_apply_event(&ts, &e);
+	poll_maps(&ts, 20, 215, 216, 0x50000000, "/bin/other");
+	e = ev(AGENT_KMOD_EXEC, 210, 20, 20, 20, 0x5000, "other");
+	agent_tasks_apply_event(&ts, &e);
+	CHECK(!has_map(find(&ts, 20, 0x4000), 0x50000000, "/bin/other") &&
+	      has_map(find(&ts, 20, 0x5000), 0x50000000, "/bin/other"),
+	      "maps read from /proc after an exec go to the new image");
+	/* one that spans the exec: nobody's */
+	e = ev(AGENT_KMOD_FORK, 300, 30, 30, 10, 0x6000, "sh");
+	agent_tasks_apply_event(&ts, &e);
+	poll_maps(&ts, 30, 305, 315, 0x60000000, "/bin/either");
+	e = ev(AGENT_KMOD_EXEC, 310, 30, 30, 30, 0x7000, "either");
+	agent_tasks_apply_event(&ts, &e);
+	t = find(&ts, 30, 0x6000);
+	CHECK(t && !t->nmaps && !find(&ts, 30, 0x7000)->nmaps,
+	      "maps read across an exec go to neither image");
+	/* one before it: the old image's */
+	e = ev(AGENT_KMOD_FORK, 400, 40, 40, 10, 0x8000, "sh");
+	agent_tasks_apply_event(&ts, &e);
+	poll_maps(&ts, 40, 401, 402, 0x400000, "/bin/sh");
+	e = ev(AGENT_KMOD_EXEC, 410, 40, 40, 40, 0x9000, "late");
+	agent_tasks_apply_event(&ts, &e);
+	CHECK(has_map(find(&ts, 40, 0x8000), 0x400000, "/bin/sh") &&
+	      !find(&ts, 40, 0x9000)->nmaps, "maps read before an exec stay with the old image");
+	/* the module's map events name no root: the image open at their time */
+	e = map_ev(9, 411, 40, AGENT_NO_ROOT, 0x70000000, "/bin/late");
+	agent_tasks_apply_event(&ts, &e);
+	CHECK(has_map(find(&ts, 40, 0x9000), 0x70000000, "/bin/late"),
+	      "a map event without a root goes to the open image");
+	agent_tasks_free(&ts);
+}
+
 static void test_unescape(void)
 {
 	char a[] = "caf%C3%A9%25";
@@ -230,6 +339,7 @@ int main(void)
 	test_task_line();
 	test_event_line();
 	test_lifetimes();
+	test_maps_find_their_image();
 	test_unescape();
 	test_lines();
 	return tap_result("test-agent-units");

@@ -149,7 +149,8 @@ for n in $all; do
 	head -c "$size" /tmp/out-$n.img > /tmp/guest$n.vmctx || finish "FAIL bundle transfer from guest$n"
 	maps="$maps,guest$n=/tmp/guest$n.vmctx"
 	# BPF's bundle of the same window, if the guest took one: both
-	# backends must see the same processes with the same roots
+	# backends must see the same processes with the same roots and file
+	# mappings
 	size=$(sed -n 's/^VMCTX-L2: bpf bundle \([0-9]*\) bytes on vda.*/\1/p' /tmp/l2-$n.log)
 	[ -n "$size" ] || continue
 	dd if=/tmp/out-$n.img of=/tmp/guest$n-bpf.full bs=65536 skip=128 2>/dev/null
