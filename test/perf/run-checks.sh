@@ -175,6 +175,27 @@ check "$(echo "$out" | awk '$2 == "bench" || $2 == "late" {print $1, $2, $3}')" 
 out=$($P report -i vms.data --guest-maps=reused.vmctx --guest-view=guest 2>&1)
 check "$(echo "$out" | awk '$4 == "bench" {n += $1} $4 == "late" {n2 += $1} END {print n, n2}')" "501 499" \
 	"exact clock: the guest view too"
+# perf script --guest-maps: each guest user sample's guest time is the
+# chain's (guest TSC = host ns + 5e9; guest ns = (TSC - 2e9) * 1.0005),
+# and its guest process is the root's owner then.
+out=$($P script -i vms.data --guest-maps=reused.vmctx --ns -F time,guest_cpl,guest_time,guest_pid,guest_comm,guest_sym 2>/dev/null)
+check "$(echo "$out" | awk '$2 == "cpl:3" { t = $1; sub(/:$/, "", t); split(t, p, "."); ns = p[1] * 1000000000 + p[2]
+	g = ns + 3000000000; g += int(g / 2000); want = sprintf("gtime:%d.%09d", int(g / 1000000000), g % 1000000000)
+	n++; if ($3 != want) bad++ } END { print n + 0, bad + 0 }')" "1000 0" \
+	"script --guest-maps: guest_time is the TSC chain's, to the ns, for every guest user sample"
+check "$(echo "$out" | awk '$2 == "cpl:3" {print $4, $5}' | sort | uniq -c | awk '{print $1, $2, $3}')" \
+	"$(printf '501 gpid:321 gcomm:bench\n499 gpid:322 gcomm:late')" \
+	"script --guest-maps: guest_pid and guest_comm name each owner of a reused root for its own samples"
+check "$($P script -i vms.data --guest-maps=reused.vmctx -F vcpu,guest_time,guest_pid,guest_comm 2>/dev/null |
+	grep '^VCPU:  - ' | grep -vc 'gtime:- gpid:- gcomm:-$')" 0 \
+	"script --guest-maps: a sample with no vCPU loaded has no guest time or process"
+check "$($P script -i vms.data -F time,guest_time 2>&1)" \
+	"perf script: the guest_time, guest_pid, guest_comm and guest_sym fields need the guests' bundles: --guest-maps=FILE" \
+	"script: guest_time without --guest-maps: one sentence"
+out=$($P script -i le-file.data --guest-maps=hostile.vmctx -F tid,guest_comm,guest_sym 2>/dev/null)
+check "$(printf '%s' "$out" | grep -c "$(printf '\033')")" 0 "script --guest-maps: a guest's control bytes do not reach the terminal"
+check "$(echo "$out" | grep -c 'gcomm:be\\x1b\[2Jnch gsym:wo\\x0d\\x0ark(bench)$')" 700 \
+	"script --guest-maps: guest_comm and guest_sym escaped as \\xHH"
 # The same with the bundle's window from host 1.2005 s to 2.5005 s: the
 # samples at k <= 200 and k >= 1501 (700 of the 2000 guest samples) lie
 # outside it and name nobody, though bench and late own the root then.

@@ -28,6 +28,9 @@
 #  - the two hot instances (both on vCPU 1) split their samples as their
 #    work, within 3 points, and each has the 60/30/10 function mix within
 #    8 points (see below);
+#  - perf script --guest-maps' guest_time bounds the guest clock chain's
+#    error against churn's process starts and exits in the bundle, and the
+#    bound is under 10 ms (see below);
 #  - blip, which lived 1 s, is named;
 #  - hot is dynamically linked, as Debian's programs are: >= 95% of the
 #    guest user samples in its libc.so.6 code are named with that library
@@ -105,6 +108,37 @@ if [ "$churn_ip" -gt 0 ]; then
 		($4 == "hot_beta" && $3 % 2 == 0) || $4 == "hot_gamma") { n += $1 } END { print n + 0 }' /tmp/named)
 	echo "perf-check: churn samples named with a process that never runs their function: $churn_wrong (want 0)"
 	[ "$churn_wrong" -eq 0 ] || no "$churn_wrong churn samples named with the wrong process"
+	# The clock chain's error against process starts and exits.  perf
+	# script --guest-maps gives each sample's guest time g and process P
+	# (the same naming as the keys above).  Named right (the check above),
+	# a sample of churn's code ran at a true guest time inside P's
+	# lifetime [start, exit) in the bundle, so the chain's error is at
+	# most g - start and more than g - exit, for every sample: the
+	# smallest of each over all samples bound it.  The bound also holds
+	# what lies between an exec and the program's first instruction, and
+	# between its last and the exit, and the gaps between samples; it is
+	# checked only against half a churn process's life (10 ms).
+	bundle=$(echo "$maps" | tr ',' '\n' | sed -n "s/^$name=//p")
+	zcat "$bundle" | awk '$1 == "task" && $NF == "comm=churn" && $7 != "exit=-" {
+		sub(/^pid=/, "", $4); sub(/^start=/, "", $6); sub(/^exit=/, "", $7); print $4, $6, $7 }' > /tmp/churn.life
+	perf script -i "$data" --guest-maps="$maps" -F pid,ip,guest_cpl,guest_time,guest_pid,guest_comm 2>/dev/null |
+		awk -v q="$qpid" -v cl="$churn_lo" -v ch="$churn_hi" '
+		function h(s,  i, n, c) { n = 0; s = tolower(s); sub(/^0x/, "", s)
+			for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; n = n * 16 + c }
+			return n }
+		NR == FNR { st[$1] = $2; ex[$1] = $3; next }
+		$1 == q && $3 == "cpl:3" && $6 == "gcomm:churn" {
+			ip = h($2); if (ip < cl || ip >= ch) next
+			p = $5; sub(/^gpid:/, "", p); if (!(p in st)) next
+			g = $4; sub(/^gtime:/, "", g); sub(/\./, "", g); g += 0
+			d1 = g - st[p]; d2 = ex[p] - g; n++; seen[p] = 1
+			if (n == 1 || d1 < a) a = d1; if (n == 1 || d2 < b) b = d2 }
+		END { for (p in seen) k++; printf "%d %d %d %d\n", n, k, a / 1000, b / 1000 }' /tmp/churn.life - > /tmp/residual
+	read res_n res_procs res_a res_b < /tmp/residual
+	echo "perf-check: the guest clock chain against churn's starts and exits (perf script --guest-maps, $res_n samples of $res_procs processes): error in (-$res_b us, +$res_a us]"
+	[ "$res_n" -gt 0 ] || no "perf script --guest-maps named no churn sample with its guest time"
+	[ "$res_a" -lt 10000 ] && [ "$res_b" -lt 10000 ] ||
+		no "the clock chain is not shown within 10 ms of churn's starts and exits"
 fi
 
 # the two hot instances: each one's function mix, and the split against their work
