@@ -369,10 +369,12 @@ static struct agent_bpf_proc *proc_of(struct agent_bpf *b, int tgid)
 }
 
 /*
- * All of @p's mappings as one batch at @ns, newest first: where they
- * overlap, it wins.  @ns is the time of what follows the batch (an exit,
- * a next image's mapping, the end of the read), so that sorting by time
- * keeps the batch after the exec of its image.
+ * All of @p's mappings as one batch, newest first: where they overlap, it
+ * wins.  The batch is at @ns, the time of what follows it (an exit, a next
+ * image's mapping), or at its latest mapping's if later: at the end of a
+ * read (@ns 0), so that a fork after a mapping inherits it.  A batch of an
+ * image whose exec event is still to come waits for it
+ * (agent_tasks_apply_event()).
  */
 static int flush_proc(struct agent_bpf *b, struct agent_bpf_proc *p, uint64_t ns)
 {
@@ -549,7 +551,7 @@ int agent_bpf_read_events(struct agent *a, struct agent_kmod_event **ev, size_t 
 	struct agent_bpf *b = a->bpf;
 	size_t first = *nev, i;
 	uint32_t key = 0;
-	uint64_t lost = 0, tsc, now;
+	uint64_t lost = 0;
 	int r;
 
 	b->ev = ev;
@@ -557,9 +559,9 @@ int agent_bpf_read_events(struct agent *a, struct agent_kmod_event **ev, size_t 
 	b->cap = cap;
 	b->err = 0;
 	r = ring_buffer__consume(b->ring);
-	clock_pair(&tsc, &now);
+	/* each batch at its latest mapping's time: a fork after it inherits it */
 	for (i = 0; !b->err && r >= 0 && i < b->nprocs; i++)
-		b->err = flush_proc(b, &b->procs[i], now);
+		b->err = flush_proc(b, &b->procs[i], 0);
 	if (b->err == -ENOMEM || (r < 0 && r != -EINTR)) {
 		agent_err(a, "the BPF ring buffer: %s", strerror(b->err ? -b->err : -r));
 		return b->err ? b->err : r;

@@ -106,6 +106,7 @@ struct agent_task {
 	 */
 	uint64_t maps_from;
 	uint64_t maps_to;
+	bool renamed;		/* the last /proc read found another name */
 };
 
 /* Map events of an image whose exec event has not come yet. */

@@ -214,13 +214,36 @@ static bool wants_maps(const struct agent_task *t)
 	return t->pid == t->tgid && t->root != AGENT_NO_ROOT && t->exit == AGENT_TIME_NONE;
 }
 
+/* Whether /proc/PID/comm now says another name than @t's record; *@comm gets it. */
+static bool name_changed(struct agent *a, const struct agent_task *t, char *comm, size_t size)
+{
+	char rel[32], *buf;
+	size_t len;
+
+	snprintf(rel, sizeof(rel), "proc/%d/comm", t->pid);
+	if (agent_read_file(a, rel, &buf, &len))
+		return false;
+	if (len && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	snprintf(comm, size, "%s", buf);
+	free(buf);
+	return strcmp(comm, t->comm) != 0;
+}
+
 /*
  * A process that exits before its maps are read is normal, and so is one
  * whose maps cannot be read: it is counted and keeps its earlier maps, if
  * any.  Only running out of memory, or a signal, stops the agent.
+ *
+ * While recording (@polling), an exec may be under way: its new mappings
+ * are in /proc before its event is logged, while the record is still the
+ * old image's, and the exec has renamed the process by then.  Maps read
+ * under another name are put off to the next poll; the same new name a
+ * poll later, with no exec in between, is a process that renamed itself.
  */
-static int read_task_maps(struct agent *a, struct agent_task *t)
+static int read_task_maps(struct agent *a, struct agent_task *t, bool polling)
 {
+	char comm[AGENT_COMM_MAX];
 	struct agent_map *maps;
 	uint64_t from = 0, to = 0;
 	size_t n;
@@ -254,6 +277,16 @@ static int read_task_maps(struct agent *a, struct agent_task *t)
 			   t->comm, t->pid, strerror(-err));
 		return 0;
 	}
+	if (polling && a->real_root && n && name_changed(a, t, comm, sizeof(comm))) {
+		if (!t->renamed) {
+			t->renamed = true;
+			t->maps_due++;
+			agent_free_maps(maps, n);
+			return 0;
+		}
+		memcpy(t->comm, comm, sizeof(t->comm));
+	}
+	t->renamed = false;
 	agent_free_maps(t->maps, t->nmaps);
 	t->maps = maps;
 	t->nmaps = n;
@@ -272,7 +305,7 @@ static int read_all_maps(struct agent *a)
 			return -EINTR;
 		if (!wants_maps(&a->tasks.v[i]))
 			continue;
-		err = read_task_maps(a, &a->tasks.v[i]);
+		err = read_task_maps(a, &a->tasks.v[i], false);
 		if (err)
 			return err;
 	}
@@ -302,7 +335,7 @@ static int poll_once(struct agent *a)
 		t->maps_due--;
 		if (!wants_maps(t))
 			continue;
-		err = read_task_maps(a, t);
+		err = read_task_maps(a, t, true);
 		if (err)
 			return err;
 	}
