@@ -231,6 +231,18 @@ static void poll_maps(struct agent_tasks *ts, int pid, uint64_t from, uint64_t t
 	t->maps_to = to;
 }
 
+static void fork_read_exec(struct agent_tasks *ts, int pid, uint64_t from, uint64_t to,
+			   uint64_t start, const char *path)
+{
+	struct agent_kmod_event e;
+
+	e = ev(AGENT_KMOD_FORK, pid * 10, pid, pid, 10, pid / 10 * 0x2000, "sh");
+	agent_tasks_apply_event(ts, &e);
+	poll_maps(ts, pid, from, to, start, path);
+	e = ev(AGENT_KMOD_EXEC, pid * 10 + 10, pid, pid, pid, pid / 10 * 0x2000 + 0x1000, "prog");
+	agent_tasks_apply_event(ts, &e);
+}
+
 static void test_maps_find_their_image(void)
 {
 	struct agent_tasks ts = { 0 };
@@ -267,30 +279,19 @@ static void test_maps_find_their_image(void)
 	      "... it goes to the image that exec opens");
 	CHECK(!ts.npending, "and waits no longer");
 
-	/* a /proc read that began after an exec: the new image's */
-	e = ev(AGENT_KMOD_FORK, 200, 20, 20, 10, 0x4000, "sh");
-	agent_tasks_apply_event(&ts, &e);
-	poll_maps(&ts, 20, 215, 216, 0x50000000, "/bin/other");
-	e = ev(AGENT_KMOD_EXEC, 210, 20, 20, 20, 0x5000, "other");
-	agent_tasks_apply_event(&ts, &e);
+	/*
+	 * Shell 10 forks pid P at P * 10 ns (root P / 10 * 0x2000), which reads
+	 * /proc over [from, to] and execs at P * 10 + 10 (root + 0x1000).
+	 */
+	fork_read_exec(&ts, 20, 215, 216, 0x50000000, "/bin/other");
 	CHECK(!has_map(find(&ts, 20, 0x4000), 0x50000000, "/bin/other") &&
 	      has_map(find(&ts, 20, 0x5000), 0x50000000, "/bin/other"),
 	      "maps read from /proc after an exec go to the new image");
-	/* one that spans the exec: nobody's */
-	e = ev(AGENT_KMOD_FORK, 300, 30, 30, 10, 0x6000, "sh");
-	agent_tasks_apply_event(&ts, &e);
-	poll_maps(&ts, 30, 305, 315, 0x60000000, "/bin/either");
-	e = ev(AGENT_KMOD_EXEC, 310, 30, 30, 30, 0x7000, "either");
-	agent_tasks_apply_event(&ts, &e);
+	fork_read_exec(&ts, 30, 305, 315, 0x60000000, "/bin/either");
 	t = find(&ts, 30, 0x6000);
 	CHECK(t && !t->nmaps && !find(&ts, 30, 0x7000)->nmaps,
 	      "maps read across an exec go to neither image");
-	/* one before it: the old image's */
-	e = ev(AGENT_KMOD_FORK, 400, 40, 40, 10, 0x8000, "sh");
-	agent_tasks_apply_event(&ts, &e);
-	poll_maps(&ts, 40, 401, 402, 0x400000, "/bin/sh");
-	e = ev(AGENT_KMOD_EXEC, 410, 40, 40, 40, 0x9000, "late");
-	agent_tasks_apply_event(&ts, &e);
+	fork_read_exec(&ts, 40, 401, 402, 0x400000, "/bin/sh");
 	CHECK(has_map(find(&ts, 40, 0x8000), 0x400000, "/bin/sh") &&
 	      !find(&ts, 40, 0x9000)->nmaps, "maps read before an exec stay with the old image");
 	/* the module's map events name no root: the image open at their time */
