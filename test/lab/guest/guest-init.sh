@@ -97,6 +97,9 @@ blip -t 1 > /tmp/blip.out &
 # in hot and, mapped by ld.so, in libc.so.6; each is gone before a poll.
 ln -sf hot /bin/blink
 (sleep 1; i=0; while [ $i -lt 20 ]; do blink -t 0 > /dev/null; i=$((i + 1)); done) &
+# mark: 200 CPUIDs, 10 ms apart, each between two readings of the clock,
+# which the host's perf records as exits (perf-check.sh)
+mark -n 200 -i 10 > /tmp/mark.out &
 # churn: processes of 20 ms of work each, one after the other on vCPU 0,
 # whose freed page-table roots the next ones reuse at once.  With -p an
 # even pid runs only hot_alpha and an odd one only hot_beta, so that the
@@ -141,7 +144,7 @@ done
 rm -f /tmp/bundle.txt
 # the work each hot did, for the host's check of how the samples split
 # (and where each one's libc code lay)
-{ cat /tmp/hot1.out /tmp/hot2.out; grep 'libc text' /tmp/blip.out; } |
+{ cat /tmp/hot1.out /tmp/hot2.out; grep 'libc text' /tmp/blip.out; cat /tmp/mark.out; } |
 	while read -r line; do say "$line"; done
 # The bundle goes out on the virtio disk the host gave us (/dev/vda).
 dd if=/tmp/guest1.vmctx of=/dev/vda bs=65536 conv=fsync 2>/dev/null || bye "FAIL writing the bundle to /dev/vda"

@@ -1,6 +1,6 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
-# perf-check.sh PERF.DATA MAPS NAME QEMU_PID WORK LIBC: the Linux-guest lab's
+# perf-check.sh PERF.DATA MAPS NAME QEMU_PID WORK LIBC [MARKS]: the Linux-guest lab's
 # checks of what the user sees, for the guest NAME.  PERF.DATA is 'perf
 # record --vmcs-ctx -a' of the L1 host while the L2 guests ran; MAPS is
 # perf report's --guest-maps, NAME=BUNDLE for every guest, each bundle what
@@ -8,7 +8,9 @@
 # samples (perf script's pid, perf report's vm key) are NAME's;
 # WORK is "pid:rounds,pid:rounds", the work each of the two hot instances
 # reported; LIBC is "LO-HI,LO-HI,...", where the C library's code lay in
-# each hot and blip process (they print it).  Every figure comes from
+# each hot and blip process (they print it); MARKS is what mark printed in
+# the guest: its CPUID's address, and the guest clock before and after
+# each CPUID.  Every figure comes from
 # perf's own output: 'perf report
 # --guest-maps' (the guest-level view, and the guest_comm, guest_pid and
 # sym keys) and, for the
@@ -28,6 +30,11 @@
 #  - the two hot instances (both on vCPU 1) split their samples as their
 #    work, within 3 points, and each has the 60/30/10 function mix within
 #    8 points (see below);
+#  - each of mark's CPUID exits (kvm:kvm_exit at mark's RIP), put on the
+#    guest's clock by perf script --guest-maps, falls between the guest's
+#    own readings around that CPUID, give or take one constant: the
+#    readings bound the chain's error to an interval, which must hold 0
+#    within 50 us;
 #  - perf script --guest-maps' guest_time bounds the guest clock chain's
 #    error against churn's process starts and exits in the bundle, and the
 #    bound is under 10 ms (see below);
@@ -38,7 +45,7 @@
 #    with memfrob, the libc function each round calls (the rest is libc's
 #    own start-up and stdio, some of it in functions that Debian's
 #    stripped libc names in no symbol table: perf prints their address).
-data=$1 maps=$2 name=$3 qpid=$4 work=$5 libc=${6:-}
+data=$1 maps=$2 name=$3 qpid=$4 work=$5 libc=${6:-} marks=${7:-}
 fail=0
 no() { echo "perf-check: FAIL $*"; fail=1; }
 
@@ -139,6 +146,35 @@ if [ "$churn_ip" -gt 0 ]; then
 	[ "$res_n" -gt 0 ] || no "perf script --guest-maps named no churn sample with its guest time"
 	[ "$res_a" -lt 10000 ] && [ "$res_b" -lt 10000 ] ||
 		no "the clock chain is not shown within 10 ms of churn's starts and exits"
+fi
+
+# The clock chain against the guest's own clock.  mark read the guest's
+# clock at t0, ran CPUID (an exit, which perf records at host time T), and
+# read it again at t1.  The chain puts T at guest time g; with an error d,
+# t0 <= g - d <= t1, so d lies in [g - t1, g - t0] for each CPUID, and in
+# the intersection over all of them.  Each exit is paired with the CPUID
+# nearest in guest time (they are 10 ms apart).
+if [ -n "$marks" ] && [ -s "$marks" ]; then
+	rip=$(sed -n 's/^mark rip //p' "$marks")
+	perf script -i "$data" --guest-maps="$maps" -F pid,event,trace,guest_time 2>/dev/null |
+		awk -v q="$qpid" -v rip="$rip" '$1 == q && / rip / { for (i = 1; i < NF; i++) if ($i == "rip") break
+			if ($(i + 1) != rip || $NF !~ /^gtime:[0-9]/) next
+			g = $NF; sub(/^gtime:/, "", g); sub(/\./, "", g); print g }' > /tmp/mark.exits
+	awk 'BEGIN { n = 0 }
+	     NR == FNR { if ($1 == "mark" && $2 != "rip") { t0[n] = $2; t1[n] = $3; n++ } next }
+	     { g = $1 + 0; best = -1
+	       for (i = 0; i < n; i++) { d = g - (t0[i] + t1[i]) / 2; if (d < 0) d = -d
+		       if (best < 0 || d < bd) { best = i; bd = d } }
+	       if (best < 0 || bd > 5000000) { far++; next }
+	       m++; lo1 = g - t1[best]; hi1 = g - t0[best]; w += t1[best] - t0[best]
+	       if (m == 1 || lo1 > lo) lo = lo1; if (m == 1 || hi1 < hi) hi = hi1 }
+	     END { printf "%d %d %d %.1f %.1f %.1f\n", n, m, far, lo / 1000, hi / 1000, m ? w / m / 1000 : 0 }' \
+		"$marks" /tmp/mark.exits > /tmp/mark.res
+	read mk_n mk_m mk_far mk_lo mk_hi mk_w < /tmp/mark.res
+	echo "perf-check: mark's CPUIDs: $mk_m of $mk_n exits at rip $rip on the guest clock (perf script --guest-maps), $mk_far unpaired; each CPUID took $mk_w us between its clock readings; the chain's error lies in [$mk_lo us, $mk_hi us]"
+	[ "$mk_m" -ge $((mk_n * 9 / 10)) ] || no "only $mk_m of mark's $mk_n CPUID exits found"
+	awk -v lo="$mk_lo" -v hi="$mk_hi" 'BEGIN { exit !(lo <= hi && lo <= 50 && hi >= -50) }' ||
+		no "mark's CPUID exits put the chain's error in [$mk_lo us, $mk_hi us], not within 50 us of 0"
 fi
 
 # the two hot instances: each one's function mix, and the split against their work

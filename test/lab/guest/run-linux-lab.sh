@@ -67,6 +67,9 @@ gcc -static -O2 -D_GNU_SOURCE -I"$REPO_TOP/lib" -o "$W/lab-linux-check" \
 # linker.
 gcc -O1 -g -D_GNU_SOURCE -no-pie -Wl,-Ttext-segment=0x20000000 -o "$W/hot" "$G/hot.c"
 gcc -static -O1 -g -D_GNU_SOURCE -Wl,-Ttext-segment=0x30000000 -o "$W/churn" "$G/hot.c"
+# mark: CPUIDs between two readings of the guest's clock, the ground
+# truth for perf-check's guest time
+gcc -static -O2 -o "$W/mark" "$G/mark.c"
 nm -S "$W/hot" > "$W/hot.syms"
 nm -S "$W/churn" > "$W/churn.syms"
 
@@ -89,7 +92,7 @@ pack_l2() {
 	st=$W/l2-stage
 	rm -rf "$st"
 	mkdir -p "$st"/{bin,lib,proc,sys,dev,tmp}
-	cp /bin/busybox "$W/vmctx-agent" "$W/hot" "$W/churn" "$st/bin/"
+	cp /bin/busybox "$W/vmctx-agent" "$W/hot" "$W/churn" "$W/mark" "$st/bin/"
 	cp "$W/hot" "$st/bin/blip"
 	# hot's shared libraries (Debian 12's libc, as in the guest distro), at
 	# their paths, with the dynamic linker
