@@ -62,11 +62,14 @@ case $clock in
 *) no "the guest clock is not the exact TSC chain" ;;
 esac
 
+# h(S): the number a hex string (0x optional) spells, for the awk programs below
+hex='function h(s,  i, n, c) { n = 0; s = tolower(s); sub(/^0x/, "", s)
+	for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; n = n * 16 + c }
+	return n }'
+
 # text ranges of hot's functions in each program, from nm -S
 range() {
-	awk 'function h(s,  i, n, c) { n = 0; s = tolower(s)
-		for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; n = n * 16 + c }
-		return n }
+	awk "$hex"'
 	     $4 ~ /^hot_(alpha|beta|gamma)$/ { a = h($1); e = a + h($2); if (!lo || a < lo) lo = a; if (e > hi) hi = e }
 	     END { printf "%d %d\n", lo, hi }' "$1"
 }
@@ -75,10 +78,7 @@ hot_lo=$1 hot_hi=$2 churn_lo=$3 churn_hi=$4
 
 # ground truth: guest user samples by whose code their IP is in
 perf script -i "$data" -F pid,ip,guest_cpl 2>/dev/null |
-	awk -v q="$qpid" -v hl="$hot_lo" -v hh="$hot_hi" -v cl="$churn_lo" -v ch="$churn_hi" -v libc="$libc" '
-	function h(s,  i, n, c) { n = 0; s = tolower(s); sub(/^0x/, "", s)
-		for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; n = n * 16 + c }
-		return n }
+	awk -v q="$qpid" -v hl="$hot_lo" -v hh="$hot_hi" -v cl="$churn_lo" -v ch="$churn_hi" -v libc="$libc" "$hex"'
 	BEGIN { nl = split(libc, r, ","); for (i = 1; i <= nl; i++) { split(r[i], b, "-"); llo[i] = h(b[1]); lhi[i] = h(b[2]) } }
 	$1 == q && $3 == "cpl:3" { ip = h($2); if (ip >= hl && ip < hh) { hot++; next } if (ip >= cl && ip < ch) { churn++; next }
 		for (i = 1; i <= nl; i++) if (ip >= llo[i] && ip < lhi[i]) { lc++; next }
@@ -129,10 +129,7 @@ if [ "$churn_ip" -gt 0 ]; then
 	zcat "$bundle" | awk '$1 == "task" && $NF == "comm=churn" && $7 != "exit=-" {
 		sub(/^pid=/, "", $4); sub(/^start=/, "", $6); sub(/^exit=/, "", $7); print $4, $6, $7 }' > /tmp/churn.life
 	perf script -i "$data" --guest-maps="$maps" -F pid,ip,guest_cpl,guest_time,guest_pid,guest_comm 2>/dev/null |
-		awk -v q="$qpid" -v cl="$churn_lo" -v ch="$churn_hi" '
-		function h(s,  i, n, c) { n = 0; s = tolower(s); sub(/^0x/, "", s)
-			for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; n = n * 16 + c }
-			return n }
+		awk -v q="$qpid" -v cl="$churn_lo" -v ch="$churn_hi" "$hex"'
 		NR == FNR { st[$1] = $2; ex[$1] = $3; next }
 		$1 == q && $3 == "cpl:3" && $6 == "gcomm:churn" {
 			ip = h($2); if (ip < cl || ip >= ch) next
