@@ -5,10 +5,10 @@
  * Its output is the module's: struct agent_kmod_table and struct
  * agent_kmod_event, so that agent-tasks.c applies both the same way.
  *
- * Two things differ.  BPF cannot read the TSC, so the table's clock pairs
- * are taken here, with rdtsc next to clock_gettime(CLOCK_MONOTONIC), the
- * clock of bpf_ktime_get_ns() and of the module's ktime_get_ns(); events
- * carry no TSC.  And mappings come one by one, as the process makes them
+ * Two things differ.  BPF cannot read the TSC, so the table's clock pair
+ * is taken here (agent_clock_pair(), on CLOCK_MONOTONIC, the clock of
+ * bpf_ktime_get_ns() and of the module's ktime_get_ns()); events carry no
+ * TSC.  And mappings come one by one, as the process makes them
  * (the module logs them in batches at exec and exit): they are kept here
  * per process and handed on as one batch of all of them, which the tasks
  * apply as the module's batches.  A batch goes out before the process's
@@ -25,7 +25,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <x86intrin.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
 
@@ -70,25 +69,16 @@ struct agent_bpf {
 	struct agent_bpf_proc *procs;
 };
 
-static void clock_pair(uint64_t *tsc, uint64_t *ns)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	*tsc = __rdtsc();
-	*ns = (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* The TSC rate, measured against CLOCK_MONOTONIC over 20 ms. */
 static uint64_t measure_tsc_khz(void)
 {
 	struct timespec d = { 0, 20000000 };
 	uint64_t t0, n0, t1, n1;
 
-	clock_pair(&t0, &n0);
+	agent_clock_pair(&t0, &n0);
 	while (nanosleep(&d, &d) && errno == EINTR)
 		;
-	clock_pair(&t1, &n1);
+	agent_clock_pair(&t1, &n1);
 	if (n1 <= n0 || t1 <= t0)
 		return 0;
 	return (uint64_t)((double)(t1 - t0) * 1e6 / (double)(n1 - n0) + 0.5);
@@ -325,7 +315,7 @@ int agent_bpf_read_table(struct agent *a, struct agent_kmod_table *t)
 		}
 		task_from(&nt.tasks[nt.ntasks++], &rec, b->pti);
 	}
-	clock_pair(&nt.tsc, &nt.ns);
+	agent_clock_pair(&nt.tsc, &nt.ns);
 	/* the module's cr3_mask: the SME bit of CR3, which roots leave out */
 	nt.cr3_mask = b->skel->bss->cr3_mask;
 out:

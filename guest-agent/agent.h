@@ -5,6 +5,7 @@
  *   agent-tasks.c  task records: one page-table root over one lifetime
  *   agent-proc.c   /proc: maps, kallsyms, modules, identity
  *   agent-elf.c    ELF objects: build-id, symbols, load bias (libelf)
+ *   agent-clock.c  the guest clock: TSC/ns pairs for the host
  *   agent-msg.c    messages, bad lines, SIGINT and SIGTERM
  *   vmctx-agent.c  the commands, and the bundle they write
  * Every path the agent opens is under agent->root (the module's directory
@@ -147,15 +148,23 @@ struct agent_bad {
 };
 
 /*
- * Guest TSC/ns pairs over the window, one per AGENT_PAIR_EVERY_NS at most,
- * from the module's events and tables: the host follows the guest clock
- * through them even where it drifts against the TSC.
+ * Guest TSC/ns pairs over the window, one per AGENT_PAIR_EVERY_NS at most:
+ * the host follows the guest clock through them even where it drifts
+ * against the TSC.  Each is the TSC read between two readings of
+ * CLOCK_MONOTONIC, the tightest of AGENT_PAIR_TRIES, and is kept only when
+ * those readings lie within AGENT_PAIR_MAX_SPAN_NS: a pair read across an
+ * interrupt or a host preemption would put the host's samples that much
+ * off on the guest's clock (agent-clock.c).
  */
 #define AGENT_PAIR_EVERY_NS	10000000ULL	/* 10 ms */
+#define AGENT_PAIR_TRIES	8
+#define AGENT_PAIR_MAX_SPAN_NS	50000ULL	/* 50 us */
 
 struct agent_pairs {
 	size_t n;
 	size_t cap;
+	size_t dropped;			/* read over more than the span allowed */
+	uint64_t max_span;		/* of those kept, ns */
 	struct agent_pair {
 		uint64_t tsc;
 		uint64_t ns;
@@ -279,6 +288,14 @@ int agent_bpf_read_table(struct agent *a, struct agent_kmod_table *t);
 int agent_bpf_read_events(struct agent *a, struct agent_kmod_event **ev, size_t *nev, size_t *cap);
 /* "/" and @depth names leaf first, NUL-separated in @names, joined root first; NULL if bad. */
 char *agent_bpf_join_path(const char *names, size_t size, unsigned int depth);
+
+/* agent-clock.c */
+/* A TSC/ns pair; returns the span of the two clock readings around the TSC. */
+uint64_t agent_clock_pair(uint64_t *tsc, uint64_t *ns);
+/* Keep a pair read over @span ns, if it is good and the first for a while. */
+int agent_pairs_note(struct agent_pairs *p, uint64_t tsc, uint64_t ns, uint64_t span);
+/* Read a pair now and note it. */
+int agent_pairs_take(struct agent_pairs *p);
 
 /* agent-tasks.c */
 void agent_tasks_free(struct agent_tasks *ts);

@@ -140,27 +140,14 @@ struct events {
 	size_t cap;
 };
 
-/* Keep a TSC/ns pair the module took, if it is the first for a while. */
-static int note_pair(struct agent *a, uint64_t tsc, uint64_t ns)
+/*
+ * A clock pair for the host, now.  Under a fake root (tests) the times are
+ * the tree's, not this machine's clock: no pairs, and the bundle relates
+ * the TSC to the clock through the table's rate and pair alone.
+ */
+static int take_pair(struct agent *a)
 {
-	struct agent_pairs *p = &a->pairs;
-	struct agent_pair *nv;
-
-	if (p->n && (ns < p->v[p->n - 1].ns + AGENT_PAIR_EVERY_NS || tsc <= p->v[p->n - 1].tsc))
-		return 0;
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 256;
-
-		nv = realloc(p->v, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		p->v = nv;
-		p->cap = cap;
-	}
-	p->v[p->n].tsc = tsc;
-	p->v[p->n].ns = ns;
-	p->n++;
-	return 0;
+	return a->real_root ? agent_pairs_take(&a->pairs) : 0;
 }
 
 static int apply_events(struct agent *a, struct events *ev, size_t *i, uint64_t until)
@@ -168,10 +155,6 @@ static int apply_events(struct agent *a, struct events *ev, size_t *i, uint64_t 
 	int err;
 
 	for (; *i < ev->n && ev->v[*i].ns <= until; (*i)++) {
-		/* BPF events carry no TSC */
-		err = ev->v[*i].tsc ? note_pair(a, ev->v[*i].tsc, ev->v[*i].ns) : 0;
-		if (err)
-			return err;
 		err = agent_tasks_apply_event(&a->tasks, &ev->v[*i]);
 		if (err)
 			return err;
@@ -197,7 +180,7 @@ static int sync_tasks(struct agent *a, bool final)
 	if (!err)
 		err = apply_events(a, &ev, &i, a->table.ns);
 	if (!err)
-		err = note_pair(a, a->table.tsc, a->table.ns);
+		err = take_pair(a);
 	if (!err)
 		err = agent_tasks_apply_table(&a->tasks, &a->table);
 	if (!err && final)
@@ -323,6 +306,8 @@ static int poll_once(struct agent *a)
 	if (!err)
 		err = apply_events(a, &ev, &i, UINT64_MAX);
 	agent_kmod_free_events(ev.v, ev.n);
+	if (!err)
+		err = take_pair(a);
 	if (err)
 		return err;
 	for (i = first; i < a->tasks.n; i++)
@@ -507,10 +492,11 @@ static void summary(const struct agent *a, const char *cmd, const char *out, uin
 		exited += a->tasks.v[i].exit != AGENT_TIME_NONE;
 	if (stat(out, &st))
 		st.st_size = 0;
-	agent_note(a, "%s: %zu tasks (%zu ended), %zu objects, %zu symbols, %zu maps, %zu kernel symbols; %zu processes gone before their maps were read, %zu with unreadable maps; wrote %s (%lld bytes) in %.3f s",
+	agent_note(a, "%s: %zu tasks (%zu ended), %zu objects, %zu symbols, %zu maps, %zu kernel symbols; %zu processes gone before their maps were read, %zu with unreadable maps; %zu clock pairs (each read within %.1f us; %zu read over more than %.0f us left out); wrote %s (%lld bytes) in %.3f s",
 		   cmd, vmctx_bundle_ntasks(a->bundle), exited, vmctx_bundle_nobjects(a->bundle),
 		   nsyms, vmctx_bundle_nmaps(a->bundle), vmctx_bundle_nksyms(a->bundle),
-		   a->maps_gone, a->maps_unreadable, out, (long long)st.st_size,
+		   a->maps_gone, a->maps_unreadable, a->pairs.n, a->pairs.max_span / 1e3,
+		   a->pairs.dropped, AGENT_PAIR_MAX_SPAN_NS / 1e3, out, (long long)st.st_size,
 		   (now_ns() - t0) / 1e9);
 }
 

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -143,6 +144,7 @@ int main(int argc, char **argv)
 	char self_comm[16];
 	struct vmctx_bundle *b = NULL;
 	uint64_t t0, t1, root, start, exit_ns, sleep_root[2] = { 0 }, self_root = 0;
+	uint64_t mid_n0 = 0, mid_n1 = 0, mid_tsc = 0, mid_ns = 0;
 	uint64_t ws = 0, we = 0, sh_start = UINT64_MAX, sh_root = 0;
 	int fd, st, pid, tgid, nsleep = 0, err, sh_pid = 0, subshells = 0, threads = 0;
 	const char *comm;
@@ -185,6 +187,16 @@ int main(int argc, char **argv)
 		      "$1 --thread & wait", sleeper, self, (char *)NULL);
 		_exit(127);
 	}
+	/* a TSC/ns reading of our own, inside the agent's window */
+	if (child > 0) {
+		struct timespec nap = { 0, 150000000 };
+		unsigned int aux;
+
+		nanosleep(&nap, NULL);
+		mid_n0 = mono_ns();
+		mid_tsc = __rdtscp(&aux);
+		mid_n1 = mono_ns();
+	}
 	if (child < 0 || waitpid(child, &st, 0) != child)
 		return 1;
 	t1 = mono_ns();
@@ -216,6 +228,18 @@ int main(int argc, char **argv)
 		      (unsigned long long)t0, (unsigned long long)t1);
 		sleep_root[nsleep++] = root;
 	}
+	/*
+	 * The clock pairs, one a poll (50 ms) over a run of 0.3 s or more, put
+	 * this machine's TSC on its clock: our own reading, within its span
+	 * and a margin for the interpolation on a loaded machine.
+	 */
+	CHECK(vmctx_bundle_nclock_pairs(b) >= 3, "%zu clock pairs over 0.3 s of polls",
+	      vmctx_bundle_nclock_pairs(b));
+	err = vmctx_bundle_guest_ns(b, mid_tsc, &mid_ns);
+	CHECK(!err && mid_ns + 200000 >= mid_n0 && mid_ns <= mid_n1 + 200000,
+	      "our TSC reading %llu is put at %llu ns, not in [%llu, %llu] ns +-200 us",
+	      (unsigned long long)mid_tsc, (unsigned long long)mid_ns,
+	      (unsigned long long)mid_n0, (unsigned long long)mid_n1);
 	/* what wrote it, and its window, inside the one the test saw */
 	CHECK(!strncmp(vmctx_bundle_agent(b), "vmctx-agent ", 12) &&
 	      strstr(vmctx_bundle_agent(b), " backend=bpf"),

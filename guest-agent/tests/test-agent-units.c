@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <x86intrin.h>
 
 #include "tap.h"
 
@@ -334,8 +336,45 @@ static void test_lines(void)
 	CHECK(!l5 && !n5, "the end is NULL");
 }
 
+static uint64_t mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+static void test_clock_pairs(void)
+{
+	struct agent_pairs p = { 0 };
+	uint64_t n0, n1, t0, t1, tsc = 0, ns = 0, span;
+	unsigned int aux;
+
+	/* a pair's TSC and clock were both read between the test's own reads */
+	n0 = mono();
+	t0 = __rdtscp(&aux);
+	span = agent_clock_pair(&tsc, &ns);
+	t1 = __rdtscp(&aux);
+	n1 = mono();
+	CHECK(n0 <= ns && ns <= n1 && t0 <= tsc && tsc <= t1 && span <= n1 - n0,
+	      "the pair's clock and TSC lie between the reads around it");
+
+	CHECK(!agent_pairs_note(&p, 1000, 5000000, 100) && p.n == 1, "a first pair is kept");
+	CHECK(!agent_pairs_note(&p, 2000, 5000000 + AGENT_PAIR_EVERY_NS - 1, 100) && p.n == 1,
+	      "a pair sooner than AGENT_PAIR_EVERY_NS after the last is not");
+	CHECK(!agent_pairs_note(&p, 3000, 5000000 + AGENT_PAIR_EVERY_NS, AGENT_PAIR_MAX_SPAN_NS + 1) &&
+	      p.n == 1 && p.dropped == 1, "a pair read over more than the span allowed is dropped");
+	CHECK(!agent_pairs_note(&p, 999, 5000000 + 2 * AGENT_PAIR_EVERY_NS, 100) && p.n == 1,
+	      "a pair whose TSC went back is not kept");
+	CHECK(!agent_pairs_note(&p, 4000, 5000000 + 2 * AGENT_PAIR_EVERY_NS, AGENT_PAIR_MAX_SPAN_NS) &&
+	      p.n == 2 && p.v[1].tsc == 4000 && p.max_span == AGENT_PAIR_MAX_SPAN_NS,
+	      "a pair read within the span, later, is kept");
+	free(p.v);
+}
+
 int main(void)
 {
+	test_clock_pairs();
 	test_bias_rule();
 	test_task_line();
 	test_event_line();
