@@ -168,15 +168,6 @@ for n in $all; do
 		/tmp/compare-$n.out || differ="${differ:-} guest$n(bundles' backends)"
 done
 maps=${maps#,}
-# vmctx.dump=1: hand the raw data to the lab host for offline analysis
-if [ "$dump" = 1 ]; then
-	for f in samples.txt perf.data guest1.vmctx guest1-bpf.vmctx guest2.vmctx; do
-		[ -f /tmp/$f ] || continue
-		echo "VMCTX-DUMP-BEGIN $f"
-		gzip -c /tmp/$f | base64
-		echo "VMCTX-DUMP-END $f"
-	done
-fi
 # "hot: pid N: R rounds" from a guest: the work each instance did; and
 # "hot: pid N: libc text LO-HI": where each one's libc.so.6 code lay
 work() {
@@ -192,6 +183,16 @@ libc() {
 		sed -n 's/^VMCTX-L2: hot: pid [0-9]*: libc text \(0x[0-9a-f]*-0x[0-9a-f]*\).*/\1/p' |
 		tr '\n' , | sed 's/,$//'
 }
+# vmctx.dump=1: hand the raw data to the lab host for offline analysis
+if [ "$dump" = 1 ]; then
+	for n in $all; do marks $n > /dev/null; done
+	for f in samples.txt perf.data guest1.vmctx guest1-bpf.vmctx guest2.vmctx marks-1 marks-2; do
+		[ -f /tmp/$f ] || continue
+		echo "VMCTX-DUMP-BEGIN $f"
+		gzip -c /tmp/$f | base64
+		echo "VMCTX-DUMP-END $f"
+	done
+fi
 if [ "$host" = perf ]; then
 	bad=${differ:-}
 	for n in $all; do

@@ -149,29 +149,46 @@ fi
 # clock at t0, ran CPUID (an exit, which perf records at host time T), and
 # read it again at t1.  The chain puts T at guest time g; with an error d,
 # t0 <= g - d <= t1, so d lies in [g - t1, g - t0] for each CPUID, and in
-# the intersection over all of them.  Each exit is paired with the CPUID
-# nearest in guest time (they are 10 ms apart).
+# the intersection over all of them if it is constant.  Each exit is
+# paired with the CPUID nearest in guest time (they are 10 ms apart).  The
+# check takes the intersection over 95% of the CPUIDs (the 5% with the
+# highest g - t1 and the 5% with the lowest g - t0 left out): one CPUID
+# that the emulator stretched must not decide it; all of them are printed
+# too, with how the error moved from the first CPUID to the last.
 if [ -n "$marks" ] && [ -s "$marks" ]; then
 	rip=$(sed -n 's/^mark rip //p' "$marks")
 	perf script -i "$data" --guest-maps="$maps" -F pid,event,trace,guest_time 2>/dev/null |
 		awk -v q="$qpid" -v rip="$rip" '$1 == q && / rip / { for (i = 1; i < NF; i++) if ($i == "rip") break
 			if ($(i + 1) != rip || $NF !~ /^gtime:[0-9]/) next
 			g = $NF; sub(/^gtime:/, "", g); sub(/\./, "", g); print g }' > /tmp/mark.exits
+	# one line per paired CPUID: g - t1, g - t0 (us), its time (s); then "n N FAR"
 	awk 'BEGIN { n = 0 }
 	     NR == FNR { if ($1 == "mark" && $2 != "rip") { t0[n] = $2; t1[n] = $3; n++ } next }
 	     { g = $1 + 0; best = -1
 	       for (i = 0; i < n; i++) { d = g - (t0[i] + t1[i]) / 2; if (d < 0) d = -d
 		       if (best < 0 || d < bd) { best = i; bd = d } }
 	       if (best < 0 || bd > 5000000) { far++; next }
-	       m++; lo1 = g - t1[best]; hi1 = g - t0[best]; w += t1[best] - t0[best]
-	       if (m == 1 || lo1 > lo) lo = lo1; if (m == 1 || hi1 < hi) hi = hi1 }
-	     END { printf "%d %d %d %.1f %.1f %.1f\n", n, m, far, lo / 1000, hi / 1000, m ? w / m / 1000 : 0 }' \
-		"$marks" /tmp/mark.exits > /tmp/mark.res
-	read mk_n mk_m mk_far mk_lo mk_hi mk_w < /tmp/mark.res
-	echo "perf-check: mark's CPUIDs: $mk_m of $mk_n exits at rip $rip on the guest clock (perf script --guest-maps), $mk_far unpaired; each CPUID took $mk_w us between its clock readings; the chain's error lies in [$mk_lo us, $mk_hi us]"
+	       printf "%.1f %.1f %.3f\n", (g - t1[best]) / 1000, (g - t0[best]) / 1000, t0[best] / 1e9 }
+	     END { printf "n %d %d\n", n, far }' "$marks" /tmp/mark.exits > /tmp/mark.pairs
+	set -- $(sed -n 's/^n //p' /tmp/mark.pairs)
+	mk_n=$1 mk_far=$2
+	grep -v '^n ' /tmp/mark.pairs > /tmp/mark.each
+	mk_m=$(wc -l < /tmp/mark.each)
+	trim=$((mk_m / 20))
+	# all: [max lo, min hi]; 95%: [the (trim+1)th highest lo, the (trim+1)th lowest hi]
+	mk_lo=$(sort -k1,1gr /tmp/mark.each | awk 'NR == 1 { print $1 }')
+	mk_hi=$(sort -k2,2g /tmp/mark.each | awk 'NR == 1 { print $2 }')
+	mk_lo95=$(sort -k1,1gr /tmp/mark.each | awk -v k=$((trim + 1)) 'NR == k { print $1 }')
+	mk_hi95=$(sort -k2,2g /tmp/mark.each | awk -v k=$((trim + 1)) 'NR == k { print $2 }')
+	# the error's midpoint over the run: width, and a least-squares slope (ppm)
+	set -- $(awk '{ m = ($1 + $2) / 2; w += $2 - $1; x += $3; y += m; xx += $3 * $3; xy += $3 * m; k++ }
+		END { if (k < 2) { print 0, 0; exit } s = (k * xy - x * y) / (k * xx - x * x)
+		      printf "%.1f %.1f\n", w / k, s }' /tmp/mark.each)
+	mk_w=$1 mk_slope=$2
+	echo "perf-check: mark's CPUIDs: $mk_m of $mk_n exits at rip $rip on the guest clock (perf script --guest-maps), $mk_far unpaired; each CPUID took $mk_w us between its clock readings; the chain's error lies in [${mk_lo95:-?} us, ${mk_hi95:-?} us] for 95% of them, [${mk_lo:-?} us, ${mk_hi:-?} us] for all; it moved $mk_slope us a second over the run"
 	[ "$mk_m" -ge $((mk_n * 9 / 10)) ] || no "only $mk_m of mark's $mk_n CPUID exits found"
-	awk -v lo="$mk_lo" -v hi="$mk_hi" 'BEGIN { exit !(lo <= hi && lo <= 50 && hi >= -50) }' ||
-		no "mark's CPUID exits put the chain's error in [$mk_lo us, $mk_hi us], not within 50 us of 0"
+	awk -v lo="${mk_lo95:-1e9}" -v hi="${mk_hi95:--1e9}" 'BEGIN { exit !(lo <= hi && lo <= 50 && hi >= -50) }' ||
+		no "mark's CPUID exits put the chain's error in [$mk_lo95 us, $mk_hi95 us] for 95% of them, not an interval within 50 us of 0"
 fi
 
 # the two hot instances: each one's function mix, and the split against their work

@@ -196,7 +196,24 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 				-m 1536M -nographic -no-reboot -kernel "$l1" \
 				-initrd "$W/l1-initramfs.cpio.gz" -d cpu_reset -D "$logf.cpu-reset.$try" \
 				-append "console=ttyS0,115200 tsc=reliable panic=-1 quiet loglevel=4 $keys vmctx.dump=${VMCTX_LINUX_DUMP:-0}" \
-				</dev/null >"$logf" 2>&1 || rc=$?
+				</dev/null >"$logf" 2>&1 &
+			qemu=$!
+			# panic=-1 reboots, which -no-reboot turns into QEMU's exit; but
+			# a panic that faults again on its way down hangs L1 until the
+			# timeout: stop QEMU 20 s after a panic that did not end it
+			panicked=
+			while kill -0 "$qemu" 2>/dev/null; do
+				if [ -z "$panicked" ] && grep -aq 'Kernel panic - not syncing' "$logf"; then
+					panicked=$SECONDS
+				elif [ -n "$panicked" ] && [ $((SECONDS - panicked)) -ge 20 ]; then
+					kill "$qemu" 2>/dev/null || true  # timeout passes it on
+				fi
+				sleep 2
+			done
+			wait "$qemu" || rc=$?
+			if grep -aq 'Kernel panic - not syncing' "$logf"; then
+				log "L1 panicked: $(sed 's/\r$//' "$logf" | grep -aE -m 2 '^(BUG|RIP|Kernel panic)' | tr '\n' ' ')"
+			fi
 			if ! grep -aq '^VMCTX-LAB: RESULT' "$logf"; then
 				log "L1 stopped with no result line (QEMU exit status ${rc:-0}; $(cat "$logf.cpu-reset.$try" 2>/dev/null | grep -c 'CPU Reset') CPU resets and $(cat "$logf.cpu-reset.$try" 2>/dev/null | grep -c 'Triple fault') triple faults logged in $logf.cpu-reset.$try)"
 			elif grep -aq '^VMCTX-LAB: GUEST-RESET' "$logf"; then
