@@ -90,13 +90,33 @@ esac
 sleep 1
 # both on vCPU 1, so that the guest's scheduler shares it between them
 taskset -c 1 hot -t "$secs" > /tmp/hot1.out &
+hot1=$!
 taskset -c 1 hot -t "$secs" > /tmp/hot2.out &
+hot2=$!
 blip -t 1 > /tmp/blip.out &
 # blink: 20 short runs of hot (a single round, a few ms each) under a name
 # of their own, one after the other: dynamically linked, so their code is
 # in hot and, mapped by ld.so, in libc.so.6; each is gone before a poll.
 ln -sf hot /bin/blink
 (sleep 1; i=0; while [ $i -lt 20 ]; do blink -t 0 > /dev/null; i=$((i + 1)); done) &
+# perl: Debian's own /usr/bin/perl, unmodified, two copies started from a
+# shell on vCPU 1 once hot is done: one loops for 5 s, the other for 10 s,
+# so that they share the vCPU for the first 5 s.  Each says where its text
+# lay and the CPU time it had (times(): the guest's own account), which
+# the host checks perf's split and names against.  Only beside churn,
+# whose window covers their 10 s.
+perl_prog='my $t = time + shift; my ($i, $s) = (0, 0);
+while (1) { $s += $i++ * 3 % 7; last if $i % 20000 == 0 && time >= $t }
+open(my $m, "<", "/proc/self/maps") or die;
+while (<$m>) { print "perl: pid $$: text 0x$1-0x$2 off 0x$3\n" if m{^([0-9a-f]+)-([0-9a-f]+) r-xp ([0-9a-f]+) \S+ \S+\s+/usr/bin/perl$} }
+my @c = times; printf "perl: pid %d: cpu %.2f s, %d rounds\n", $$, $c[0] + $c[1], $i;'
+if [ "$churn" -gt 0 ]; then
+	(wait_hot() { while kill -0 "$@" 2>/dev/null; do usleep 100000; done; }
+	 wait_hot $hot1 $hot2
+	 taskset -c 1 /usr/bin/perl -e "$perl_prog" 5 > /tmp/perl1.out &
+	 taskset -c 1 /usr/bin/perl -e "$perl_prog" 10 > /tmp/perl2.out &
+	 wait) &
+fi
 # mark: 200 CPUIDs, 10 ms apart, each between two readings of the clock,
 # which the host's perf records as exits (perf-check.sh)
 mark -n 200 -i 10 > /tmp/mark.out &
@@ -144,7 +164,8 @@ done
 rm -f /tmp/bundle.txt
 # the work each hot did, for the host's check of how the samples split
 # (and where each one's libc code lay)
-{ cat /tmp/hot1.out /tmp/hot2.out; grep 'libc text' /tmp/blip.out; cat /tmp/mark.out; } |
+{ cat /tmp/hot1.out /tmp/hot2.out; grep 'libc text' /tmp/blip.out; cat /tmp/mark.out
+  cat /tmp/perl1.out /tmp/perl2.out 2>/dev/null; } |
 	while read -r line; do say "$line"; done
 # The bundle goes out on the virtio disk the host gave us (/dev/vda).
 dd if=/tmp/guest1.vmctx of=/dev/vda bs=65536 conv=fsync 2>/dev/null || bye "FAIL writing the bundle to /dev/vda"

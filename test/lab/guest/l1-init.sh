@@ -178,6 +178,10 @@ marks() {
 	tr -d '\r' < /tmp/l2-$1.log | sed -n 's/^VMCTX-L2: \(mark .*\)/\1/p' > /tmp/marks-$1
 	echo /tmp/marks-$1
 }
+perls() {
+	tr -d '\r' < /tmp/l2-$1.log | sed -n 's/^VMCTX-L2: \(perl: .*\)/\1/p' > /tmp/perl-$1
+	echo /tmp/perl-$1
+}
 libc() {
 	tr -d '\r' < /tmp/l2-$1.log |
 		sed -n 's/^VMCTX-L2: hot: pid [0-9]*: libc text \(0x[0-9a-f]*-0x[0-9a-f]*\).*/\1/p' |
@@ -197,7 +201,7 @@ if [ "$host" = perf ]; then
 	bad=${differ:-}
 	for n in $all; do
 		echo "perf-check: ==== guest$n ($(grep -a -m1 '^VMCTX-L2: up:' /tmp/l2-$n.log | tr -d '\r' | sed 's/^VMCTX-L2: up: //'))"
-		sh /lab/perf-check.sh /tmp/perf.data "$maps" guest$n "$(cat /tmp/l2-$n.pid)" "$(work $n)" "$(libc $n)" "$(marks $n)" ||
+		sh /lab/perf-check.sh /tmp/perf.data "$maps" guest$n "$(cat /tmp/l2-$n.pid)" "$(work $n)" "$(libc $n)" "$(marks $n)" "$(perls $n)" ||
 			bad="$bad guest$n"
 	done
 	# What --guest-maps costs perf report on this recording (issue #12's

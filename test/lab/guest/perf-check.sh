@@ -45,7 +45,7 @@
 #    with memfrob, the libc function each round calls (the rest is libc's
 #    own start-up and stdio, some of it in functions that Debian's
 #    stripped libc names in no symbol table: perf prints their address).
-data=$1 maps=$2 name=$3 qpid=$4 work=$5 libc=${6:-} marks=${7:-}
+data=$1 maps=$2 name=$3 qpid=$4 work=$5 libc=${6:-} marks=${7:-} perls=${8:-}
 fail=0
 no() { echo "perf-check: FAIL $*"; fail=1; }
 
@@ -189,6 +189,63 @@ if [ -n "$marks" ] && [ -s "$marks" ]; then
 	[ "$mk_m" -ge $((mk_n * 9 / 10)) ] || no "only $mk_m of mark's $mk_n CPUID exits found"
 	awk -v lo="${mk_lo95:-1e9}" -v hi="${mk_hi95:--1e9}" 'BEGIN { exit !(lo <= hi && lo <= 50 && hi >= -50) }' ||
 		no "mark's CPUID exits put the chain's error in [$mk_lo95 us, $mk_hi95 us] for 95% of them, not an interval within 50 us of 0"
+fi
+
+# Debian's perl, unmodified: two copies on one vCPU (guest-init.sh).  The
+# ground truth is the guest's and binutils', not ours: which process a
+# sample was in from where each one's perl text lay (ASLR puts them apart),
+# what its function is called from nm -D -S of the same /usr/bin/perl, and
+# how the two split the vCPU from their own CPU time (times()).  perf
+# script --guest-maps gives the product's answer for each sample: its
+# guest process and function.
+if [ -n "$perls" ] && [ -s "$perls" ]; then
+	perf script -i "$data" --guest-maps="$maps" -F pid,ip,guest_cpl,guest_pid,guest_sym 2>/dev/null |
+		awk -v q="$qpid" '$1 == q && $3 == "cpl:3" { print $2, $4, $5 }' > /tmp/perl.samples
+	awk "$hex"'
+	    FILENAME == ARGV[1] { if ($2 ~ /^[0-9a-f]+$/ && $3 ~ /^[TtWw]$/) { n++; a[n] = h($1); z[n] = h($2); f[n] = $4 } next }
+	    FILENAME == ARGV[2] {
+		# "perl: pid P: text 0xLO-0xHI off 0xOFF", "perl: pid P: cpu S s, N rounds"
+		p = $3; sub(/:$/, "", p)
+		if ($4 == "text") { split($5, r, "-"); np++; pid[np] = p; lo[np] = h(r[1]); hi[np] = h(r[2]); off[np] = h($7) }
+		if ($4 == "cpu") { cpu[p] = $5; tc += $5 }
+		next }
+	    { ip = h($1); k = 0
+	      for (i = 1; i <= np; i++) if (ip >= lo[i] && ip < hi[i]) { k = i; break }
+	      if (!k) next
+	      in_text++; truth = pid[k]; g = $2; sub(/^gpid:/, "", g)
+	      by[truth]++; if (g == truth) same++; named_pid[g]++
+	      # the function nm puts there (a symbol with a size that holds it)
+	      fa = ip - lo[k] + off[k]; want = ""
+	      for (j = 1; j <= n; j++) if (fa >= a[j] && fa < a[j] + z[j]) { want = f[j]; break }
+	      if (want == "") next
+	      known++; s = $3; sub(/^gsym:/, "", s); sub(/\(.*$/, "", s); d = $3
+	      if (s == want && d ~ /\(\/usr\/bin\/perl\)$|\(perl\)$/) agree++; else if (s != "-") { wrong++; if (wrong <= 3) ex = ex " " s "/" want }
+	      fn[want]++ }
+	    END {
+		overlap = 0
+		for (i = 1; i <= np; i++) for (j = i + 1; j <= np; j++) if (lo[i] < hi[j] && lo[j] < hi[i]) overlap = 1
+		printf "perl-summary %d %d %d %d %d %d %d\n", np, in_text, same, known, agree, wrong, overlap
+		for (p in cpu) printf "perl-pid %s %.2f %.1f %d %d\n", p, cpu[p], tc ? 100 * cpu[p] / tc : 0, by[p], named_pid[p]
+		for (w in fn) printf "perl-fn %d %s\n", fn[w], w
+		if (ex != "") print "perl-wrong" ex }' /lab/perl.syms "$perls" /tmp/perl.samples > /tmp/perl.res
+	set -- $(sed -n 's/^perl-summary //p' /tmp/perl.res)
+	pl_np=$1 pl_in=$2 pl_same=$3 pl_known=$4 pl_agree=$5 pl_wrong=$6 pl_overlap=$7
+	echo "perf-check: perl (Debian's /usr/bin/perl): $pl_in guest user samples in the text of its $pl_np copies (perf script), $pl_same named with the process whose text holds the IP; $pl_known in a function nm -D names, $pl_agree named so by perf script --guest-maps, $pl_wrong named otherwise$(sed -n 's/^perl-wrong//p' /tmp/perl.res)"
+	sort -k2,2nr /tmp/perl.res | awk '$1 == "perl-fn"' | head -n 5 | sed 's/^perl-fn /perf-check:   /'
+	[ "$pl_np" -eq 2 ] || no "perl: $pl_np copies said where their text lay, not 2"
+	[ "$pl_overlap" -eq 0 ] || no "perl: the two copies' text overlapped (ASLR put them at one address?)"
+	[ "$pl_in" -gt 200 ] || no "perl: too few samples in its text ($pl_in)"
+	[ $((pl_same * 100)) -ge $((pl_in * 95)) ] ||
+		no "perl: $pl_same of $pl_in samples named with the process whose text holds the IP (< 95%)"
+	[ $((pl_agree * 100)) -ge $((pl_known * 95)) ] && [ $((pl_wrong * 100)) -le "$pl_known" ] ||
+		no "perl: $pl_agree of $pl_known samples named as nm names their function (< 95%), $pl_wrong named otherwise (> 1%)"
+	# the split: each copy's share of the samples in perl's text, against
+	# its share of the two copies' CPU time
+	awk -v tot="$pl_in" '$1 == "perl-pid" {
+		s = tot ? 100 * $6 / tot : 0; d = s - $4; if (d < 0) d = -d
+		printf "perf-check: perl pid %s: %.2f s of CPU (%.1f%%); %.1f%% of the samples in perl text named with it\n", $2, $3, $4, s
+		if (d > 3) { print "perf-check: FAIL perl pid " $2 " does not get its share of the samples (> 3 points)"; bad = 1 } }
+	    END { exit bad }' /tmp/perl.res || fail=1
 fi
 
 # the two hot instances: each one's function mix, and the split against their work

@@ -72,6 +72,10 @@ gcc -static -O1 -g -D_GNU_SOURCE -Wl,-Ttext-segment=0x30000000 -o "$W/churn" "$G
 gcc -static -O2 -o "$W/mark" "$G/mark.c"
 nm -S "$W/hot" > "$W/hot.syms"
 nm -S "$W/churn" > "$W/churn.syms"
+# Debian's own perl (perl-base: stripped, its functions in .dynsym only),
+# run unmodified in the guests; binutils' nm is the ground truth for what
+# its addresses are called
+nm -D -S --defined-only /usr/bin/perl > "$W/perl.syms"
 
 # pack_l2 SERIES DIR: Debian's SERIES kernel (debian-guest.sh) and its
 # initramfs, as DIR/bzImage and DIR/initramfs.cpio.gz
@@ -94,10 +98,12 @@ pack_l2() {
 	mkdir -p "$st"/{bin,lib,proc,sys,dev,tmp}
 	cp /bin/busybox "$W/vmctx-agent" "$W/hot" "$W/churn" "$W/mark" "$st/bin/"
 	cp "$W/hot" "$st/bin/blip"
-	# hot's shared libraries (Debian 12's libc, as in the guest distro), at
-	# their paths, with the dynamic linker
-	ldd "$W/hot" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' |
-		while read -r lib; do
+	# hot's and perl's shared libraries (Debian 12's libc, as in the guest
+	# distro), at their paths, with the dynamic linker
+	mkdir -p "$st/usr/bin"
+	cp /usr/bin/perl "$st/usr/bin/"
+	{ ldd "$W/hot"; ldd /usr/bin/perl; } | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' |
+		sort -u | while read -r lib; do
 			mkdir -p "$st$(dirname "$lib")"
 			cp -L "$lib" "$st$lib"
 		done
@@ -157,7 +163,7 @@ if [ "$second" = 1 ]; then
 	mkdir -p "$st/lab/l2b"
 	cp "$W/l2b/bzImage" "$W/l2b/initramfs.cpio.gz" "$st/lab/l2b/"
 fi
-cp "$W/hot.syms" "$W/churn.syms" "$st/lab/"
+cp "$W/hot.syms" "$W/churn.syms" "$W/perl.syms" "$st/lab/"
 install -m 755 "$G/perf-check.sh" "$st/lab/"
 stage_perf "$st"
 install -m 755 "$G/l1-init.sh" "$st/init"
