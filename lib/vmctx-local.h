@@ -286,12 +286,33 @@ struct agg_hint {
 	uint32_t at[AGG_HINTS];		/* entry index + 1, 0 if none */
 };
 
+/*
+ * What a sample reads comes first, in about two cache lines: with
+ * thousands of vCPUs their state leaves the cache, and each line read is
+ * a miss.  Held waits and the steal counts follow.
+ */
 struct vmctx_vcpu {
 	int vm_idx;			/* index into session->vms */
 	int id;
 	enum vcpu_state state;
 	bool halted;			/* the guest executed HLT and has not woken */
 	bool blocked;			/* the current wait began with a blocking switch-out */
+	enum vmctx_isa isa;
+	uint32_t home;			/* pCPU it last ran on */
+	uint64_t last_exit;
+	uint64_t exit_key;		/* last_exit, or VMCTX_EXIT_OTHER if unnamed */
+	uint64_t last_time;		/* host time of its last real tick */
+	uint64_t charged;		/* ticks charged in the current wait */
+	size_t npend;			/* held charges: see pend below */
+	uint64_t pend_lost, pend_fill;
+	struct agg_hint hint;		/* its rows in the session's table */
+	/* resolution cache */
+	uint64_t cache_cr3;
+	uint64_t cache_from, cache_to;	/* guest time range the cached task is valid */
+	int cache_task;
+	/* read when a wait starts or ends */
+	uint64_t snap_ticks;		/* home pCPU's ticks when last charged */
+	uint64_t snap_lost;
 	/*
 	 * A blocked wait that ended with a switch-in is held until the next
 	 * event of the vCPU tells what it was: kvm_vcpu_wakeup (it fires
@@ -300,29 +321,15 @@ struct vmctx_vcpu {
 	 */
 	uint64_t pend_time;		/* the switch-in */
 	struct pend_charge *pend;	/* owner -> ticks, one entry per owner */
-	size_t npend, pend_cap;
-	uint64_t pend_lost, pend_fill;
-	enum vmctx_isa isa;
-	uint64_t last_exit;
-	uint64_t exit_key;		/* last_exit, or VMCTX_EXIT_OTHER if unnamed */
-	uint32_t home;			/* pCPU it last ran on */
-	uint64_t last_time;		/* host time of its last real tick */
-	uint64_t snap_ticks;		/* home pCPU's ticks when last charged */
-	uint64_t snap_lost;
-	uint64_t charged;		/* ticks charged in the current wait */
+	size_t pend_cap;
 	/*
 	 * Steal by the first VCPU_STEAL_OWNERS owners it names, counted here
 	 * (a vCPU's own cache lines) rather than in the session's table.
 	 */
-	int32_t steal_by[VCPU_STEAL_OWNERS];
-	uint64_t steal_n[VCPU_STEAL_OWNERS];
 	uint32_t nsteal_by;
 	uint8_t steal_at[32];		/* a hash of steal_by: index + 1 */
-	struct agg_hint hint;		/* its rows in the session's table */
-	/* resolution cache */
-	uint64_t cache_cr3;
-	int cache_task;
-	uint64_t cache_from, cache_to;	/* guest time range the cached task is valid */
+	int32_t steal_by[VCPU_STEAL_OWNERS];
+	uint64_t steal_n[VCPU_STEAL_OWNERS];
 };
 
 /* Ticks (start, end] of a pCPU's running total that one owner took in a row. */
@@ -331,14 +338,15 @@ struct owner_run {
 	uint64_t start, end;
 };
 
+/* Each sample reads the first line and the newest run. */
 struct vmctx_pcpu {
 	int cur;			/* owner of the last sample, -1 before any */
-	uint64_t ticks;			/* running total of sample weights */
-	struct owner_run runs[PCPU_RUNS];	/* the latest runs, a ring */
 	uint32_t head, nruns;		/* runs[head] is the newest */
+	bool restart;			/* none yet, or a loss since: the next weighs 1 */
+	uint64_t ticks;			/* running total of sample weights */
 	uint64_t lost;
 	uint64_t last_sample;		/* time of its latest sample */
-	bool restart;			/* none yet, or a loss since: the next weighs 1 */
+	struct owner_run runs[PCPU_RUNS];	/* the latest runs, a ring */
 };
 
 /*
