@@ -200,7 +200,7 @@ fi
 # guest process and function.
 if [ -n "$perls" ] && [ -s "$perls" ]; then
 	perf script -i "$data" --guest-maps="$maps" -F pid,ip,guest_cpl,guest_pid,guest_sym 2>/dev/null |
-		awk -v q="$qpid" '$1 == q && $3 == "cpl:3" { print $2, $4, $5 }' > /tmp/perl.samples
+		awk -v q="$qpid" '$1 == q && $3 ~ /^cpl:/ { print $2, $3, $4, $5 }' > /tmp/perl.samples
 	awk "$hex"'
 	    FILENAME == ARGV[1] { if ($2 ~ /^[0-9a-f]+$/ && $3 ~ /^[TtWw]$/) { n++; a[n] = h($1); z[n] = h($2); f[n] = $4 } next }
 	    FILENAME == ARGV[2] {
@@ -209,23 +209,28 @@ if [ -n "$perls" ] && [ -s "$perls" ]; then
 		if ($4 == "text") { split($5, r, "-"); np++; pid[np] = p; lo[np] = h(r[1]); hi[np] = h(r[2]); off[np] = h($7) }
 		if ($4 == "cpu") { cpu[p] = $5; tc += $5 }
 		next }
-	    { ip = h($1); k = 0
+	    # "IP cpl:N gpid:P gsym:F(DSO)"
+	    { g = $3; sub(/^gpid:/, "", g)
+	      # every sample named with a copy, user and kernel, as times() counts both
+	      if (g in cpu) { all[g]++; tall++ }
+	      if ($2 != "cpl:3") next
+	      ip = h($1); k = 0
 	      for (i = 1; i <= np; i++) if (ip >= lo[i] && ip < hi[i]) { k = i; break }
 	      if (!k) next
-	      in_text++; truth = pid[k]; g = $2; sub(/^gpid:/, "", g)
-	      by[truth]++; if (g == truth) same++; named_pid[g]++
+	      in_text++; truth = pid[k]
+	      by[truth]++; if (g == truth) same++
 	      # the function nm puts there (a symbol with a size that holds it)
 	      fa = ip - lo[k] + off[k]; want = ""
 	      for (j = 1; j <= n; j++) if (fa >= a[j] && fa < a[j] + z[j]) { want = f[j]; break }
 	      if (want == "") next
-	      known++; s = $3; sub(/^gsym:/, "", s); sub(/\(.*$/, "", s); d = $3
+	      known++; s = $4; sub(/^gsym:/, "", s); sub(/\(.*$/, "", s); d = $4
 	      if (s == want && d ~ /\(\/usr\/bin\/perl\)$|\(perl\)$/) agree++; else if (s != "-") { wrong++; if (wrong <= 3) ex = ex " " s "/" want }
 	      fn[want]++ }
 	    END {
 		overlap = 0
 		for (i = 1; i <= np; i++) for (j = i + 1; j <= np; j++) if (lo[i] < hi[j] && lo[j] < hi[i]) overlap = 1
 		printf "perl-summary %d %d %d %d %d %d %d\n", np, in_text, same, known, agree, wrong, overlap
-		for (p in cpu) printf "perl-pid %s %.2f %.1f %d %d\n", p, cpu[p], tc ? 100 * cpu[p] / tc : 0, by[p], named_pid[p]
+		for (p in cpu) printf "perl-pid %s %.2f %.1f %d %d %.1f\n", p, cpu[p], tc ? 100 * cpu[p] / tc : 0, by[p], all[p], tall ? 100 * all[p] / tall : 0
 		for (w in fn) printf "perl-fn %d %s\n", fn[w], w
 		if (ex != "") print "perl-wrong" ex }' /lab/perl.syms "$perls" /tmp/perl.samples > /tmp/perl.res
 	set -- $(sed -n 's/^perl-summary //p' /tmp/perl.res)
@@ -239,12 +244,17 @@ if [ -n "$perls" ] && [ -s "$perls" ]; then
 		no "perl: $pl_same of $pl_in samples named with the process whose text holds the IP (< 95%)"
 	[ $((pl_agree * 100)) -ge $((pl_known * 95)) ] && [ $((pl_wrong * 100)) -le "$pl_known" ] ||
 		no "perl: $pl_agree of $pl_known samples named as nm names their function (< 95%), $pl_wrong named otherwise (> 1%)"
-	# the split: each copy's share of the samples in perl's text, against
-	# its share of the two copies' CPU time
-	awk -v tot="$pl_in" '$1 == "perl-pid" {
-		s = tot ? 100 * $6 / tot : 0; d = s - $4; if (d < 0) d = -d
-		printf "perf-check: perl pid %s: %.2f s of CPU (%.1f%%); %.1f%% of the samples in perl text named with it\n", $2, $3, $4, s
-		if (d > 3) { print "perf-check: FAIL perl pid " $2 " does not get its share of the samples (> 3 points)"; bad = 1 } }
+	# the split: each copy's share of the samples perf names with it (user
+	# and kernel, as times() counts), against its share of the CPU time,
+	# within 5 points.  (The guest's CPU time also counts time the real
+	# machine took from the emulator, in which L1 takes no sample: in quiet
+	# runs the two agreed within 0.7 points, in one with other jobs on the
+	# machine they were 3.4 apart.  Which process a sample is named with is
+	# checked exactly above.)
+	awk '$1 == "perl-pid" {
+		d = $7 - $4; if (d < 0) d = -d
+		printf "perf-check: perl pid %s: %.2f s of CPU (%.1f%%); %d samples named with it (%.1f%%), %d of them in perl text\n", $2, $3, $4, $6, $7, $5
+		if (d > 5) { print "perf-check: FAIL perl pid " $2 " does not get its share of the samples (> 5 points)"; bad = 1 } }
 	    END { exit bad }' /tmp/perl.res || fail=1
 fi
 
