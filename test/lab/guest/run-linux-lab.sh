@@ -198,7 +198,10 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 		# come in about one boot in five.
 		for try in 1 2 3; do
 			log "SVM: patched L1, Linux L2 with pti=$pti"
-			timeout "${VMCTX_QEMU_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
+			# (a quiet run of pti=off takes 560-580 s: two guests, then
+			# perf report and perf script over their recording, all
+			# emulated; 600 s cut one short in CI)
+			timeout "${VMCTX_QEMU_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
 				-m 1536M -nographic -no-reboot -kernel "$l1" \
 				-initrd "$W/l1-initramfs.cpio.gz" -d cpu_reset -D "$logf.cpu-reset.$try" \
 				-append "console=ttyS0,115200 tsc=reliable panic=-1 quiet loglevel=4 $keys vmctx.dump=${VMCTX_LINUX_DUMP:-0}" \
