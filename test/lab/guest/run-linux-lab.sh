@@ -201,6 +201,7 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 			# (a quiet run of pti=off takes 560-580 s: two guests, then
 			# perf report and perf script over their recording, all
 			# emulated; 600 s cut one short in CI)
+			: > "$logf"	# before the watcher below reads it
 			timeout "${VMCTX_QEMU_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
 				-m 1536M -nographic -no-reboot -kernel "$l1" \
 				-initrd "$W/l1-initramfs.cpio.gz" -d cpu_reset -D "$logf.cpu-reset.$try" \
@@ -209,10 +210,12 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 			qemu=$!
 			# panic=-1 reboots, which -no-reboot turns into QEMU's exit; but
 			# a panic that faults again on its way down hangs L1 until the
-			# timeout: stop QEMU 20 s after a panic that did not end it
+			# timeout: stop QEMU 20 s after a panic that did not end it.
+			# (L1's own: at the start of a line; an L2 guest's console
+			# that L1 shows has the guest's timestamps first.)
 			panicked=
 			while kill -0 "$qemu" 2>/dev/null; do
-				if [ -z "$panicked" ] && grep -aq 'Kernel panic - not syncing' "$logf"; then
+				if [ -z "$panicked" ] && grep -aq '^Kernel panic - not syncing' "$logf"; then
 					panicked=$SECONDS
 				elif [ -n "$panicked" ] && [ $((SECONDS - panicked)) -ge 20 ]; then
 					kill "$qemu" 2>/dev/null || true  # timeout passes it on
@@ -220,7 +223,7 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 				sleep 2
 			done
 			wait "$qemu" || rc=$?
-			if grep -aq 'Kernel panic - not syncing' "$logf"; then
+			if grep -aq '^Kernel panic - not syncing' "$logf"; then
 				log "L1 panicked: $(sed 's/\r$//' "$logf" | grep -aE -m 2 '^(BUG|RIP|Kernel panic)' | tr '\n' ' ')"
 			fi
 			if ! grep -aq '^VMCTX-LAB: RESULT' "$logf"; then
