@@ -4,10 +4,15 @@
  * scheduled round-robin on 16 pCPUs, through resolution, the timeline and
  * aggregation.  Prints samples per second, ns per sample and peak RSS.
  * --vcpus-per-vm and --pcpus change the shape (the vCPUs, 8 times the
- * first, must be a multiple of the pCPUs).
+ * first, must be a multiple of the pCPUs).  Each vCPU does the same work
+ * in every shape: its guest changes process every 16 of its own samples.
+ * --runs repeats the whole session (bundles aside), each from scratch, and
+ * the figures cover all runs: a small shape can so be given as many
+ * samples a vCPU as a large one, and still be timed over many samples.
  *
- *   bench-timeline [-n SAMPLES] [--no-resolve] [--vcpus-per-vm N] [--pcpus N]
+ *   bench-timeline [-n SAMPLES] [--no-resolve] [--vcpus-per-vm N] [--pcpus N] [--runs R]
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,86 +34,56 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int main(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "samples", required_argument, NULL, 'n' },
-		{ "no-resolve", no_argument, NULL, 'r' },
-		{ "vcpus-per-vm", required_argument, NULL, 'v' },
-		{ "pcpus", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct vmctx_session_opts so = { .sz = sizeof(so), .tick_ns = SCEN_TICK_NS };
-	unsigned int NVCPUS = 8, NPCPUS = 16;	/* vCPUs per VM, pCPUs */
-	struct vmctx_bundle *b[NVMS] = { NULL };
-	struct vmctx_session *s;
-	unsigned long long n = 10000000, i;
-	bool resolve = true;
-	struct rusage ru;
-	double t0, t1;
-	int c, vm, err = 0;
+struct shape {
+	unsigned int vcpus_per_vm, pcpus;
+	unsigned long long n;
+	struct vmctx_bundle *b[NVMS];	/* NULL: no resolution */
+};
 
-	while ((c = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			n = strtoull(optarg, NULL, 10);
-			break;
-		case 'r':
-			resolve = false;
-			break;
-		case 'v':
-			NVCPUS = strtoul(optarg, NULL, 10);
-			break;
-		case 'p':
-			NPCPUS = strtoul(optarg, NULL, 10);
-			break;
-		default:
-			fprintf(c == 'h' ? stdout : stderr,
-				"Usage: bench-timeline [-n SAMPLES] [--no-resolve] [--vcpus-per-vm N] [--pcpus N]\n");
-			return c == 'h' ? 0 : 2;
-		}
-	}
-	if (!NVCPUS || !NPCPUS || NVMS * NVCPUS % NPCPUS || NVMS * NVCPUS > 4096 ||
-	    NPCPUS > 1024) {
-		fprintf(stderr, "bench-timeline: 8 x vCPUs per VM must be a multiple of the pCPUs, at most 4096; pCPUs at most 1024\n");
-		return 2;
-	}
-	s = vmctx_session_new(&so);
-	for (vm = 0; vm < NVMS; vm++) {
+/* One session over @sh's samples; its time in *@secs; 0 or a negative errno. */
+static int run(const struct shape *sh, double *secs)
+{
+	struct vmctx_session_opts so = { .sz = sizeof(so), .tick_ns = SCEN_TICK_NS };
+	const unsigned int share = NVMS * sh->vcpus_per_vm / sh->pcpus;	/* vCPUs a pCPU */
+	struct vmctx_session *s = vmctx_session_new(&so);
+	struct vmctx_table *t;
+	unsigned long long i;
+	int vm, err = 0;
+	double t0;
+
+	if (!s)
+		return -errno;
+	for (vm = 0; vm < NVMS && !err; vm++) {
 		char name[16];
 
 		snprintf(name, sizeof(name), "guest%d", vm);
-		vmctx_session_add_vm(s, VM_PID(vm), name);
-		if (!resolve)
-			continue;
-		b[vm] = scen_guest_bundle(name, NPROCS);
-		if (!b[vm] || vmctx_session_attach_bundle(s, VM_PID(vm), b[vm], 0)) {
-			fprintf(stderr, "bench-timeline: cannot build bundle\n");
-			return 1;
-		}
+		err = vmctx_session_add_vm(s, VM_PID(vm), name);
+		if (err >= 0 && sh->b[vm])
+			err = vmctx_session_attach_bundle(s, VM_PID(vm), sh->b[vm], 0);
+		err = err < 0 ? err : 0;
 	}
-
 	t0 = now();
-	for (i = 0; i < n && !err; i++) {
-		unsigned long long tick = i / NPCPUS;
-		unsigned int cpu = i % NPCPUS;
-		/* 4 vCPUs take turns on each pCPU */
-		unsigned int slot = (tick / SLICE) % (NVMS * NVCPUS / NPCPUS);
-		unsigned int g = cpu * (NVMS * NVCPUS / NPCPUS) + slot;
+	for (i = 0; i < sh->n && !err; i++) {
+		unsigned long long tick = i / sh->pcpus;
+		unsigned int cpu = i % sh->pcpus;
+		/* @share vCPUs take turns on each pCPU, SLICE ticks each */
+		unsigned int slot = (tick / SLICE) % share;
+		unsigned int g = cpu * share + slot;
 		unsigned int mix = (tick * 7 + cpu) % MIX_LEN;
+		/* the vCPU's own ticks, whatever the number of vCPUs that share its pCPU */
+		unsigned long long own = tick / (SLICE * share) * SLICE + tick % SLICE;
 		struct vmctx_sample smp = {
 			.sz = sizeof(smp),
 			.time = tick * SCEN_TICK_NS + cpu,
 			.cpu = cpu,
-			.pid = VM_PID(g / NVCPUS),
-			.tid = VM_PID(g / NVCPUS) + 1 + g % NVCPUS,
-			.vm_tgid = VM_PID(g / NVCPUS),
-			.vcpu = g % NVCPUS,
+			.pid = VM_PID(g / sh->vcpus_per_vm),
+			.tid = VM_PID(g / sh->vcpus_per_vm) + 1 + g % sh->vcpus_per_vm,
+			.vm_tgid = VM_PID(g / sh->vcpus_per_vm),
+			.vcpu = g % sh->vcpus_per_vm,
 			.flags = VMCTX_SAMPLE_GUEST,
 			.cpl = mix ? 3 : 0,
 			.isa = VMCTX_ISA_SVM,
-			.cr3 = ROOT((tick / 64 + g) % NPROCS) | 0x1000,
+			.cr3 = ROOT((own / 16 + g) % NPROCS) | 0x1000,
 			.ip = mix ? 0x401000 + (mix % 4) * 0x100 + 0x10 : 0xffffffff81001040ULL,
 			.exit_reason = 0x60,
 		};
@@ -121,28 +96,88 @@ int main(int argc, char **argv)
 		err = vmctx_session_sample(s, &smp);
 	}
 	if (!err)
-		err = vmctx_session_finish(s, (n / NPCPUS) * SCEN_TICK_NS);
-	t1 = now();
+		err = vmctx_session_finish(s, (sh->n / sh->pcpus) * SCEN_TICK_NS);
+	*secs = now() - t0;
+	if (!err) {
+		t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(0), -1);
+		err = !t ? -errno : !vmctx_table_total(t) ? -ENODATA : 0;
+		vmctx_table_free(t);
+	}
+	vmctx_session_free(s);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "samples", required_argument, NULL, 'n' },
+		{ "no-resolve", no_argument, NULL, 'r' },
+		{ "vcpus-per-vm", required_argument, NULL, 'v' },
+		{ "pcpus", required_argument, NULL, 'p' },
+		{ "runs", required_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct shape sh = { .vcpus_per_vm = 8, .pcpus = 16, .n = 10000000 };
+	unsigned long runs = 1, r;
+	bool resolve = true;
+	double total = 0, secs = 0;
+	struct rusage ru;
+	int c, vm, err = 0;
+
+	while ((c = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			sh.n = strtoull(optarg, NULL, 10);
+			break;
+		case 'r':
+			resolve = false;
+			break;
+		case 'v':
+			sh.vcpus_per_vm = strtoul(optarg, NULL, 10);
+			break;
+		case 'p':
+			sh.pcpus = strtoul(optarg, NULL, 10);
+			break;
+		case 'R':
+			runs = strtoul(optarg, NULL, 10);
+			break;
+		default:
+			fprintf(c == 'h' ? stdout : stderr,
+				"Usage: bench-timeline [-n SAMPLES] [--no-resolve] [--vcpus-per-vm N] [--pcpus N] [--runs R]\n");
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (!sh.vcpus_per_vm || !sh.pcpus || NVMS * sh.vcpus_per_vm % sh.pcpus ||
+	    NVMS * sh.vcpus_per_vm > 4096 || sh.pcpus > 1024 || !sh.n || !runs) {
+		fprintf(stderr, "bench-timeline: 8 x vCPUs per VM must be a multiple of the pCPUs, at most 4096; pCPUs at most 1024; samples and runs at least 1\n");
+		return 2;
+	}
+	for (vm = 0; resolve && vm < NVMS; vm++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "guest%d", vm);
+		sh.b[vm] = scen_guest_bundle(name, NPROCS);
+		if (!sh.b[vm]) {
+			fprintf(stderr, "bench-timeline: cannot build bundle\n");
+			return 1;
+		}
+	}
+	for (r = 0; r < runs && !err; r++) {
+		err = run(&sh, &secs);
+		total += secs;
+	}
 	if (err) {
 		fprintf(stderr, "bench-timeline: %s\n", vmctx_strerror(err));
 		return 1;
 	}
-	{
-		struct vmctx_table *t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(0), -1);
-
-		if (!t || !vmctx_table_total(t)) {
-			fprintf(stderr, "bench-timeline: empty report\n");
-			return 1;
-		}
-		vmctx_table_free(t);
-	}
 	getrusage(RUSAGE_SELF, &ru);
-	printf("samples=%llu vms=%d vcpus=%u pcpus=%u resolve=%s seconds=%.3f "
+	printf("samples=%llu%s vms=%d vcpus=%u pcpus=%u resolve=%s seconds=%.3f "
 	       "samples_per_sec=%.0f ns_per_sample=%.1f peak_rss_kib=%ld\n",
-	       n, NVMS, NVMS * NVCPUS, NPCPUS, resolve ? "yes" : "no", t1 - t0, n / (t1 - t0),
-	       (t1 - t0) * 1e9 / n, ru.ru_maxrss);
-	vmctx_session_free(s);
+	       sh.n * runs, runs > 1 ? " (in runs)" : "", NVMS, NVMS * sh.vcpus_per_vm, sh.pcpus,
+	       resolve ? "yes" : "no", total, sh.n * runs / total, total * 1e9 / (sh.n * runs),
+	       ru.ru_maxrss);
 	for (vm = 0; vm < NVMS; vm++)
-		vmctx_bundle_free(b[vm]);
+		vmctx_bundle_free(sh.b[vm]);
 	return 0;
 }

@@ -15,15 +15,19 @@ done
 # against 64 on 16 (issue #12's target: at most 2x), and the ratio; then
 # 4,096 on 1,024, four vCPUs a pCPU as in the small case: what the vCPUs'
 # number costs (a bigger table, out of cache), apart from their sharing.
-ns() { "$bench" -n 4000000 --vcpus-per-vm "$1" --pcpus "$2" | tee /dev/stderr |
-	sed -n 's/.*ns_per_sample=\([0-9.]*\).*/\1/p'; }
-small=$(ns 8 16)
-large=$(ns 512 256)
-awk -v s="$small" -v l="$large" \
-	'BEGIN { printf "ns_per_sample 4096 vcpus/256 pcpus : 64/16 = %.2f\n", l / s }'
-same=$(ns 512 1024)
-awk -v s="$small" -v l="$same" \
-	'BEGIN { printf "ns_per_sample 4096 vcpus/1024 pcpus : 64/16 = %.2f\n", l / s }'
+# Every vCPU gets 1,000 samples in each shape (the small one is run 64
+# times to be timed over as many samples), so that each does the same
+# work: a vCPU's first samples make its rows, and a vCPU with fewer
+# samples would weigh that more.  With resolution, then without.
+ns() { "$bench" "$@" | tee /dev/stderr | sed -n 's/.*ns_per_sample=\([0-9.]*\).*/\1/p'; }
+for r in "" --no-resolve; do
+	small=$(ns -n 64000 --runs 64 $r)
+	large=$(ns -n 4096000 --vcpus-per-vm 512 --pcpus 256 $r)
+	same=$(ns -n 4096000 --vcpus-per-vm 512 --pcpus 1024 $r)
+	awk -v s="$small" -v l="$large" -v m="$same" -v r="${r:---resolve}" 'BEGIN {
+		printf "ns_per_sample %s 4096 vcpus/256 pcpus : 64/16 = %.2f\n", r, l / s
+		printf "ns_per_sample %s 4096 vcpus/1024 pcpus : 64/16 = %.2f\n", r, m / s }'
+done
 lookup=$(dirname "$bench")/bench-lookup
 if [ -x "$lookup" ]; then
 	"$lookup"
