@@ -81,6 +81,16 @@ static void add_ticks(struct vmctx_pcpu *p, int owner, uint64_t weight)
 	p->ticks += weight;
 }
 
+/* Where vCPU owner @by is, or would go, in @v's steal_at: owner -> index + 1 in steal_by. */
+static inline uint32_t steal_slot(const struct vmctx_vcpu *v, int by)
+{
+	uint32_t h = ((uint32_t)by * 0x9e3779b1u) >> 27;	/* the high bits: 32 places */
+
+	while (v->steal_at[h] && v->steal_by[v->steal_at[h] - 1] != by)
+		h = (h + 1) % ARRAY_SIZE(v->steal_at);
+	return h;
+}
+
 /*
  * Count @count ticks of @v's steal by vCPU owner @by in the vCPU, if it is
  * one of the first VCPU_STEAL_OWNERS it names; false if not.
@@ -91,10 +101,7 @@ static bool count_steal_by(struct vmctx_vcpu *v, int by, uint64_t count)
 
 	if (by <= OWNER_OUTSIDE)
 		return false;
-	/* steal_at: owner -> index + 1 in steal_by, open addressing */
-	h = ((uint32_t)by * 0x9e3779b1u) >> 27;	/* the high bits: 32 places */
-	while (v->steal_at[h] && v->steal_by[v->steal_at[h] - 1] != by)
-		h = (h + 1) % ARRAY_SIZE(v->steal_at);
+	h = steal_slot(v, by);
 	if (!v->steal_at[h]) {
 		if (v->nsteal_by == VCPU_STEAL_OWNERS)
 			return false;
@@ -217,6 +224,43 @@ static size_t gap_owners(const struct vmctx_pcpu *p, uint64_t from, struct pend_
 }
 
 /*
+ * flush()'s usual case, steal that nothing else will see: if every run of
+ * @p in the wait, (@from, p->ticks], is within the ring and belongs to an
+ * owner @v already counts, count each there as it comes, with no list of
+ * owners to build.  That is what flush() would count, owner by owner.
+ * Returns the ticks counted, or 0 (nothing done) if the usual case does
+ * not hold.
+ */
+static uint64_t count_known_steal(struct vmctx_vcpu *v, const struct vmctx_pcpu *p,
+				  uint64_t from)
+{
+	uint8_t at[PCPU_RUNS];
+	uint64_t covered = 0;
+	size_t k, n;
+
+	for (n = 0; n < p->nruns; n++) {
+		const struct owner_run *r = &p->runs[(p->head + PCPU_RUNS - n) % PCPU_RUNS];
+
+		if (r->end <= from)
+			break;
+		if (r->owner <= OWNER_OUTSIDE)
+			return 0;
+		at[n] = v->steal_at[steal_slot(v, r->owner)];
+		if (!at[n])
+			return 0;
+		covered += r->end - (r->start > from ? r->start : from);
+	}
+	if (covered != p->ticks - from)
+		return 0;	/* the ring no longer holds the whole wait */
+	for (k = 0; k < n; k++) {
+		const struct owner_run *r = &p->runs[(p->head + PCPU_RUNS - k) % PCPU_RUNS];
+
+		v->steal_n[at[k] - 1] += r->end - (r->start > from ? r->start : from);
+	}
+	return covered;
+}
+
+/*
  * Charge a waiting vCPU for what its home pCPU sampled since the last
  * charge, at most @cap ticks in this wait.  The cap matters when the vCPU
  * resumes on another pCPU within the same tick as a sample on its home
@@ -236,7 +280,13 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 
 	if (v->charged + sum > cap)
 		drop = v->charged + sum - cap;
-	n = gap_owners(p, v->snap_ticks, c);
+	if (!drop && !hold && cls == VMCTX_CLASS_STEAL && !s->stream && p->ticks > v->snap_ticks &&
+	    (steal = count_known_steal(v, p, v->snap_ticks))) {
+		v->charged += steal;
+		n = 0;
+	} else {
+		n = gap_owners(p, v->snap_ticks, c);
+	}
 	v->snap_ticks = p->ticks;
 	/* the latest owner gives back first; if the ring lost its ticks, "others" */
 	for (k = 0; k < n && drop; k++) {

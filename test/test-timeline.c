@@ -867,6 +867,112 @@ static void many_vcpus_on_one_pcpu_are_bounded(bool weight)
 		      (peak_rss_kib() - rss0) / 1024);
 }
 
+/* Every row of @a and @b, view by view: the same text and counts. */
+static bool same_tables(struct vmctx_session *a, struct vmctx_session *b, enum vmctx_view view,
+			int vm_tgid, int vcpu)
+{
+	struct vmctx_table *ta = vmctx_table_new(a, view, vm_tgid, vcpu);
+	struct vmctx_table *tb = vmctx_table_new(b, view, vm_tgid, vcpu);
+	bool same = ta && tb && vmctx_table_nrows(ta) == vmctx_table_nrows(tb);
+	size_t i;
+	int c;
+
+	for (i = 0; same && i < vmctx_table_nrows(ta); i++) {
+		const char *fa, *fb, *ma, *mb;
+		uint64_t na, nb;
+
+		vmctx_table_row(ta, i, &na, &fa, &ma);
+		vmctx_table_row(tb, i, &nb, &fb, &mb);
+		same = na == nb && !strcmp(fa ?: "", fb ?: "") && !strcmp(ma ?: "", mb ?: "");
+		for (c = 0; same && c < VMCTX_CLASS_MAX; c++)
+			same = vmctx_table_row_class(ta, i, c) == vmctx_table_row_class(tb, i, c);
+	}
+	vmctx_table_free(ta);
+	vmctx_table_free(tb);
+	return same;
+}
+
+static void count_ticks(const struct vmctx_tick *t, void *ctx)
+{
+	*(uint64_t *)ctx += t->count;
+}
+
+/*
+ * Watching the vCPUs' streams must change no count: the timeline charges
+ * a wait owner by owner when someone watches, and counts the usual wait
+ * (steal by owners the vCPU already names) in place when nobody does.
+ * A random schedule of 12 vCPUs in two VMs on 3 pCPUs, with migrations,
+ * halts, host work, gaps and lost records, goes to a session with a
+ * watcher and to one without; every table must come out the same.
+ */
+static void watching_the_streams_changes_no_count(void)
+{
+	enum { VMS = 2, VCPUS = 6, PCPUS = 3, TICKS = 20000 };
+	struct vmctx_session_opts o = { .sz = sizeof(o), .tick_ns = SCEN_TICK_NS };
+	struct vmctx_session *s[2] = { vmctx_session_new(&o), vmctx_session_new(&o) };
+	int cur[PCPUS] = { 0, 4, 8 }, i, k, vm, err = 0;
+	uint64_t rnd = 12345, watched = 0, tick;
+	bool same = true;
+
+	CHECK(s[0] && s[1], "sessions");
+	if (!s[0] || !s[1])
+		return;
+	vmctx_session_set_stream(s[1], count_ticks, &watched);
+	for (k = 0; k < 2; k++)
+		for (vm = 1; vm <= VMS; vm++)
+			vmctx_session_add_vm(s[k], VM_PID(vm), NULL);
+	for (tick = 0; tick < TICKS && !err; tick++) {
+		for (i = 0; i < PCPUS && !err; i++) {
+			int g;
+			struct vmctx_sample smp;
+
+			rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+			if ((rnd >> 60) == 0)
+				continue;			/* a gap: no sample */
+			if ((rnd >> 58 & 3) == 0)
+				cur[i] = (rnd >> 32) % (VMS * VCPUS);	/* another vCPU, maybe a migrant */
+			g = cur[i];
+			smp = gsample(tick, g % VCPUS);
+			smp.time += i;
+			smp.cpu = i;
+			smp.pid = smp.vm_tgid = VM_PID(1 + g / VCPUS);
+			smp.tid = smp.pid + 1 + g % VCPUS;
+			if ((rnd >> 52 & 31) == 0) {		/* KVM's work, at a HLT now and then */
+				smp.flags = VMCTX_SAMPLE_HOST_VCPU;
+				smp.exit_reason = rnd >> 51 & 1 ? 0x78 : 0x60;
+				smp.host_sym = "svm_vcpu_run";
+				smp.host_dso = "kvm_amd";
+			} else if ((rnd >> 52 & 31) == 1) {	/* the host's own work */
+				smp.flags = 0;
+				smp.vm_tgid = -1;
+				smp.vcpu = -1;
+				smp.pid = smp.tid = 7;
+				smp.host_sym = "schedule";
+				smp.host_dso = "[kernel.kallsyms]";
+			}
+			for (k = 0; k < 2 && !err; k++) {
+				err = vmctx_session_sample(s[k], &smp);
+				if (!err && (rnd >> 40 & 1023) == 0)
+					err = vmctx_session_lost(s[k], smp.time, i, 3);
+			}
+		}
+	}
+	CHECK(!err, "the stream was taken (%d)", err);
+	for (k = 0; k < 2; k++)
+		CHECK(!vmctx_session_finish(s[k], TICKS * SCEN_TICK_NS), "finish");
+	same &= same_tables(s[0], s[1], VMCTX_VIEW_HOST, -1, -1);
+	same &= same_tables(s[0], s[1], VMCTX_VIEW_UNIFIED, -1, -1);
+	for (vm = 1; vm <= VMS; vm++) {
+		same &= same_tables(s[0], s[1], VMCTX_VIEW_VCPUS, VM_PID(vm), -1);
+		for (i = -1; i < VCPUS; i++)
+			same &= same_tables(s[0], s[1], VMCTX_VIEW_GUEST, VM_PID(vm), i);
+	}
+	CHECK(same, "every table the same, watched or not");
+	CHECK(watched > TICKS, "the watcher saw the streams (%" PRIu64 " ticks)", watched);
+	vmctx_session_free(s[0]);
+	vmctx_session_free(s[1]);
+}
+
 int main(void)
 {
 	fig9_blank_time_goes_to_who_ran_instead();
@@ -896,5 +1002,6 @@ int main(void)
 	time_going_back_is_counted_once(true);
 	many_vcpus_on_one_pcpu_are_bounded(false);
 	many_vcpus_on_one_pcpu_are_bounded(true);
+	watching_the_streams_changes_no_count();
 	return tap_result("test-timeline");
 }
