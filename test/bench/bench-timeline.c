@@ -46,8 +46,9 @@ static int run(const struct shape *sh, double *secs)
 	struct vmctx_session_opts so = { .sz = sizeof(so), .tick_ns = SCEN_TICK_NS };
 	const unsigned int share = NVMS * sh->vcpus_per_vm / sh->pcpus;	/* vCPUs a pCPU */
 	struct vmctx_session *s = vmctx_session_new(&so);
+	unsigned long long i, tick, turn = 0;	/* turn: tick / SLICE */
+	unsigned int host = 96;			/* i % 97, from 96: i = 0 is host work */
 	struct vmctx_table *t;
-	unsigned long long i;
 	int vm, err = 0;
 	double t0;
 
@@ -62,38 +63,54 @@ static int run(const struct shape *sh, double *secs)
 			err = vmctx_session_attach_bundle(s, VM_PID(vm), sh->b[vm], 0);
 		err = err < 0 ? err : 0;
 	}
+	/*
+	 * The samples come from counters kept up to date, not divisions:
+	 * the generator's own cost is part of the time measured.
+	 */
 	t0 = now();
-	for (i = 0; i < sh->n && !err; i++) {
-		unsigned long long tick = i / sh->pcpus;
-		unsigned int cpu = i % sh->pcpus;
+	for (i = 0, tick = 0; i < sh->n && !err; tick++) {
 		/* @share vCPUs take turns on each pCPU, SLICE ticks each */
-		unsigned int slot = (tick / SLICE) % share;
-		unsigned int g = cpu * share + slot;
-		unsigned int mix = (tick * 7 + cpu) % MIX_LEN;
+		unsigned int slot = turn % share;
 		/* the vCPU's own ticks, whatever the number of vCPUs that share its pCPU */
-		unsigned long long own = tick / (SLICE * share) * SLICE + tick % SLICE;
-		struct vmctx_sample smp = {
-			.sz = sizeof(smp),
-			.time = tick * SCEN_TICK_NS + cpu,
-			.cpu = cpu,
-			.pid = VM_PID(g / sh->vcpus_per_vm),
-			.tid = VM_PID(g / sh->vcpus_per_vm) + 1 + g % sh->vcpus_per_vm,
-			.vm_tgid = VM_PID(g / sh->vcpus_per_vm),
-			.vcpu = g % sh->vcpus_per_vm,
-			.flags = VMCTX_SAMPLE_GUEST,
-			.cpl = mix ? 3 : 0,
-			.isa = VMCTX_ISA_SVM,
-			.cr3 = ROOT((own / 16 + g) % NPROCS) | 0x1000,
-			.ip = mix ? 0x401000 + (mix % 4) * 0x100 + 0x10 : 0xffffffff81001040ULL,
-			.exit_reason = 0x60,
-		};
+		unsigned long long own = turn / share * SLICE + tick % SLICE;
+		unsigned int mix = tick * 7 % MIX_LEN, cpu;
 
-		if (i % 97 == 0) {	/* some host work in the vCPU's thread */
-			smp.flags = VMCTX_SAMPLE_HOST_VCPU;
-			smp.host_sym = "svm_vcpu_run";
-			smp.host_dso = "kvm_amd";
+		/* vCPU g = cpu * share + slot is vCPU g % N of VM g / N, N vCPUs a VM */
+		unsigned int g = slot, gvm = slot / sh->vcpus_per_vm,
+			     gvcpu = slot % sh->vcpus_per_vm;
+
+		for (cpu = 0; cpu < sh->pcpus && i < sh->n && !err; cpu++, i++) {
+			struct vmctx_sample smp = {
+				.sz = sizeof(smp),
+				.time = tick * SCEN_TICK_NS + cpu,
+				.cpu = cpu,
+				.pid = VM_PID(gvm),
+				.tid = VM_PID(gvm) + 1 + gvcpu,
+				.vm_tgid = VM_PID(gvm),
+				.vcpu = gvcpu,
+				.flags = VMCTX_SAMPLE_GUEST,
+				.cpl = mix ? 3 : 0,
+				.isa = VMCTX_ISA_SVM,
+				.cr3 = ROOT((own / 16 + g) % NPROCS) | 0x1000,
+				.ip = mix ? 0x401000 + (mix % 4) * 0x100 + 0x10 :
+					    0xffffffff81001040ULL,
+				.exit_reason = 0x60,
+			};
+
+			if (++host == 97) {	/* some host work in the vCPU's thread */
+				host = 0;
+				smp.flags = VMCTX_SAMPLE_HOST_VCPU;
+				smp.host_sym = "svm_vcpu_run";
+				smp.host_dso = "kvm_amd";
+			}
+			err = vmctx_session_sample(s, &smp);
+			mix = mix + 1 == MIX_LEN ? 0 : mix + 1;	/* (tick * 7 + cpu) % MIX_LEN */
+			g += share;
+			for (gvcpu += share; gvcpu >= sh->vcpus_per_vm; gvm++)
+				gvcpu -= sh->vcpus_per_vm;
 		}
-		err = vmctx_session_sample(s, &smp);
+		if (tick % SLICE == SLICE - 1)
+			turn++;
 	}
 	if (!err)
 		err = vmctx_session_finish(s, (sh->n / sh->pcpus) * SCEN_TICK_NS);
