@@ -6,8 +6,31 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "vmctx-local.h"
+
+/*
+ * A large bundle's arrays (tasks, symbols, the lookup structures) are read
+ * at random places: with 4 KiB pages nearly every lookup also misses the
+ * TLB, and a page walk in a virtual machine reads both guest and host
+ * tables.  Large blocks ask for transparent huge pages, before the memory
+ * is first touched where possible (it is only advice: without THP,
+ * nothing changes).
+ */
+#define HUGE_BYTES	(2u << 20)
+
+/* Advise huge pages for the whole 2 MiB pages inside a large block. */
+static void advise_huge(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+	uintptr_t from = ((uintptr_t)p + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1);
+	uintptr_t to = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE_BYTES - 1);
+
+	if (bytes >= 2 * HUGE_BYTES && to > from)
+		madvise((void *)from, to - from, MADV_HUGEPAGE);
+#endif
+}
 
 int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size)
 {
@@ -32,9 +55,31 @@ int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size)
 	p = realloc(*arr, ncap * size);
 	if (!p)
 		return -ENOMEM;
+	advise_huge(p, ncap * size);
 	*arr = p;
 	*cap = ncap;
 	return 0;
+}
+
+void *vmctx_calloc_big(size_t n, size_t size)
+{
+	size_t bytes, align;
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	bytes = n * size;
+	if (bytes > SIZE_MAX - HUGE_BYTES)
+		return NULL;
+	/* cache-line pairs below, huge pages above */
+	align = bytes < 2 * HUGE_BYTES ? 128 : HUGE_BYTES;
+	bytes = (bytes + align) / align * align;
+	p = aligned_alloc(align, bytes);
+	if (!p)
+		return NULL;
+	advise_huge(p, bytes);
+	memset(p, 0, bytes);
+	return p;
 }
 
 static size_t name_hash(const char *s)

@@ -17,6 +17,8 @@ __hidden void vmctx_log(enum vmctx_log_level level, const char *fmt, ...)
 
 /* Grow *@arr (elements of @size) so that it holds at least @need; 0 or -ENOMEM. */
 __hidden int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size);
+/* calloc() for a lookup structure: 128-byte aligned, huge pages if large; free() frees it. */
+__hidden void *vmctx_calloc_big(size_t n, size_t size);
 
 /*
  * A hash index of names (util.c): the builder finds modules by name and
