@@ -48,8 +48,24 @@
 data=$1 maps=$2 name=$3 qpid=$4 work=$5 libc=${6:-} marks=${7:-} perls=${8:-}
 fail=0
 no() { echo "perf-check: FAIL $*"; fail=1; }
+# once CMD...: CMD's output, its errors and its status, kept for the next
+# guest's checks.  Every perf run here reads the whole recording with all
+# the bundles, whichever guest is being checked, so the same command
+# prints the same; under the emulator each run takes seconds.
+once() {
+	local k=/tmp/perf-check.once/$(echo "$* $(stat -c '%s %Y' "$data")" | md5sum | cut -c1-32)
 
-view=$(perf report -i "$data" --guest-maps="$maps" --guest-view=guest 2>/tmp/report.err)
+	mkdir -p /tmp/perf-check.once
+	if [ ! -f "$k.rc" ]; then
+		"$@" > "$k.out" 2> "$k.err"
+		echo $? > "$k.rc"
+	fi
+	cat "$k.out"
+	cat "$k.err" >&2
+	return "$(cat "$k.rc")"
+}
+
+view=$(once perf report -i "$data" --guest-maps="$maps" --guest-view=guest 2>/tmp/report.err)
 [ -n "$view" ] || { cat /tmp/report.err; echo "perf-check: FAIL no guest view"; exit 1; }
 # this guest's part of the guest-level view
 view=$(echo "$view" | awk -v n="$name" '/^# guest-level view: / { on = index($0, "(" n ")") > 0 }
@@ -77,7 +93,7 @@ set -- $(range /lab/hot.syms) $(range /lab/churn.syms)
 hot_lo=$1 hot_hi=$2 churn_lo=$3 churn_hi=$4
 
 # ground truth: guest user samples by whose code their IP is in
-perf script -i "$data" -F pid,ip,guest_cpl 2>/dev/null |
+once perf script -i "$data" -F pid,ip,guest_cpl 2>/dev/null |
 	awk -v q="$qpid" -v hl="$hot_lo" -v hh="$hot_hi" -v cl="$churn_lo" -v ch="$churn_hi" -v libc="$libc" "$hex"'
 	BEGIN { nl = split(libc, r, ","); for (i = 1; i <= nl; i++) { split(r[i], b, "-"); llo[i] = h(b[1]); lhi[i] = h(b[2]) } }
 	$1 == q && $3 == "cpl:3" { ip = h($2); if (ip >= hl && ip < hh) { hot++; next } if (ip >= cl && ip < ch) { churn++; next }
@@ -91,7 +107,7 @@ echo "perf-check: guest user samples by IP (perf script): hot's code $hot_ip, ch
 # sym keys ("SAMPLES COMM PID [u] FUNCTION"), which count samples as perf
 # script does (the guest view weighs a late clock sample by the ticks it
 # missed, so its counts are not comparable with perf script's).
-perf report -i "$data" --guest-maps="$maps" --stdio -n --sort vm,guest_comm,guest_pid,sym \
+once perf report -i "$data" --guest-maps="$maps" --stdio -n --sort vm,guest_comm,guest_pid,sym \
 	-F sample,vm,guest_comm,guest_pid,sym 2>/dev/null |
 	awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q && $6 ~ /^hot_(alpha|beta|gamma)$/ { print $1, $3, $4, $6 }' > /tmp/named
 named() { awk -v re="$1" '$2 ~ re { n += $1 } END { print n + 0 }' /tmp/named; }
@@ -128,7 +144,7 @@ if [ "$churn_ip" -gt 0 ]; then
 	bundle=$(echo "$maps" | tr ',' '\n' | sed -n "s/^$name=//p")
 	zcat "$bundle" | awk '$1 == "task" && $NF == "comm=churn" && $7 != "exit=-" {
 		sub(/^pid=/, "", $4); sub(/^start=/, "", $6); sub(/^exit=/, "", $7); print $4, $6, $7 }' > /tmp/churn.life
-	perf script -i "$data" --guest-maps="$maps" -F pid,ip,guest_cpl,guest_time,guest_pid,guest_comm 2>/dev/null |
+	once perf script -i "$data" --guest-maps="$maps" -F pid,ip,guest_cpl,guest_time,guest_pid,guest_comm 2>/dev/null |
 		awk -v q="$qpid" -v cl="$churn_lo" -v ch="$churn_hi" "$hex"'
 		NR == FNR { st[$1] = $2; ex[$1] = $3; next }
 		$1 == q && $3 == "cpl:3" && $6 == "gcomm:churn" {
@@ -157,7 +173,7 @@ fi
 # too, with how the error moved from the first CPUID to the last.
 if [ -n "$marks" ] && [ -s "$marks" ]; then
 	rip=$(sed -n 's/^mark rip //p' "$marks")
-	perf script -i "$data" --guest-maps="$maps" -F pid,event,trace,guest_time 2>/dev/null |
+	once perf script -i "$data" --guest-maps="$maps" -F pid,event,trace,guest_time 2>/dev/null |
 		awk -v q="$qpid" -v rip="$rip" '$1 == q && / rip / { for (i = 1; i < NF; i++) if ($i == "rip") break
 			if ($(i + 1) != rip || $NF !~ /^gtime:[0-9]/) next
 			g = $NF; sub(/^gtime:/, "", g); sub(/\./, "", g); print g }' > /tmp/mark.exits
@@ -199,7 +215,7 @@ fi
 # script --guest-maps gives the product's answer for each sample: its
 # guest process and function.
 if [ -n "$perls" ] && [ -s "$perls" ]; then
-	perf script -i "$data" --guest-maps="$maps" -F pid,ip,guest_cpl,guest_pid,guest_sym 2>/dev/null |
+	once perf script -i "$data" --guest-maps="$maps" -F pid,ip,guest_cpl,guest_pid,guest_sym 2>/dev/null |
 		awk -v q="$qpid" '$1 == q && $3 ~ /^cpl:/ { print $2, $3, $4, $5 }' > /tmp/perl.samples
 	awk "$hex"'
 	    FILENAME == ARGV[1] { if ($2 ~ /^[0-9a-f]+$/ && $3 ~ /^[TtWw]$/) { n++; a[n] = h($1); z[n] = h($2); f[n] = $4 } next }
@@ -286,7 +302,7 @@ awk '$2 == "blip" { n += $1 } END { print "perf-check: blip: " n + 0 " samples";
 # Shared-library code: perf report's dso and sym keys name libc.so.6 and
 # its function, in the process that ran it
 [ -n "$libc" ] || no "hot printed no libc.so.6 text range: is it linked dynamically?"
-perf report -i "$data" --guest-maps="$maps" --stdio -n --sort vm,guest_comm,dso,sym \
+once perf report -i "$data" --guest-maps="$maps" --stdio -n --sort vm,guest_comm,dso,sym \
 	-F sample,vm,guest_comm,dso,sym 2>/dev/null |
 	awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q { print $1, $3, $4, $6 }' > /tmp/named-dso
 grep 'libc\.so\.6 ' /tmp/named-dso | sort -k1,1nr | head -n 5 | sed 's/^/perf-check:   /'
