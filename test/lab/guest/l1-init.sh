@@ -36,6 +36,8 @@ finish() {
 	reboot -f
 }
 echo "VMCTX-LAB: L1 up for the Linux guest (pti=$pti, period ${period} ns, $host)"
+# where L1's time goes, for the lab's log: "VMCTX-LAB: at SECONDS s: WHAT"
+stamp() { echo "VMCTX-LAB: at $(cut -d' ' -f1 /proc/uptime) s: $*"; }
 # KVM's debugfs holds the TSC offsets that perf record --vmcs-ctx records;
 # tracefs the kvm_vcpu_wakeup tracepoint
 mount -t debugfs debugfs /sys/kernel/debug
@@ -89,6 +91,7 @@ all=$(seq 1 "$guests" | tr "\n" " ")
 # time has run reliably for hundreds.
 cat > /tmp/window.sh <<EOS
 for n in $all; do
+	echo "VMCTX-LAB: at \$(cut -d' ' -f1 /proc/uptime) s: guest\$n starts"
 	sh /tmp/run-l2.sh \$n &
 	# (the last guest's window closing ends the recording, below)
 	[ "$together" = 1 ] || [ \$n = $guests ] && continue
@@ -114,6 +117,7 @@ tails() {
 			echo "VMCTX-LAB: GUEST-RESET guest$n"
 	done
 }
+stamp "the guests start"
 if [ "$host" = perf ]; then
 	# and the guests' CPUID exits (SVM's 0x72, VMX's 10), mark's among them
 	perf record --vmcs-ctx -e cpu-clock -c "$period" \
@@ -122,6 +126,7 @@ if [ "$host" = perf ]; then
 		2> /tmp/perf-record.err ||
 		{ cat /tmp/perf-record.err; tails; finish "FAIL perf record of the L2 guests"; }
 	grep -v '^\[ perf record' /tmp/perf-record.err
+	stamp "the recording ended"
 else
 	lab-record -c "$period" -o /tmp/samples.txt -- sh /tmp/window.sh ||
 		{ tails; finish "FAIL recording the L2 guest"; }
@@ -168,6 +173,7 @@ for n in $all; do
 		/tmp/compare-$n.out || differ="${differ:-} guest$n(bundles' backends)"
 done
 maps=${maps#,}
+stamp "the bundles are handed over"
 # "hot: pid N: R rounds" from a guest: the work each instance did; and
 # "hot: pid N: libc text LO-HI": where each one's libc.so.6 code lay
 work() {
@@ -203,6 +209,7 @@ if [ "$host" = perf ]; then
 		echo "perf-check: ==== guest$n ($(grep -a -m1 '^VMCTX-L2: up:' /tmp/l2-$n.log | tr -d '\r' | sed 's/^VMCTX-L2: up: //'))"
 		sh /lab/perf-check.sh /tmp/perf.data "$maps" guest$n "$(cat /tmp/l2-$n.pid)" "$(work $n)" "$(libc $n)" "$(marks $n)" "$(perls $n)" ||
 			bad="$bad guest$n"
+		stamp "guest$n checked"
 	done
 	# What --guest-maps costs perf report on this recording (issue #12's
 	# target: 1.2x perf report --stdio).  A figure, not a check: this is
@@ -221,6 +228,7 @@ if [ "$host" = perf ]; then
 	done | awk '{ for (i = 1; i <= 3; i++) if (NR == 1 || $i < t[i]) t[i] = $i }
 		END { printf "perf-report-cost: perf report --stdio %.2f s; with --guest-maps (the unified view) %.2f s, %.2fx; with --guest-maps --sort vm,guest_comm,sym %.2f s, %.2fx\n",
 			t[1], t[2], t[2] / t[1], t[3], t[3] / t[1] }'
+	stamp "perf report's cost measured"
 	[ -z "$bad" ] || finish "FAIL Linux guest through perf (pti=$pti):$bad"
 	finish "PASS linux pti=$pti perf guests=$guests"
 fi
