@@ -73,7 +73,7 @@ void *vmctx_calloc_big(size_t n, size_t size)
 		return NULL;
 	/* cache-line pairs below, huge pages above */
 	align = bytes < 2 * HUGE_BYTES ? 128 : HUGE_BYTES;
-	bytes = (bytes + align) / align * align;
+	bytes = bytes ? (bytes + align - 1) / align * align : align;
 	p = aligned_alloc(align, bytes);
 	if (!p)
 		return NULL;
