@@ -1,6 +1,6 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
-# perf-check.sh PERF.DATA MAPS NAME QEMU_PID WORK LIBC [MARKS]: the Linux-guest lab's
+# perf-check.sh PERF.DATA MAPS NAME QEMU_PID WORK LIBC [MARKS [PERLS]]: the Linux-guest lab's
 # checks of what the user sees, for the guest NAME.  PERF.DATA is 'perf
 # record --vmcs-ctx -a' of the L1 host while the L2 guests ran; MAPS is
 # perf report's --guest-maps, NAME=BUNDLE for every guest, each bundle what
@@ -45,7 +45,12 @@
 #    with memfrob, the libc function each round calls (the rest is libc's
 #    own start-up and stdio, some of it in functions that Debian's
 #    stripped libc names in no symbol table: perf prints their address).
+#
+# It runs in L1 (busybox) or, on what L1 handed back, on the lab's host
+# with the same busybox tools: PERF_CHECK_LAB is where the programs'
+# symbol lists lie (/lab in L1), PERF_CHECK_TMP its scratch directory.
 data=$1 maps=$2 name=$3 qpid=$4 work=$5 libc=${6:-} marks=${7:-} perls=${8:-}
+lab=${PERF_CHECK_LAB:-/lab} tmp=${PERF_CHECK_TMP:-/tmp}
 fail=0
 no() { echo "perf-check: FAIL $*"; fail=1; }
 # once CMD...: CMD's output, its errors and its status, kept for the next
@@ -53,9 +58,9 @@ no() { echo "perf-check: FAIL $*"; fail=1; }
 # the bundles, whichever guest is being checked, so the same command
 # prints the same; under the emulator each run takes seconds.
 once() {
-	local k=/tmp/perf-check.once/$(echo "$* $(stat -c '%s %Y' "$data")" | md5sum | cut -c1-32)
+	local k=$tmp/perf-check.once/$(echo "$* $(stat -c '%s %Y' "$data")" | md5sum | cut -c1-32)
 
-	mkdir -p /tmp/perf-check.once
+	mkdir -p $tmp/perf-check.once
 	if [ ! -f "$k.rc" ]; then
 		"$@" > "$k.out" 2> "$k.err"
 		echo $? > "$k.rc"
@@ -65,8 +70,8 @@ once() {
 	return "$(cat "$k.rc")"
 }
 
-view=$(once perf report -i "$data" --guest-maps="$maps" --guest-view=guest 2>/tmp/report.err)
-[ -n "$view" ] || { cat /tmp/report.err; echo "perf-check: FAIL no guest view"; exit 1; }
+view=$(once perf report -i "$data" --guest-maps="$maps" --guest-view=guest 2>$tmp/report.err)
+[ -n "$view" ] || { cat $tmp/report.err; echo "perf-check: FAIL no guest view"; exit 1; }
 # this guest's part of the guest-level view
 view=$(echo "$view" | awk -v n="$name" '/^# guest-level view: / { on = index($0, "(" n ")") > 0 }
 	/^# guest clock of / { print; next } on')
@@ -89,7 +94,7 @@ range() {
 	     $4 ~ /^hot_(alpha|beta|gamma)$/ { a = h($1); e = a + h($2); if (!lo || a < lo) lo = a; if (e > hi) hi = e }
 	     END { printf "%d %d\n", lo, hi }' "$1"
 }
-set -- $(range /lab/hot.syms) $(range /lab/churn.syms)
+set -- $(range $lab/hot.syms) $(range $lab/churn.syms)
 hot_lo=$1 hot_hi=$2 churn_lo=$3 churn_hi=$4
 
 # ground truth: guest user samples by whose code their IP is in
@@ -99,8 +104,8 @@ once perf script -i "$data" -F pid,ip,guest_cpl 2>/dev/null |
 	$1 == q && $3 == "cpl:3" { ip = h($2); if (ip >= hl && ip < hh) { hot++; next } if (ip >= cl && ip < ch) { churn++; next }
 		for (i = 1; i <= nl; i++) if (ip >= llo[i] && ip < lhi[i]) { lc++; next }
 		other++ }
-	END { printf "%d %d %d %d\n", hot, churn, lc, other }' > /tmp/truth
-read hot_ip churn_ip libc_ip other_ip < /tmp/truth
+	END { printf "%d %d %d %d\n", hot, churn, lc, other }' > $tmp/truth
+read hot_ip churn_ip libc_ip other_ip < $tmp/truth
 echo "perf-check: guest user samples by IP (perf script): hot's code $hot_ip, churn's $churn_ip, hot's and blip's libc.so.6 $libc_ip, elsewhere $other_ip"
 
 # What perf report names, sample by sample: the guest_comm, guest_pid and
@@ -109,11 +114,11 @@ echo "perf-check: guest user samples by IP (perf script): hot's code $hot_ip, ch
 # missed, so its counts are not comparable with perf script's).
 once perf report -i "$data" --guest-maps="$maps" --stdio -n --sort vm,guest_comm,guest_pid,sym \
 	-F sample,vm,guest_comm,guest_pid,sym 2>/dev/null |
-	awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q && $6 ~ /^hot_(alpha|beta|gamma)$/ { print $1, $3, $4, $6 }' > /tmp/named
-named() { awk -v re="$1" '$2 ~ re { n += $1 } END { print n + 0 }' /tmp/named; }
+	awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q && $6 ~ /^hot_(alpha|beta|gamma)$/ { print $1, $3, $4, $6 }' > $tmp/named
+named() { awk -v re="$1" '$2 ~ re { n += $1 } END { print n + 0 }' $tmp/named; }
 hot_named=$(named '^(hot|blip|blink)$')
 churn_named=$(named '^churn$')
-churn_procs=$(awk '$2 == "churn" { p[$3] = 1 } END { print length(p) }' /tmp/named)
+churn_procs=$(awk '$2 == "churn" { p[$3] = 1 } END { print length(p) }' $tmp/named)
 echo "perf-check: named by perf report (guest_comm,guest_pid,sym): hot/blip $hot_named of $hot_ip, churn $churn_named of $churn_ip (in $churn_procs processes)"
 [ "$hot_ip" -gt 100 ] || no "too few samples in hot's code ($hot_ip)"
 [ $((hot_named * 100)) -ge $((hot_ip * 95)) ] || no "hot's samples named: $hot_named of $hot_ip (< 95%)"
@@ -128,7 +133,7 @@ if [ "$churn_ip" -gt 0 ]; then
 	# (but for a kernel thread started between them): a sample named
 	# with a neighbour of its process is in a function that one never runs.
 	churn_wrong=$(awk '$2 == "churn" && (($4 == "hot_alpha" && $3 % 2) ||
-		($4 == "hot_beta" && $3 % 2 == 0) || $4 == "hot_gamma") { n += $1 } END { print n + 0 }' /tmp/named)
+		($4 == "hot_beta" && $3 % 2 == 0) || $4 == "hot_gamma") { n += $1 } END { print n + 0 }' $tmp/named)
 	echo "perf-check: churn samples named with a process that never runs their function: $churn_wrong (want 0)"
 	[ "$churn_wrong" -eq 0 ] || no "$churn_wrong churn samples named with the wrong process"
 	# The clock chain's error against process starts and exits.  perf
@@ -143,7 +148,7 @@ if [ "$churn_ip" -gt 0 ]; then
 	# checked only against half a churn process's life (10 ms).
 	bundle=$(echo "$maps" | tr ',' '\n' | sed -n "s/^$name=//p")
 	zcat "$bundle" | awk '$1 == "task" && $NF == "comm=churn" && $7 != "exit=-" {
-		sub(/^pid=/, "", $4); sub(/^start=/, "", $6); sub(/^exit=/, "", $7); print $4, $6, $7 }' > /tmp/churn.life
+		sub(/^pid=/, "", $4); sub(/^start=/, "", $6); sub(/^exit=/, "", $7); print $4, $6, $7 }' > $tmp/churn.life
 	once perf script -i "$data" --guest-maps="$maps" -F pid,ip,guest_cpl,guest_time,guest_pid,guest_comm 2>/dev/null |
 		awk -v q="$qpid" -v cl="$churn_lo" -v ch="$churn_hi" "$hex"'
 		NR == FNR { st[$1] = $2; ex[$1] = $3; next }
@@ -153,8 +158,8 @@ if [ "$churn_ip" -gt 0 ]; then
 			g = $4; sub(/^gtime:/, "", g); sub(/\./, "", g); g += 0
 			d1 = g - st[p]; d2 = ex[p] - g; n++; seen[p] = 1
 			if (n == 1 || d1 < a) a = d1; if (n == 1 || d2 < b) b = d2 }
-		END { for (p in seen) k++; printf "%d %d %d %d\n", n, k, a / 1000, b / 1000 }' /tmp/churn.life - > /tmp/residual
-	read res_n res_procs res_a res_b < /tmp/residual
+		END { for (p in seen) k++; printf "%d %d %d %d\n", n, k, a / 1000, b / 1000 }' $tmp/churn.life - > $tmp/residual
+	read res_n res_procs res_a res_b < $tmp/residual
 	echo "perf-check: the guest clock chain against churn's starts and exits (perf script --guest-maps, $res_n samples of $res_procs processes): error in (-$res_b us, +$res_a us]"
 	[ "$res_n" -gt 0 ] || no "perf script --guest-maps named no churn sample with its guest time"
 	[ "$res_a" -lt 10000 ] && [ "$res_b" -lt 10000 ] ||
@@ -176,7 +181,7 @@ if [ -n "$marks" ] && [ -s "$marks" ]; then
 	once perf script -i "$data" --guest-maps="$maps" -F pid,event,trace,guest_time 2>/dev/null |
 		awk -v q="$qpid" -v rip="$rip" '$1 == q && / rip / { for (i = 1; i < NF; i++) if ($i == "rip") break
 			if ($(i + 1) != rip || $NF !~ /^gtime:[0-9]/) next
-			g = $NF; sub(/^gtime:/, "", g); sub(/\./, "", g); print g }' > /tmp/mark.exits
+			g = $NF; sub(/^gtime:/, "", g); sub(/\./, "", g); print g }' > $tmp/mark.exits
 	# one line per paired CPUID: g - t1, g - t0 (us), its time (s); then "n N FAR"
 	awk 'BEGIN { n = 0 }
 	     NR == FNR { if ($1 == "mark" && $2 != "rip") { t0[n] = $2; t1[n] = $3; n++ } next }
@@ -185,21 +190,21 @@ if [ -n "$marks" ] && [ -s "$marks" ]; then
 		       if (best < 0 || d < bd) { best = i; bd = d } }
 	       if (best < 0 || bd > 5000000) { far++; next }
 	       printf "%.1f %.1f %.3f\n", (g - t1[best]) / 1000, (g - t0[best]) / 1000, t0[best] / 1e9 }
-	     END { printf "n %d %d\n", n, far }' "$marks" /tmp/mark.exits > /tmp/mark.pairs
-	set -- $(sed -n 's/^n //p' /tmp/mark.pairs)
+	     END { printf "n %d %d\n", n, far }' "$marks" $tmp/mark.exits > $tmp/mark.pairs
+	set -- $(sed -n 's/^n //p' $tmp/mark.pairs)
 	mk_n=$1 mk_far=$2
-	grep -v '^n ' /tmp/mark.pairs > /tmp/mark.each
-	mk_m=$(wc -l < /tmp/mark.each)
+	grep -v '^n ' $tmp/mark.pairs > $tmp/mark.each
+	mk_m=$(wc -l < $tmp/mark.each)
 	trim=$((mk_m / 20))
 	# all: [max lo, min hi]; 95%: [the (trim+1)th highest lo, the (trim+1)th lowest hi]
-	mk_lo=$(sort -k1,1gr /tmp/mark.each | awk 'NR == 1 { print $1 }')
-	mk_hi=$(sort -k2,2g /tmp/mark.each | awk 'NR == 1 { print $2 }')
-	mk_lo95=$(sort -k1,1gr /tmp/mark.each | awk -v k=$((trim + 1)) 'NR == k { print $1 }')
-	mk_hi95=$(sort -k2,2g /tmp/mark.each | awk -v k=$((trim + 1)) 'NR == k { print $2 }')
+	mk_lo=$(sort -k1,1gr $tmp/mark.each | awk 'NR == 1 { print $1 }')
+	mk_hi=$(sort -k2,2g $tmp/mark.each | awk 'NR == 1 { print $2 }')
+	mk_lo95=$(sort -k1,1gr $tmp/mark.each | awk -v k=$((trim + 1)) 'NR == k { print $1 }')
+	mk_hi95=$(sort -k2,2g $tmp/mark.each | awk -v k=$((trim + 1)) 'NR == k { print $2 }')
 	# the error's midpoint over the run: width, and a least-squares slope (ppm)
 	set -- $(awk '{ m = ($1 + $2) / 2; w += $2 - $1; x += $3; y += m; xx += $3 * $3; xy += $3 * m; k++ }
 		END { if (k < 2) { print 0, 0; exit } s = (k * xy - x * y) / (k * xx - x * x)
-		      printf "%.1f %.1f\n", w / k, s }' /tmp/mark.each)
+		      printf "%.1f %.1f\n", w / k, s }' $tmp/mark.each)
 	mk_w=$1 mk_slope=$2
 	echo "perf-check: mark's CPUIDs: $mk_m of $mk_n exits at rip $rip on the guest clock (perf script --guest-maps), $mk_far unpaired; each CPUID took $mk_w us between its clock readings; the chain's error lies in [${mk_lo95:-?} us, ${mk_hi95:-?} us] for 95% of them, [${mk_lo:-?} us, ${mk_hi:-?} us] for all; it moved $mk_slope us a second over the run"
 	[ "$mk_m" -ge $((mk_n * 9 / 10)) ] || no "only $mk_m of mark's $mk_n CPUID exits found"
@@ -216,7 +221,7 @@ fi
 # guest process and function.
 if [ -n "$perls" ] && [ -s "$perls" ]; then
 	once perf script -i "$data" --guest-maps="$maps" -F pid,ip,guest_cpl,guest_pid,guest_sym 2>/dev/null |
-		awk -v q="$qpid" '$1 == q && $3 ~ /^cpl:/ { print $2, $3, $4, $5 }' > /tmp/perl.samples
+		awk -v q="$qpid" '$1 == q && $3 ~ /^cpl:/ { print $2, $3, $4, $5 }' > $tmp/perl.samples
 	awk "$hex"'
 	    FILENAME == ARGV[1] { if ($2 ~ /^[0-9a-f]+$/ && $3 ~ /^[TtWw]$/) { n++; a[n] = h($1); z[n] = h($2); f[n] = $4 } next }
 	    FILENAME == ARGV[2] {
@@ -248,11 +253,11 @@ if [ -n "$perls" ] && [ -s "$perls" ]; then
 		printf "perl-summary %d %d %d %d %d %d %d\n", np, in_text, same, known, agree, wrong, overlap
 		for (p in cpu) printf "perl-pid %s %.2f %.1f %d %d %.1f\n", p, cpu[p], tc ? 100 * cpu[p] / tc : 0, by[p], all[p], tall ? 100 * all[p] / tall : 0
 		for (w in fn) printf "perl-fn %d %s\n", fn[w], w
-		if (ex != "") print "perl-wrong" ex }' /lab/perl.syms "$perls" /tmp/perl.samples > /tmp/perl.res
-	set -- $(sed -n 's/^perl-summary //p' /tmp/perl.res)
+		if (ex != "") print "perl-wrong" ex }' $lab/perl.syms "$perls" $tmp/perl.samples > $tmp/perl.res
+	set -- $(sed -n 's/^perl-summary //p' $tmp/perl.res)
 	pl_np=$1 pl_in=$2 pl_same=$3 pl_known=$4 pl_agree=$5 pl_wrong=$6 pl_overlap=$7
-	echo "perf-check: perl (Debian's /usr/bin/perl): $pl_in guest user samples in the text of its $pl_np copies (perf script), $pl_same named with the process whose text holds the IP; $pl_known in a function nm -D names, $pl_agree named so by perf script --guest-maps, $pl_wrong named otherwise$(sed -n 's/^perl-wrong//p' /tmp/perl.res)"
-	sort -k2,2nr /tmp/perl.res | awk '$1 == "perl-fn"' | head -n 5 | sed 's/^perl-fn /perf-check:   /'
+	echo "perf-check: perl (Debian's /usr/bin/perl): $pl_in guest user samples in the text of its $pl_np copies (perf script), $pl_same named with the process whose text holds the IP; $pl_known in a function nm -D names, $pl_agree named so by perf script --guest-maps, $pl_wrong named otherwise$(sed -n 's/^perl-wrong//p' $tmp/perl.res)"
+	sort -k2,2nr $tmp/perl.res | awk '$1 == "perl-fn"' | head -n 5 | sed 's/^perl-fn /perf-check:   /'
 	[ "$pl_np" -eq 2 ] || no "perl: $pl_np copies said where their text lay, not 2"
 	[ "$pl_overlap" -eq 0 ] || no "perl: the two copies' text overlapped (ASLR put them at one address?)"
 	[ "$pl_in" -gt 200 ] || no "perl: too few samples in its text ($pl_in)"
@@ -271,11 +276,11 @@ if [ -n "$perls" ] && [ -s "$perls" ]; then
 		d = $7 - $4; if (d < 0) d = -d
 		printf "perf-check: perl pid %s: %.2f s of CPU (%.1f%%); %d samples named with it (%.1f%%), %d of them in perl text\n", $2, $3, $4, $6, $7, $5
 		if (d > 5) { print "perf-check: FAIL perl pid " $2 " does not get its share of the samples (> 5 points)"; bad = 1 } }
-	    END { exit bad }' /tmp/perl.res || fail=1
+	    END { exit bad }' $tmp/perl.res || fail=1
 fi
 
 # the two hot instances: each one's function mix, and the split against their work
-echo "$work" | tr ',' '\n' | tr ':' ' ' > /tmp/work
+echo "$work" | tr ',' '\n' | tr ':' ' ' > $tmp/work
 awk 'NR == FNR { w[$1] = $2; tw += $2; next }
      $2 == "hot" { s[$3] += $1; f[$3, $4] += $1; ts += $1 }
      END {
@@ -295,8 +300,8 @@ awk 'NR == FNR { w[$1] = $2; tw += $2; next }
 		if (d > 3) { print "perf-check: FAIL pid " p " does not get its share of the samples (> 3 points)"; bad = 1 }
 	}
 	if (n != 2) { print "perf-check: FAIL the work of two hot instances is missing"; bad = 1 }
-	exit bad }' /tmp/work /tmp/named || fail=1
-awk '$2 == "blip" { n += $1 } END { print "perf-check: blip: " n + 0 " samples"; exit !n }' /tmp/named ||
+	exit bad }' $tmp/work $tmp/named || fail=1
+awk '$2 == "blip" { n += $1 } END { print "perf-check: blip: " n + 0 " samples"; exit !n }' $tmp/named ||
 	no "blip is not named"
 
 # Shared-library code: perf report's dso and sym keys name libc.so.6 and
@@ -304,10 +309,10 @@ awk '$2 == "blip" { n += $1 } END { print "perf-check: blip: " n + 0 " samples";
 [ -n "$libc" ] || no "hot printed no libc.so.6 text range: is it linked dynamically?"
 once perf report -i "$data" --guest-maps="$maps" --stdio -n --sort vm,guest_comm,dso,sym \
 	-F sample,vm,guest_comm,dso,sym 2>/dev/null |
-	awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q { print $1, $3, $4, $6 }' > /tmp/named-dso
-grep 'libc\.so\.6 ' /tmp/named-dso | sort -k1,1nr | head -n 5 | sed 's/^/perf-check:   /'
+	awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q { print $1, $3, $4, $6 }' > $tmp/named-dso
+grep 'libc\.so\.6 ' $tmp/named-dso | sort -k1,1nr | head -n 5 | sed 's/^/perf-check:   /'
 set -- $(awk '$2 ~ /^(hot|blip)$/ && $3 ~ /(^|\/)libc\.so\.6$/ { n += $1; if ($4 == "memfrob") m += $1 }
-	END { print n + 0, m + 0 }' /tmp/named-dso)
+	END { print n + 0, m + 0 }' $tmp/named-dso)
 libc_named=$1 memfrob=$2
 echo "perf-check: named in libc.so.6 by perf report (guest_comm,dso,sym): $libc_named of $libc_ip, memfrob $memfrob"
 [ "$libc_ip" -gt 50 ] || no "too few samples in hot's libc.so.6 code ($libc_ip)"
@@ -320,14 +325,14 @@ echo "perf-check: named in libc.so.6 by perf report (guest_comm,dso,sym): $libc_
 
 # --guest-export: the folded stacks hold what the guest view shows, stack
 # by stack (both are the session's counts): hot's functions per process
-perf report -i "$data" --guest-maps="$maps" --guest-export=folded:/tmp/guest.folded \
+perf report -i "$data" --guest-maps="$maps" --guest-export=folded:$tmp/guest.folded \
 	>/dev/null 2>&1 || no "perf report --guest-export failed"
 folded=$(awk -v n="$name" 'index($0, n " (VM") == 1 &&
 	/^[^;]* \(VM[0-9]+\);(hot|blip)(\([0-9]+\))?;hot_(alpha|beta|gamma) [0-9]+$/ { t += $NF }
-	END { print t + 0 }' /tmp/guest.folded)
+	END { print t + 0 }' $tmp/guest.folded)
 viewed=$(echo "$view" | awk '$3 ~ /^hot_(alpha|beta|gamma)$/ && $4 ~ /^(hot|blip)(\([0-9]+\))?$/ { n += $1 }
 	END { print n + 0 }')
-echo "perf-check: folded stacks of hot and blip: $folded ticks, the guest view $viewed; $(wc -l < /tmp/guest.folded) stacks"
+echo "perf-check: folded stacks of hot and blip: $folded ticks, the guest view $viewed; $(wc -l < $tmp/guest.folded) stacks"
 [ "$folded" -gt 0 ] && [ "$folded" = "$viewed" ] ||
 	no "the folded stacks ($folded) do not hold what the guest view shows ($viewed)"
 [ $fail = 0 ] && echo "perf-check: all checks passed"
