@@ -312,7 +312,7 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 		log "the checks on the lab's host took $((SECONDS - t2)) s"
 	fi
 	log "pti=$pti run took $((SECONDS - t)) s"
-	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record|perf-check|# guest|----|vCPU|vcpu[0-9]|Steal)|^ +[0-9]+ +[0-9.]+ |^Total|^ +Samples' "$logf" |
+	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record|perf-check|perf-report-cost|# guest|----|vCPU|vcpu[0-9]|Steal)|^ +[0-9]+ +[0-9.]+ |^Total|^ +Samples' "$logf" |
 		grep -avE '^lab-linux-check: (bundle task|root 0x)' | sed 's/\r$//' || true
 	if grep -aq "^VMCTX-LAB: RESULT PASS" "$logf"; then
 		log "pti=$pti: ok"
