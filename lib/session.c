@@ -338,6 +338,26 @@ static int sample_task(struct vmctx_session *s, struct vmctx_vcpu *v,
 }
 
 /*
+ * What guest code @smp ran in @v: guest OS or USER (the class), and the
+ * task, function and module the vCPU's VM's bundle names, if it has one.
+ */
+static int guest_code(struct vmctx_session *s, struct vmctx_vcpu *v,
+		      const struct vmctx_sample *smp, struct agg_key *k)
+{
+	const struct vmctx_bundle *b = s->vms[v->vm_idx].bundle;
+
+	if (smp->cpl != 3) {
+		if (b)
+			vmctx_bundle_resolve_kernel(b, smp->ip, &k->function, &k->module);
+		return VMCTX_CLASS_OS;
+	}
+	k->by = sample_task(s, v, smp);
+	if (k->by >= 0 && vmctx_bundle_resolve_user(b, k->by, smp->ip, &k->function, &k->module))
+		k->module = NULL;
+	return VMCTX_CLASS_USER;
+}
+
+/*
  * The vCPU the sample's pCPU ran last, if the sample names it: a vCPU
  * keeps its pCPU for many samples in a row, and this spares the lookups.
  */
@@ -392,6 +412,15 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 	}
 	if (!v && (smp->flags & VMCTX_SAMPLE_GUEST))
 		return -EINVAL;		/* guest code must belong to a vCPU */
+	if (v && (smp->flags & VMCTX_SAMPLE_GUEST) && timeline_runs_on(s, v, smp)) {
+		/* most samples: the vCPU runs on, and is counted in short */
+		struct agg_key vk = {
+			.scope = AGG_VCPU, .vm_idx = v->vm_idx, .vcpu = v->id, .by = -1,
+		};
+
+		vk.cls = guest_code(s, v, smp, &vk);
+		return timeline_run_on(s, v, smp, &vk);
+	}
 
 	note_start(s, smp->time);
 	/* The physical view: what this pCPU did. */
@@ -401,19 +430,9 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 	k.vcpu = -1;
 	k.by = -1;
 	if (smp->flags & VMCTX_SAMPLE_GUEST) {
-		const struct vmctx_bundle *b = s->vms[v->vm_idx].bundle;
-
 		k.cls = VMCTX_CLASS_VM;
 		k.vm_idx = v->vm_idx;
-		k.sub = smp->cpl == 3 ? VMCTX_CLASS_USER : VMCTX_CLASS_OS;
-		if (k.sub == VMCTX_CLASS_USER) {
-			k.by = sample_task(s, v, smp);
-			if (k.by >= 0 &&
-			    vmctx_bundle_resolve_user(b, k.by, smp->ip, &k.function, &k.module))
-				k.module = NULL;
-		} else if (b) {
-			vmctx_bundle_resolve_kernel(b, smp->ip, &k.function, &k.module);
-		}
+		k.sub = guest_code(s, v, smp, &k);
 	} else {
 		if (smp->flags & VMCTX_SAMPLE_IDLE)
 			k.cls = VMCTX_CLASS_IDLE;

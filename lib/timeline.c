@@ -522,6 +522,21 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 		    v->halted ? -1 : OWNER_OUTSIDE, NULL, NULL, weight, NULL);
 }
 
+int timeline_run_on(struct vmctx_session *s, struct vmctx_vcpu *v,
+		    const struct vmctx_sample *smp, const struct agg_key *k)
+{
+	struct vmctx_pcpu *p = &s->pcpus[smp->cpu];
+
+	p->last_sample = smp->time;
+	if (smp->time > s->last_time)
+		s->last_time = smp->time;
+	add_ticks(p, p->cur, 1);
+	v->charged = 0;
+	v->last_time = smp->time;
+	v->halted = false;
+	return agg_add_hinted(s, &v->hint, k, 1);
+}
+
 int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct vmctx_vcpu *v,
 		    bool out, bool preempt)
 {

@@ -427,6 +427,34 @@ __hidden uint64_t timeline_weight(struct vmctx_session *s, const struct vmctx_sa
  */
 __hidden int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int owner,
 			     struct vmctx_vcpu *v, const struct agg_key *guest, uint64_t weight);
+/*
+ * The common sample, counted in short: guest code of @v, the vCPU of its
+ * pCPU's last sample, still running there a tick later (no gap to fill,
+ * weight 1), with nothing held, the same exit, and no stream observer.
+ * timeline_runs_on() says whether @smp is one; timeline_run_on() counts
+ * it under @k, an AGG_VCPU key, as timeline_weight() and
+ * timeline_sample() would.
+ */
+static inline bool timeline_runs_on(const struct vmctx_session *s,
+				    const struct vmctx_vcpu *v, const struct vmctx_sample *smp)
+{
+	const uint64_t late = s->tick_ns + s->tick_ns / 2;	/* ticks_between()'s bound */
+	const struct vmctx_pcpu *p;
+
+	if (smp->cpu >= s->npcpus)
+		return false;
+	p = &s->pcpus[smp->cpu];
+	return p->cur > 0 && &s->vcpus[p->cur - 1] == v && !s->stream &&
+	       v->state == VCPU_RUNNING && v->home == smp->cpu &&
+	       !v->npend && !v->pend_lost && !v->pend_fill && !p->restart &&
+	       smp->isa == v->isa && smp->exit_reason == v->last_exit &&
+	       smp->time > p->last_sample && smp->time > v->last_time &&
+	       (!s->weight_by_time || smp->time - p->last_sample < late) &&
+	       (!s->tick_ns || smp->time - v->last_time < late);
+}
+
+__hidden int timeline_run_on(struct vmctx_session *s, struct vmctx_vcpu *v,
+			     const struct vmctx_sample *smp, const struct agg_key *k);
 __hidden int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu,
 			     struct vmctx_vcpu *v, bool out, bool preempt);
 __hidden int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v,

@@ -900,27 +900,40 @@ static void count_ticks(const struct vmctx_tick *t, void *ctx)
 /*
  * Watching the vCPUs' streams must change no count: the timeline charges
  * a wait owner by owner when someone watches, and counts the usual wait
- * (steal by owners the vCPU already names) in place when nobody does.
- * A random schedule of 12 vCPUs in two VMs on 3 pCPUs, with migrations,
- * halts, host work, gaps and lost records, goes to a session with a
- * watcher and to one without; every table must come out the same.
+ * (steal by owners the vCPU already names) in place when nobody does; and
+ * the usual sample (the vCPU runs on, a tick later) in short when nobody
+ * does.  A random schedule of 12 vCPUs in two VMs on 3 pCPUs, with
+ * migrations, halts and wake-ups, switches, host work, gaps, late
+ * samples and lost records, goes to a session with a watcher and to one
+ * without; every table must come out the same.  @weighted: weights by
+ * time; @resolved: bundles name the guests' processes and functions.
  */
-static void watching_the_streams_changes_no_count(void)
+static void watching_the_streams_changes_no_count(bool weighted, bool resolved)
 {
 	enum { VMS = 2, VCPUS = 6, PCPUS = 3, TICKS = 20000 };
-	struct vmctx_session_opts o = { .sz = sizeof(o), .tick_ns = SCEN_TICK_NS };
+	struct vmctx_session_opts o = {
+		.sz = sizeof(o), .tick_ns = SCEN_TICK_NS,
+		.flags = weighted ? VMCTX_SESSION_WEIGHT_BY_TIME : 0,
+	};
 	struct vmctx_session *s[2] = { vmctx_session_new(&o), vmctx_session_new(&o) };
+	struct vmctx_bundle *b[VMS] = { NULL };
 	int cur[PCPUS] = { 0, 4, 8 }, i, k, vm, err = 0;
-	uint64_t rnd = 12345, watched = 0, tick;
+	uint64_t rnd = 12345, watched = 0, tick, named = 0;
 	bool same = true;
 
 	CHECK(s[0] && s[1], "sessions");
 	if (!s[0] || !s[1])
 		return;
 	vmctx_session_set_stream(s[1], count_ticks, &watched);
-	for (k = 0; k < 2; k++)
-		for (vm = 1; vm <= VMS; vm++)
+	for (vm = 1; vm <= VMS; vm++) {
+		if (resolved)
+			b[vm - 1] = scen_guest_bundle(vm == 1 ? "guest1" : "guest2", 4);
+		for (k = 0; k < 2; k++) {
 			vmctx_session_add_vm(s[k], VM_PID(vm), NULL);
+			if (b[vm - 1])
+				vmctx_session_attach_bundle(s[k], VM_PID(vm), b[vm - 1], 0);
+		}
+	}
 	for (tick = 0; tick < TICKS && !err; tick++) {
 		for (i = 0; i < PCPUS && !err; i++) {
 			int g;
@@ -933,10 +946,16 @@ static void watching_the_streams_changes_no_count(void)
 				cur[i] = (rnd >> 32) % (VMS * VCPUS);	/* another vCPU, maybe a migrant */
 			g = cur[i];
 			smp = gsample(tick, g % VCPUS);
-			smp.time += i;
+			/* up to 0.7 ticks late: gaps of 0.3 to 1.7 ticks */
+			smp.time += i + (rnd >> 24 & 7) * (SCEN_TICK_NS / 10);
 			smp.cpu = i;
 			smp.pid = smp.vm_tgid = VM_PID(1 + g / VCPUS);
 			smp.tid = smp.pid + 1 + g % VCPUS;
+			if (resolved && (rnd >> 20 & 3)) {	/* user code, a process a while */
+				smp.cpl = 3;
+				smp.cr3 = ROOT((g + tick / 500) % 4);
+				smp.ip = 0x401000 + (rnd >> 16 & 3) * 0x100 + 0x10;
+			}
 			if ((rnd >> 52 & 31) == 0) {		/* KVM's work, at a HLT now and then */
 				smp.flags = VMCTX_SAMPLE_HOST_VCPU;
 				smp.exit_reason = rnd >> 51 & 1 ? 0x78 : 0x60;
@@ -954,23 +973,40 @@ static void watching_the_streams_changes_no_count(void)
 				err = vmctx_session_sample(s[k], &smp);
 				if (!err && (rnd >> 40 & 1023) == 0)
 					err = vmctx_session_lost(s[k], smp.time, i, 3);
+				/* the vCPU thread switches out now and then, or wakes */
+				if (!err && smp.vcpu >= 0 && (rnd >> 8 & 63) == 0)
+					err = vmctx_session_switch(s[k], smp.time + 1, i, smp.vm_tgid,
+								   smp.vcpu, true, rnd >> 14 & 1);
+				if (!err && smp.vcpu >= 0 && (rnd >> 8 & 63) == 1)
+					err = vmctx_session_halt(s[k], smp.time + 1, smp.vm_tgid,
+								 smp.vcpu, false);
 			}
 		}
 	}
 	CHECK(!err, "the stream was taken (%d)", err);
 	for (k = 0; k < 2; k++)
-		CHECK(!vmctx_session_finish(s[k], TICKS * SCEN_TICK_NS), "finish");
+		CHECK(!vmctx_session_finish(s[k], (TICKS + 1) * SCEN_TICK_NS), "finish");
 	same &= same_tables(s[0], s[1], VMCTX_VIEW_HOST, -1, -1);
 	same &= same_tables(s[0], s[1], VMCTX_VIEW_UNIFIED, -1, -1);
 	for (vm = 1; vm <= VMS; vm++) {
+		struct vmctx_table *t = vmctx_table_new(s[0], VMCTX_VIEW_GUEST, VM_PID(vm), -1);
+
+		named += t ? vmctx_table_lookup(t, "quantum_toffoli", NULL) : 0;
+		vmctx_table_free(t);
 		same &= same_tables(s[0], s[1], VMCTX_VIEW_VCPUS, VM_PID(vm), -1);
 		for (i = -1; i < VCPUS; i++)
 			same &= same_tables(s[0], s[1], VMCTX_VIEW_GUEST, VM_PID(vm), i);
 	}
-	CHECK(same, "every table the same, watched or not");
+	CHECK(same, "every table the same, watched or not (%s, %s)",
+	      weighted ? "weighted by time" : "a tick a sample",
+	      resolved ? "resolved through bundles" : "no bundles");
 	CHECK(watched > TICKS, "the watcher saw the streams (%" PRIu64 " ticks)", watched);
+	CHECK(!resolved || named > TICKS / 20, "the bundles named guest functions (%" PRIu64 ")",
+	      named);
 	vmctx_session_free(s[0]);
 	vmctx_session_free(s[1]);
+	for (vm = 0; vm < VMS; vm++)
+		vmctx_bundle_free(b[vm]);
 }
 
 int main(void)
@@ -1002,6 +1038,9 @@ int main(void)
 	time_going_back_is_counted_once(true);
 	many_vcpus_on_one_pcpu_are_bounded(false);
 	many_vcpus_on_one_pcpu_are_bounded(true);
-	watching_the_streams_changes_no_count();
+	watching_the_streams_changes_no_count(false, false);
+	watching_the_streams_changes_no_count(true, false);
+	watching_the_streams_changes_no_count(false, true);
+	watching_the_streams_changes_no_count(true, true);
 	return tap_result("test-timeline");
 }
