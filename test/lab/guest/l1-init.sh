@@ -135,6 +135,8 @@ EOS
 # guest said DONE (a reset: the emulator's, never a check of ours) is
 # named on a line of its own, for run-linux-lab.sh
 tails() {
+	local n
+
 	for n in $all; do
 		echo "-- guest$n:"
 		tail -30 /tmp/l2-$n.log
@@ -233,9 +235,17 @@ up() { grep -a -m1 '^VMCTX-L2: up:' /tmp/l2-$1.log | tr -d '\r' | sed 's/^VMCTX-
 if [ "$host" = perf ] && [ "$checks" = host ]; then
 	# what perf-check.sh reads, for each guest N: guestN.{pid,work,libc,up}
 	# (its QEMU's pid, then its arguments), marks-N and perl-N; L1's
-	# kallsyms, for perf's names of L1's own kernel functions there
+	# kallsyms, for perf's names of L1's own kernel functions there; and
+	# the guest-level view perf report printed here
 	h=/tmp/handover
 	mkdir -p $h
+	# perf report's guest-level view, made here as a user of this host
+	# makes it: the lab's host runs the same command and checks that it
+	# prints the same
+	perf report -i /tmp/perf.data --guest-maps="$maps" --guest-view=guest \
+		> $h/l1-view 2> /tmp/l1-view.err ||
+		{ tail -n 5 /tmp/l1-view.err; finish "FAIL perf report --guest-maps --guest-view=guest in L1"; }
+	stamp "perf report --guest-maps printed the guest-level view here"
 	ln /tmp/perf.data $h/perf.data
 	cat /proc/kallsyms > $h/kallsyms
 	echo $all > $h/guests

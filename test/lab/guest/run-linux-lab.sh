@@ -199,6 +199,19 @@ EOS
 	chmod +x "$hc/bin/perf"
 	for n in $(cat "$h/guests"); do maps="$maps,guest$n=$h/guest$n.vmctx"; done
 	maps=${maps#,}
+	# the user's report in L1 and the same command here, on the recording
+	# it sent: one text (perf's numbers in the C locale, as in L1)
+	local -x LC_ALL=C
+	"$hc/bin/perf" report -i "$h/perf.data" --guest-maps="$maps" --guest-view=guest \
+		> "$hc/view" 2> "$hc/view.err"
+	if [ -s "$hc/view" ] && cmp -s "$h/l1-view" "$hc/view"; then
+		echo "perf-check: perf report --guest-maps --guest-view=guest printed the same $(wc -l < "$hc/view") lines in L1 and on the lab's host"
+	else
+		echo "perf-check: FAIL perf report --guest-maps --guest-view=guest printed otherwise in L1 and on the lab's host:"
+		diff "$h/l1-view" "$hc/view" | head -n 10
+		tail -n 3 "$hc/view.err"
+		bad=" (the guest-level view)"
+	fi
 	for n in $(cat "$h/guests"); do
 		echo "perf-check: ==== guest$n ($(cat "$h/guest$n.up"))"
 		PATH=$hc/bin PERF_CHECK_LAB=$W PERF_CHECK_TMP=$hc/tmp "$hc/bin/sh" "$G/perf-check.sh" \
