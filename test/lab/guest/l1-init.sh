@@ -232,6 +232,7 @@ if [ "$dump" = 1 ]; then
 	done
 fi
 up() { grep -a -m1 '^VMCTX-L2: up:' /tmp/l2-$1.log | tr -d '\r' | sed 's/^VMCTX-L2: up: //'; }
+bad=${differ:-}
 if [ "$host" = perf ] && [ "$checks" = host ]; then
 	# what perf-check.sh reads, for each guest N: guestN.{pid,work,libc,up}
 	# (its QEMU's pid, then its arguments), marks-N and perl-N; L1's
@@ -270,7 +271,6 @@ if [ "$host" = perf ] && [ "$checks" = host ]; then
 	echo "VMCTX-LAB: HANDOVER $(stat -c %s /tmp/handover.tgz) bytes, md5 $(md5sum < /tmp/handover.tgz | cut -c1-32)"
 	stamp "the recording is handed over ($(du -k $h/perf.data | cut -f1) KiB of perf.data)"
 elif [ "$host" = perf ]; then
-	bad=${differ:-}
 	for n in $all; do
 		echo "perf-check: ==== guest$n ($(up $n))"
 		sh /lab/perf-check.sh /tmp/perf.data "$maps" guest$n "$(cat /tmp/l2-$n.pid)" "$(work $n)" "$(libc $n)" "$(marks $n)" "$(perls $n)" ||
@@ -279,7 +279,6 @@ elif [ "$host" = perf ]; then
 	done
 fi
 if [ "$host" = perf ]; then
-	bad=${bad:-${differ:-}}
 	# What --guest-maps costs perf report on this recording (issue #12's
 	# target: 1.2x perf report --stdio).  A figure, not a check: this is
 	# an emulated machine.  Each run twice, alternating, the faster kept.
