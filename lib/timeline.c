@@ -534,6 +534,7 @@ int timeline_run_on(struct vmctx_session *s, struct vmctx_vcpu *v,
 	v->charged = 0;
 	v->last_time = smp->time;
 	v->halted = false;
+	/* session_emit()'s count, as no stream observer takes this path */
 	return agg_add_hinted(s, &v->hint, k, 1);
 }
 

@@ -103,7 +103,11 @@ all=$(seq 1 "$guests" | tr "\n" " ")
 # each poll started two processes in L1 every 50 ms, and in 5 of the 7
 # boots so run the emulator reset a guest or L1, against about 1 in 5.)
 cat > /tmp/window.sh <<EOS
-hung() {
+# poll N: wait 0.2 s more for guest N, the 1500th time its last
+poll() {
+	usleep 200000
+	i=\$((i + 1))
+	[ \$i -lt 1500 ] && return
 	echo "VMCTX-LAB: GUEST-HUNG guest\$1: its window did not close after 1500 polls"
 	kill \$(cat /tmp/l2-\$1.pid)
 	exit 1
@@ -114,20 +118,14 @@ for n in $all; do
 	# (the last guest's window closing ends the recording, below)
 	[ "$together" = 1 ] || [ \$n = $guests ] && continue
 	i=0
-	while [ ! -f /tmp/l2-\$n.exit ]; do
-		usleep 200000
-		i=\$((i + 1))
-		[ \$i -lt 1500 ] || hung \$n
-	done
+	while [ ! -f /tmp/l2-\$n.exit ]; do poll \$n; done
 	grep -aq '^VMCTX-L2: window closed' /tmp/l2-\$n.log || exit 1
 done
 for n in $all; do
 	i=0
 	while ! grep -aq '^VMCTX-L2: window closed' /tmp/l2-\$n.log 2>/dev/null; do
 		[ -f /tmp/l2-\$n.exit ] && exit 1
-		usleep 200000
-		i=\$((i + 1))
-		[ \$i -lt 1500 ] || hung \$n
+		poll \$n
 	done
 done
 EOS

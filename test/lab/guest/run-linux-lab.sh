@@ -172,10 +172,11 @@ install -m 755 "$G/l1-init.sh" "$st/init"
 log "L1 initramfs: $(du -k "$W/l1-initramfs.cpio.gz" | cut -f1) KiB"
 
 # check_handover: perf-check.sh, here, on what L1 wrote on its second
-# serial port (l1-init.sh: the recording, the bundles, the guests' figures
-# and L1's kallsyms, a gzipped tar whose size and MD5 L1's console gives), with the lab's perf (the one L1 ran) and busybox's tools
-# (those of L1, so the checks read as they do there); prints the result
-# line that L1 left to it
+# serial port (l1-init.sh: the recording, the bundles, the guests' figures,
+# L1's kallsyms and its guest-level view, a gzipped tar whose size and MD5
+# L1's console gives), with the lab's perf (the one L1 ran) and busybox's
+# tools (those of L1, so the checks read as they do there); prints the
+# result line that L1 left to it
 check_handover() {
 	local hc=$W/checks h n maps= bad= want got perf=$LAB_DIR/out/perf/perf
 	rm -rf "$hc"
@@ -244,9 +245,9 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 			vmctx.dump="${VMCTX_LINUX_DUMP:-0}"
 	else
 		logf=$RESULTS_DIR/linux-pti-$pti.log
-		# perf-check runs here, on what L1 hands back on its second serial port
-		# (check_handover above): natively, its perf runs take a second
-		# where each took tens under the emulator
+		# perf-check runs here, on what L1 hands back on its second
+		# serial port (check_handover above): natively, its perf runs
+		# take a second where each took tens under the emulator
 		[ "$pti" = on ] || keys="$keys vmctx.checks=host"
 		# Nested under QEMU TCG, two L2 guests at once made the emulator
 		# reset L1 or an L2 guest without a word (no panic, no oops, on
@@ -263,9 +264,9 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 		# that the emulator alone fails rare.
 		for try in 1 2 3 4 5; do
 			log "SVM: patched L1, Linux L2 with pti=$pti"
-			# (a quiet run of pti=off takes 560-580 s: two guests, then
-			# perf report and perf script over their recording, all
-			# emulated; 600 s cut one short in CI)
+			# (a quiet run of pti=off keeps L1 up 200-300 s: two guests,
+			# the handover and, but in the demo, perf report's cost;
+			# before perf-check moved out it took 560-580 s)
 			: > "$logf"	# before the watcher below reads it
 			rm -f "$W/handover.tgz"
 			timeout "${VMCTX_QEMU_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
