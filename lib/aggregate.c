@@ -36,22 +36,13 @@ static inline uint64_t key_hash(const struct agg_key *k)
 	return h ^ (h >> 29);
 }
 
-/* Field by field, for the same reason as key_hash(). */
-static inline bool key_eq(const struct agg_key *a, const struct agg_key *b)
-{
-	return a->function == b->function && a->vm_idx == b->vm_idx &&
-	       a->vcpu == b->vcpu && a->by == b->by && a->scope == b->scope &&
-	       a->cls == b->cls && a->sub == b->sub && a->exit == b->exit &&
-	       a->module == b->module;
-}
-
 _Static_assert(sizeof(struct agg_key) == 40, "struct agg_key must stay 5 words, no padding");
 
 static inline struct agg_entry *slot(struct agg_entry *tab, size_t size, const struct agg_key *k)
 {
 	size_t i = key_hash(k) & (size - 1);
 
-	while (tab[i].count && !key_eq(&tab[i].key, k))
+	while (tab[i].count && !agg_key_eq(&tab[i].key, k))
 		i = (i + 1) & (size - 1);
 	return &tab[i];
 }
@@ -106,19 +97,11 @@ int agg_add(struct vmctx_session *s, const struct agg_key *k, uint64_t n)
  * an entry stays where it is until the table grows, and the hint is then
  * forgotten.  A stale or shared place is caught by comparing the key.
  */
-int agg_add_hinted(struct vmctx_session *s, struct agg_hint *h, const struct agg_key *k,
-		   uint64_t n)
+int agg_add_noting(struct vmctx_session *s, struct agg_hint *h, size_t i,
+		   const struct agg_key *k, uint64_t n)
 {
-	size_t i = ((uintptr_t)k->function >> 4 ^ (uint32_t)k->by ^ k->cls) % AGG_HINTS;
-	struct agg_entry *e;
+	struct agg_entry *e = entry(s, k);
 
-	if (!n)
-		return 0;
-	if (h->size == s->agg_size && h->at[i] && key_eq(&s->agg[h->at[i] - 1].key, k)) {
-		s->agg[h->at[i] - 1].count += n;
-		return 0;
-	}
-	e = entry(s, k);
 	if (!e)
 		return -ENOMEM;
 	e->count += n;

@@ -245,6 +245,23 @@ static int rehash_vcpus(struct vmctx_session *s)
 	return 0;
 }
 
+/* vCPU @id of the VM whose tgid is @vm_tgid, if seen already: one probe, no VM lookup. */
+static struct vmctx_vcpu *find_vcpu(const struct vmctx_session *s, int vm_tgid, int id)
+{
+	size_t j;
+
+	if (!s->vcpu_hash_size)
+		return NULL;
+	for (j = hash2(vm_tgid, id) & (s->vcpu_hash_size - 1); s->vcpu_hash[j];
+	     j = (j + 1) & (s->vcpu_hash_size - 1)) {
+		struct vmctx_vcpu *v = &s->vcpus[s->vcpu_hash[j] - 1];
+
+		if (v->id == id && s->vms[v->vm_idx].tgid == vm_tgid)
+			return v;
+	}
+	return NULL;
+}
+
 /* vCPU @id of VM @vm_idx, whose tgid is @vm_tgid (created on first sight), or NULL with errno. */
 static struct vmctx_vcpu *vcpu_of(struct vmctx_session *s, int vm_idx, int vm_tgid, int id)
 {
@@ -396,8 +413,11 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 		return -EINVAL;
 	if (s->finished)
 		return -EINVAL;
-	if (smp->vm_tgid >= 0)
+	if (smp->vm_tgid >= 0) {
 		v = pcpu_vcpu(s, smp);
+		if (!v && smp->vcpu >= 0)
+			v = find_vcpu(s, smp->vm_tgid, smp->vcpu);
+	}
 	if (!v && smp->vm_tgid >= 0) {
 		/* the VM is looked up once a sample */
 		int vm_idx = session_vm_idx(s, smp->vm_tgid);
@@ -519,7 +539,7 @@ int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
 	return err;
 }
 
-int session_steal_exit(struct vmctx_session *s, const struct vmctx_vcpu *v, uint64_t count)
+int session_steal_exit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t count)
 {
 	struct agg_key e;
 
@@ -531,7 +551,8 @@ int session_steal_exit(struct vmctx_session *s, const struct vmctx_vcpu *v, uint
 	e.vcpu = v->id;
 	e.by = -1;
 	e.exit = v->exit_key;
-	return agg_add(s, &e, count);
+	/* a vCPU's waits mostly end on one exit: its row recurs */
+	return agg_add_hinted(s, &v->hint, &e, count);
 }
 
 void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void *ctx)

@@ -62,25 +62,6 @@ static inline struct vmctx_pcpu *pcpu_of(struct vmctx_session *s, uint32_t cpu)
 	return cpu < s->npcpus ? &s->pcpus[cpu] : new_pcpu(s, cpu);
 }
 
-/* @owner took @weight ticks of @p. */
-static void add_ticks(struct vmctx_pcpu *p, int owner, uint64_t weight)
-{
-	struct owner_run *r = &p->runs[p->head];
-
-	if (p->nruns && r->owner == owner && r->end == p->ticks) {
-		r->end += weight;
-	} else {
-		p->head = (p->head + 1) % PCPU_RUNS;
-		if (p->nruns < PCPU_RUNS)
-			p->nruns++;
-		r = &p->runs[p->head];
-		r->owner = owner;
-		r->start = p->ticks;
-		r->end = p->ticks + weight;
-	}
-	p->ticks += weight;
-}
-
 /* Where vCPU owner @by is, or would go, in @v's steal_at: owner -> index + 1 in steal_by. */
 static inline uint32_t steal_slot(const struct vmctx_vcpu *v, int by)
 {
@@ -494,7 +475,7 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 		if (err)
 			return err;
 	}
-	add_ticks(p, owner, weight);
+	pcpu_add_ticks(p, owner, weight);
 	p->cur = owner;
 	if (!v)
 		return 0;
@@ -520,22 +501,6 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 		v->halted = true;
 	return emit(s, v, smp->time, blank_class(v),
 		    v->halted ? -1 : OWNER_OUTSIDE, NULL, NULL, weight, NULL);
-}
-
-int timeline_run_on(struct vmctx_session *s, struct vmctx_vcpu *v,
-		    const struct vmctx_sample *smp, const struct agg_key *k)
-{
-	struct vmctx_pcpu *p = &s->pcpus[smp->cpu];
-
-	p->last_sample = smp->time;
-	if (smp->time > s->last_time)
-		s->last_time = smp->time;
-	add_ticks(p, p->cur, 1);
-	v->charged = 0;
-	v->last_time = smp->time;
-	v->halted = false;
-	/* session_emit()'s count, as no stream observer takes this path */
-	return agg_add_hinted(s, &v->hint, k, 1);
 }
 
 int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct vmctx_vcpu *v,

@@ -409,7 +409,7 @@ struct vmctx_session {
 /* session.c: the VM a vm_tgid names (an index into s->vms), or -ENOENT. */
 __hidden int session_vm_idx(const struct vmctx_session *s, int vm_tgid);
 /* session.c: @count ticks of @v's steal, by the exit that left it waiting. */
-__hidden int session_steal_exit(struct vmctx_session *s, const struct vmctx_vcpu *v,
+__hidden int session_steal_exit(struct vmctx_session *s, struct vmctx_vcpu *v,
 				uint64_t count);
 
 /* timeline.c */
@@ -453,8 +453,6 @@ static inline bool timeline_runs_on(const struct vmctx_session *s,
 	       (!s->tick_ns || smp->time - v->last_time < late);
 }
 
-__hidden int timeline_run_on(struct vmctx_session *s, struct vmctx_vcpu *v,
-			     const struct vmctx_sample *smp, const struct agg_key *k);
 __hidden int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu,
 			     struct vmctx_vcpu *v, bool out, bool preempt);
 __hidden int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v,
@@ -468,10 +466,84 @@ __hidden void report_stream(const struct vmctx_session *s, const struct vmctx_vc
 
 /* aggregate.c */
 __hidden int agg_add(struct vmctx_session *s, const struct agg_key *key, uint64_t n);
-/* agg_add() that first looks where @h says @key was: a vCPU's rows recur. */
-__hidden int agg_add_hinted(struct vmctx_session *s, struct agg_hint *h,
-			    const struct agg_key *key, uint64_t n);
 __hidden void agg_free(struct vmctx_session *s);
+
+/*
+ * Field by field: callers have just stored the fields one by one, and a
+ * wide load over several narrow stores stalls store forwarding (it cost a
+ * third of a sample's time in bench-timeline).
+ */
+static inline bool agg_key_eq(const struct agg_key *a, const struct agg_key *b)
+{
+	return a->function == b->function && a->vm_idx == b->vm_idx &&
+	       a->vcpu == b->vcpu && a->by == b->by && a->scope == b->scope &&
+	       a->cls == b->cls && a->sub == b->sub && a->exit == b->exit &&
+	       a->module == b->module;
+}
+
+/* The place in a hint that @key uses: by function and owner. */
+static inline size_t agg_hint_slot(const struct agg_key *k)
+{
+	return ((uintptr_t)k->function >> 4 ^ (uint32_t)k->by ^ k->cls) % AGG_HINTS;
+}
+
+/* agg_add_hinted() when @h's place @i does not hold @key: count it, and note where. */
+__hidden int agg_add_noting(struct vmctx_session *s, struct agg_hint *h, size_t i,
+			    const struct agg_key *key, uint64_t n);
+
+/*
+ * agg_add() that first looks where @h says @key was: a vCPU's rows recur,
+ * and a row found there costs no hash.  Inline: a call for every sample.
+ */
+static inline int agg_add_hinted(struct vmctx_session *s, struct agg_hint *h,
+				 const struct agg_key *k, uint64_t n)
+{
+	size_t i = agg_hint_slot(k);
+
+	if (!n)
+		return 0;
+	if (h->size == s->agg_size && h->at[i] && agg_key_eq(&s->agg[h->at[i] - 1].key, k)) {
+		s->agg[h->at[i] - 1].count += n;
+		return 0;
+	}
+	return agg_add_noting(s, h, i, k, n);
+}
+
+/* timeline.c's bookkeeping, inline for timeline_run_on(): @owner took @weight ticks of @p. */
+static inline void pcpu_add_ticks(struct vmctx_pcpu *p, int owner, uint64_t weight)
+{
+	struct owner_run *r = &p->runs[p->head];
+
+	if (p->nruns && r->owner == owner && r->end == p->ticks) {
+		r->end += weight;
+	} else {
+		p->head = (p->head + 1) % PCPU_RUNS;
+		if (p->nruns < PCPU_RUNS)
+			p->nruns++;
+		r = &p->runs[p->head];
+		r->owner = owner;
+		r->start = p->ticks;
+		r->end = p->ticks + weight;
+	}
+	p->ticks += weight;
+}
+
+/* Count a sample that timeline_runs_on() (above) took, under @k. */
+static inline int timeline_run_on(struct vmctx_session *s, struct vmctx_vcpu *v,
+				  const struct vmctx_sample *smp, const struct agg_key *k)
+{
+	struct vmctx_pcpu *p = &s->pcpus[smp->cpu];
+
+	p->last_sample = smp->time;
+	if (smp->time > s->last_time)
+		s->last_time = smp->time;
+	pcpu_add_ticks(p, p->cur, 1);
+	v->charged = 0;
+	v->last_time = smp->time;
+	v->halted = false;
+	/* session_emit()'s count, as no stream observer takes this path */
+	return agg_add_hinted(s, &v->hint, k, 1);
+}
 
 /*
  * Where the timeline's output goes, a call for every sample, so inline.
