@@ -216,11 +216,13 @@ static uint64_t count_known_steal(struct vmctx_vcpu *v, const struct vmctx_pcpu 
 				  uint64_t from)
 {
 	uint8_t at[PCPU_RUNS];
-	uint64_t covered = 0;
+	uint64_t d[PCPU_RUNS], covered = 0;
+	uint32_t h = p->head;
 	size_t k, n;
 
-	for (n = 0; n < p->nruns; n++) {
-		const struct owner_run *r = &p->runs[(p->head + PCPU_RUNS - n) % PCPU_RUNS];
+	/* newest first, each run's part in the wait noted once */
+	for (n = 0; n < p->nruns; n++, h = (h + PCPU_RUNS - 1) % PCPU_RUNS) {
+		const struct owner_run *r = &p->runs[h];
 
 		if (r->end <= from)
 			break;
@@ -229,15 +231,13 @@ static uint64_t count_known_steal(struct vmctx_vcpu *v, const struct vmctx_pcpu 
 		at[n] = v->steal_at[steal_slot(v, r->owner)];
 		if (!at[n])
 			return 0;
-		covered += r->end - (r->start > from ? r->start : from);
+		d[n] = r->end - (r->start > from ? r->start : from);
+		covered += d[n];
 	}
 	if (covered != p->ticks - from)
 		return 0;	/* the ring no longer holds the whole wait */
-	for (k = 0; k < n; k++) {
-		const struct owner_run *r = &p->runs[(p->head + PCPU_RUNS - k) % PCPU_RUNS];
-
-		v->steal_n[at[k] - 1] += r->end - (r->start > from ? r->start : from);
-	}
+	for (k = 0; k < n; k++)
+		v->steal_n[at[k] - 1] += d[k];
 	return covered;
 }
 
