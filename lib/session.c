@@ -402,22 +402,21 @@ static void note_start(struct vmctx_session *s, uint64_t time)
 	s->first_time = time;
 }
 
-int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp)
+/*
+ * Any sample but the usual one (see vmctx_session_sample()): @v is the
+ * vCPU the pCPU ran last if the sample names it, else NULL.  Apart, so
+ * that the usual sample's path saves no registers for this one's calls.
+ */
+static __attribute__((noinline)) int sample_full(struct vmctx_session *s,
+						 const struct vmctx_sample *smp,
+						 struct vmctx_vcpu *v)
 {
-	struct vmctx_vcpu *v = NULL;
 	struct agg_key k;
 	uint64_t w;
 	int err;
 
-	if (!s || !smp || smp->sz < offsetof(struct vmctx_sample, host_dso) + sizeof(char *))
-		return -EINVAL;
-	if (s->finished)
-		return -EINVAL;
-	if (smp->vm_tgid >= 0) {
-		v = pcpu_vcpu(s, smp);
-		if (!v && smp->vcpu >= 0)
-			v = find_vcpu(s, smp->vm_tgid, smp->vcpu);
-	}
+	if (!v && smp->vm_tgid >= 0 && smp->vcpu >= 0)
+		v = find_vcpu(s, smp->vm_tgid, smp->vcpu);
 	if (!v && smp->vm_tgid >= 0) {
 		/* the VM is looked up once a sample */
 		int vm_idx = session_vm_idx(s, smp->vm_tgid);
@@ -433,7 +432,7 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 	if (!v && (smp->flags & VMCTX_SAMPLE_GUEST))
 		return -EINVAL;		/* guest code must belong to a vCPU */
 	if (v && (smp->flags & VMCTX_SAMPLE_GUEST) && timeline_runs_on(s, v, smp)) {
-		/* most samples: the vCPU runs on, and is counted in short */
+		/* a vCPU found by its id runs on as well */
 		struct agg_key vk = {
 			.scope = AGG_VCPU, .vm_idx = v->vm_idx, .vcpu = v->id, .by = -1,
 		};
@@ -479,6 +478,29 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 			return err;
 	}
 	return timeline_sample(s, smp, owner_of(s, v), v, &k, w);
+}
+
+
+int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp)
+{
+	struct vmctx_vcpu *v = NULL;
+
+	if (!s || !smp || smp->sz < offsetof(struct vmctx_sample, host_dso) + sizeof(char *))
+		return -EINVAL;
+	if (s->finished)
+		return -EINVAL;
+	if (smp->vm_tgid >= 0)
+		v = pcpu_vcpu(s, smp);
+	if (v && (smp->flags & VMCTX_SAMPLE_GUEST) && timeline_runs_on(s, v, smp)) {
+		/* most samples: the vCPU runs on, and is counted in short */
+		struct agg_key vk = {
+			.scope = AGG_VCPU, .vm_idx = v->vm_idx, .vcpu = v->id, .by = -1,
+		};
+
+		vk.cls = guest_code(s, v, smp, &vk);
+		return timeline_run_on(s, v, smp, &vk);
+	}
+	return sample_full(s, smp, v);
 }
 
 int vmctx_session_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, int vm_tgid,
