@@ -82,6 +82,10 @@ case $clock in
 *": exact, through the TSC"*) ;;
 *) no "the guest clock is not the exact TSC chain" ;;
 esac
+# the samples' own fit, for comparison: how far it is from the chain (a figure)
+fit=$(once perf report -i "$data" --guest-maps="$maps" --guest-clock=fit --guest-view=guest 2>/dev/null |
+	grep "^# guest clock of VM[0-9]* ($name): ")
+echo "perf-check: with --guest-clock=fit: ${fit#*): }"
 
 # h(S): the number a hex string (0x optional) spells, for the awk programs below
 hex='function h(s,  i, n, c) { n = 0; s = tolower(s); sub(/^0x/, "", s)
