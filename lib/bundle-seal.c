@@ -60,6 +60,23 @@ int bundle_check_sealed(const struct vmctx_bundle *b)
 	return b->sealed ? 0 : -VMCTX_E_UNSEALED;
 }
 
+/*
+ * qsort(), but only if @base is not in order already: a bundle written by
+ * vmctx-agent is, and a check is linear where the sort is not.
+ */
+static void sort_unless_sorted(void *base, size_t n, size_t size,
+			       int (*cmp)(const void *, const void *))
+{
+	const char *p = base;
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (cmp(p + (i - 1) * size, p + i * size) > 0)
+			break;
+	if (i < n)
+		qsort(base, n, size, cmp);
+}
+
 /* ---- ranges ------------------------------------------------------------- */
 
 static int cmp_map(const void *a, const void *b)
@@ -122,7 +139,7 @@ static int seal_syms(struct vmctx_bundle *b, struct vmctx_object *o, size_t i, b
 	}
 	if (!o->nsyms)
 		return 0;
-	qsort(o->syms, o->nsyms, sizeof(*o->syms), cmp_sym);
+	sort_unless_sorted(o->syms, o->nsyms, sizeof(*o->syms), cmp_sym);
 	for (j = 0; j < o->nsyms; j++) {
 		if (n && o->syms[n - 1].start == o->syms[j].start) {
 			free(o->syms[j].name);
@@ -167,8 +184,7 @@ static int seal_ksyms(struct vmctx_bundle *b, bool strict)
 			return -VMCTX_E_RANGE;
 		}
 	}
-	if (b->nksyms > 1)
-		qsort(b->ksyms, b->nksyms, sizeof(*b->ksyms), cmp_ksym);
+	sort_unless_sorted(b->ksyms, b->nksyms, sizeof(*b->ksyms), cmp_ksym);
 	key_index_free(&b->ksym_index);
 	return key_index_build(&b->ksym_index, b->ksyms, b->nksyms, sizeof(*b->ksyms),
 			       offsetof(struct vmctx_ksym, addr), 1);
