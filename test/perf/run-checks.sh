@@ -209,11 +209,13 @@ check "$(echo "$out" | awk '$2 == "bench" || $2 == "late" {print $1, $2, $3}')" 
 out=$($P report -i vms.data --guest-maps=window.vmctx --guest-view=guest 2>&1)
 check "$(echo "$out" | grep -c '^# guest clock of VM1 (lab-vm-1): exact, .*; 700 of 2000 guest samples outside the window$')" 1 \
 	"window: the tables' header counts the samples outside it"
-# With the TSC chain, the first pass reads the file only up to the VM's
-# first sample (-v says so); a fit reads it all, and says how far it is
-# from the chain.
-check "$($P report -v -i vms.data --guest-maps=reused.vmctx $keys 2>&1 | grep -c 'first pass stopped once every bundle had its VM')" 1 \
-	"exact clock: the first pass stops at the VM's first sample"
+# With the TSC chain, the first pass reads the file only up to its first
+# sample (-v says so); a fit reads it all, and says how far it is from
+# the chain.
+check "$($P report -v -i vms.data --guest-maps=reused.vmctx $keys 2>&1 | grep -c 'first pass stopped early')" 1 \
+	"exact clock: the first pass stops at the first sample (sort keys)"
+check "$($P report -v -i vms.data --guest-maps=reused.vmctx --guest-view=guest 2>&1 | grep -c 'first pass stopped early')" 1 \
+	"exact clock: the first pass stops at the first sample (tables)"
 out=$($P report -v -i vms.data --guest-maps=reused.vmctx --guest-clock=fit $keys 2>&1)
 check "$(echo "$out" | grep -c 'first pass stopped')" 0 "--guest-clock=fit: the first pass reads every sample"
 check "$(echo "$out" | grep -c '^# guest clock of VM1 (lab-vm-1): fitted from the samples: .* ms from the TSC chain$')" 1 \
