@@ -285,7 +285,8 @@ static struct vmctx_vcpu *vcpu_of(struct vmctx_session *s, int vm_idx, int vm_tg
 		errno = E2BIG;
 		return NULL;
 	}
-	if (vmctx_grow((void **)&s->vcpus, &s->vcpus_cap, s->nvcpus + 1, sizeof(*s->vcpus)))
+	if (vmctx_grow_aligned((void **)&s->vcpus, &s->vcpus_cap, s->nvcpus + 1,
+			       sizeof(*s->vcpus), VCPU_ALIGN))
 		goto nomem;
 	v = &s->vcpus[s->nvcpus];
 	memset(v, 0, sizeof(*v));

@@ -155,6 +155,7 @@ static int hold_charge(struct vmctx_vcpu *v, int owner, uint64_t n)
 	v->pend[v->npend].owner = owner;
 	v->pend[v->npend].n = n;
 	v->npend++;
+	v->held = true;
 	return 0;
 }
 
@@ -303,10 +304,14 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 		uint64_t d = p->lost - v->snap_lost;
 
 		v->snap_lost = p->lost;
-		if (hold)
+		if (hold) {
 			v->pend_lost += d;
-		else if ((err = emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, d, NULL)))
-			return err;
+			v->held = true;
+		} else {
+			err = emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, d, NULL);
+			if (err)
+				return err;
+		}
 		v->charged += d;
 	}
 	return 0;
@@ -321,7 +326,7 @@ static int end_hold(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
 	int err = 0;
 
 	/* nothing held: nothing to charge either way */
-	if (!v->npend && !v->pend_lost && !v->pend_fill)
+	if (!v->held)
 		return 0;
 	for (i = 0; i < v->npend && !err; i++)
 		err = emit(s, v, v->pend_time, cls, idle ? -1 : v->pend[i].owner, NULL, NULL,
@@ -337,6 +342,7 @@ static int end_hold(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
 	v->npend = 0;
 	v->pend_lost = 0;
 	v->pend_fill = 0;
+	v->held = false;
 	return err;
 }
 
@@ -403,6 +409,7 @@ static int fill(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bo
 	}
 	if (expected > v->charged && hold) {
 		v->pend_fill += expected - v->charged;
+		v->held = true;
 	} else if (expected > v->charged) {
 		enum vmctx_class cls = blank_class(v);
 
@@ -452,7 +459,7 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 	 * the HLT, the wait was that halt (the sample came before the wake-up
 	 * did, or the vCPU is back in the guest); otherwise it was steal.
 	 */
-	if (v && (v->npend || v->pend_lost || v->pend_fill)) {
+	if (v && v->held) {
 		err = end_hold(s, v, vmctx_exit_reason_is_halt(smp->isa, smp->exit_reason));
 		if (err)
 			return err;

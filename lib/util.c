@@ -32,6 +32,24 @@ static void advise_huge(void *p, size_t bytes)
 #endif
 }
 
+/* The capacity vmctx_grow() takes for @need elements of @size bytes, or 0 if too many. */
+static size_t grow_cap(size_t cap, size_t need, size_t size)
+{
+	/* Double, so that appending n elements costs O(n) copies. */
+	size_t ncap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
+
+	if (ncap < need)
+		ncap = need;
+	if (ncap < 8)
+		ncap = 8;
+	if (ncap > SIZE_MAX / size) {
+		ncap = SIZE_MAX / size;
+		if (ncap < need)
+			return 0;
+	}
+	return ncap;
+}
+
 int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size)
 {
 	size_t ncap;
@@ -41,21 +59,37 @@ int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size)
 		return 0;
 	if (!size)
 		return -EINVAL;
-	/* Double, so that appending n elements costs O(n) copies. */
-	ncap = *cap > SIZE_MAX / 2 ? SIZE_MAX : *cap * 2;
-	if (ncap < need)
-		ncap = need;
-	if (ncap < 8)
-		ncap = 8;
-	if (ncap > SIZE_MAX / size) {
-		ncap = SIZE_MAX / size;
-		if (ncap < need)
-			return -ENOMEM;
-	}
+	ncap = grow_cap(*cap, need, size);
+	if (!ncap)
+		return -ENOMEM;
 	p = realloc(*arr, ncap * size);
 	if (!p)
 		return -ENOMEM;
 	advise_huge(p, ncap * size);
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+int vmctx_grow_aligned(void **arr, size_t *cap, size_t need, size_t size, size_t align)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	if (!size || size % align)
+		return -EINVAL;
+	ncap = grow_cap(*cap, need, size);
+	if (!ncap)
+		return -ENOMEM;
+	p = aligned_alloc(align, ncap * size);
+	if (!p)
+		return -ENOMEM;
+	advise_huge(p, ncap * size);
+	if (*cap)
+		memcpy(p, *arr, *cap * size);
+	free(*arr);
 	*arr = p;
 	*cap = ncap;
 	return 0;

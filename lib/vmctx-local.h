@@ -17,6 +17,8 @@ __hidden void vmctx_log(enum vmctx_log_level level, const char *fmt, ...)
 
 /* Grow *@arr (elements of @size) so that it holds at least @need; 0 or -ENOMEM. */
 __hidden int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size);
+/* vmctx_grow() into memory aligned to @align, which divides @size: a copy, not realloc(). */
+__hidden int vmctx_grow_aligned(void **arr, size_t *cap, size_t need, size_t size, size_t align);
 /* calloc() for a lookup structure: 128-byte aligned, huge pages if large; free() frees it. */
 __hidden void *vmctx_calloc_big(size_t n, size_t size);
 
@@ -281,6 +283,9 @@ struct pend_charge {
 	uint64_t n;
 };
 
+/* A cache line: the array of vCPUs is aligned to it (see struct vmctx_vcpu). */
+#define VCPU_ALIGN	64
+
 /* Where a vCPU's latest rows are in the session's table (aggregate.c). */
 #define AGG_HINTS	8
 struct agg_hint {
@@ -289,30 +294,33 @@ struct agg_hint {
 };
 
 /*
- * What a sample reads comes first, in about two cache lines: with
- * thousands of vCPUs their state leaves the cache, and each line read is
- * a miss.  Held waits and the steal counts follow.
+ * What the usual sample reads (timeline_runs_on(), the resolution cache,
+ * the hint) fills the first two cache lines, and the array of vCPUs is
+ * aligned to them: with thousands of vCPUs their state leaves the cache,
+ * and each line read is a miss.  Held waits and the steal counts follow.
  */
 struct vmctx_vcpu {
+	/* first line */
 	int vm_idx;			/* index into session->vms */
 	int id;
 	enum vcpu_state state;
 	bool halted;			/* the guest executed HLT and has not woken */
 	bool blocked;			/* the current wait began with a blocking switch-out */
+	bool held;			/* a held wait: npend, pend_lost or pend_fill */
 	enum vmctx_isa isa;
 	uint32_t home;			/* pCPU it last ran on */
 	uint64_t last_exit;
-	uint64_t exit_key;		/* last_exit, or VMCTX_EXIT_OTHER if unnamed */
 	uint64_t last_time;		/* host time of its last real tick */
 	uint64_t charged;		/* ticks charged in the current wait */
+	uint64_t cache_cr3;		/* resolution cache: the task of this CR3 */
+	int cache_task;
+	/* second line */
+	uint64_t cache_from, cache_to;	/* guest time range the cached task is valid */
+	struct agg_hint hint;		/* its rows in the session's table */
+	uint64_t exit_key;		/* last_exit, or VMCTX_EXIT_OTHER if unnamed */
+	/* read when a wait starts or ends */
 	size_t npend;			/* held charges: see pend below */
 	uint64_t pend_lost, pend_fill;
-	struct agg_hint hint;		/* its rows in the session's table */
-	/* resolution cache */
-	uint64_t cache_cr3;
-	uint64_t cache_from, cache_to;	/* guest time range the cached task is valid */
-	int cache_task;
-	/* read when a wait starts or ends */
 	uint64_t snap_ticks;		/* home pCPU's ticks when last charged */
 	uint64_t snap_lost;
 	/*
@@ -332,7 +340,11 @@ struct vmctx_vcpu {
 	uint8_t steal_at[32];		/* a hash of steal_by: index + 1 */
 	int32_t steal_by[VCPU_STEAL_OWNERS];
 	uint64_t steal_n[VCPU_STEAL_OWNERS];
-};
+} __attribute__((aligned(VCPU_ALIGN)));
+
+_Static_assert(offsetof(struct vmctx_vcpu, cache_from) == VCPU_ALIGN &&
+	       offsetof(struct vmctx_vcpu, exit_key) + sizeof(uint64_t) <= 2 * VCPU_ALIGN,
+	       "what the usual sample reads of a vCPU fills its first two cache lines");
 
 /* Ticks (start, end] of a pCPU's running total that one owner took in a row. */
 struct owner_run {
@@ -446,7 +458,7 @@ static inline bool timeline_runs_on(const struct vmctx_session *s,
 	p = &s->pcpus[smp->cpu];
 	return p->cur > 0 && &s->vcpus[p->cur - 1] == v && !s->stream &&
 	       v->state == VCPU_RUNNING && v->home == smp->cpu &&
-	       !v->npend && !v->pend_lost && !v->pend_fill && !p->restart &&
+	       !v->held && !p->restart &&
 	       smp->isa == v->isa && smp->exit_reason == v->last_exit &&
 	       smp->time > p->last_sample && smp->time > v->last_time &&
 	       (!s->weight_by_time || smp->time - p->last_sample < late) &&
