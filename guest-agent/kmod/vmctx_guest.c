@@ -173,15 +173,15 @@ static void vg_mm_roots(struct mm_struct *mm, u64 *root, u64 *user_root)
 
 /*
  * Fill the next slot from @t (and @mm's roots) and @fill's fields; called
- * from the probes with the ring's lock held, never sleeps.
+ * from the probes, never sleeps.
  */
-static void __vg_log_event(u32 type, struct task_struct *t, pid_t other, struct mm_struct *mm,
-			   const struct vg_event *fill)
+static void vg_log_event(u32 type, struct task_struct *t, pid_t other, struct mm_struct *mm,
+			 const struct vg_event *fill)
 {
 	struct vg_ring *r = &vg_ring;
 	struct vg_event *e;
 
-	lockdep_assert_held(&r->lock);
+	spin_lock(&r->lock);
 	e = &r->events[r->head & (r->size - 1)];
 	r->head++;
 	if (fill) {
@@ -201,14 +201,7 @@ static void __vg_log_event(u32 type, struct task_struct *t, pid_t other, struct 
 	/* Taken under the lock, so that event order is time order. */
 	e->tsc = rdtsc_ordered();
 	e->ns = ktime_get_ns();
-}
-
-static void vg_log_event(u32 type, struct task_struct *t, pid_t other, struct mm_struct *mm,
-			 const struct vg_event *fill)
-{
-	spin_lock(&vg_ring.lock);
-	__vg_log_event(type, t, other, mm, fill);
-	spin_unlock(&vg_ring.lock);
+	spin_unlock(&r->lock);
 }
 
 static void vg_log(u32 type, struct task_struct *t, pid_t other, struct mm_struct *mm)
@@ -223,10 +216,7 @@ static DEFINE_PER_CPU(struct vg_event, vg_scratch);
  * Log @t's executable file mappings, read from @mm, which the caller keeps
  * alive.  The probes cannot sleep, so the mmap lock is only tried: a
  * process whose mappings are being changed at that moment is skipped, and
- * the agent falls back to /proc/PID/maps.  The mappings go into the ring in
- * a row, under its lock: the agent takes consecutive map events of one
- * process as one batch, which replaces what it had, so another CPU's event
- * between them would cut the batch and lose its first part.
+ * the agent falls back to /proc/PID/maps.
  */
 static void vg_log_maps(struct task_struct *t, struct mm_struct *mm, bool at_exit)
 {
@@ -237,7 +227,6 @@ static void vg_log_maps(struct task_struct *t, struct mm_struct *mm, bool at_exi
 
 	if (!mm || (t->flags & PF_KTHREAD) || !mmap_read_trylock(mm))
 		return;
-	spin_lock(&vg_ring.lock);
 	for_each_vma(vmi, vma) {
 		char *p;
 
@@ -253,9 +242,8 @@ static void vg_log_maps(struct task_struct *t, struct mm_struct *mm, bool at_exi
 		m->start = vma->vm_start;
 		m->end = vma->vm_end;
 		m->pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
-		__vg_log_event(VG_MAP, t, at_exit, mm, m);
+		vg_log_event(VG_MAP, t, at_exit, mm, m);
 	}
-	spin_unlock(&vg_ring.lock);
 	mmap_read_unlock(mm);
 }
 
