@@ -167,9 +167,14 @@ static void close_rec(struct agent_tasks *ts, int pid, uint64_t ns)
 /*
  * A map event: one executable mapping of a process, logged at its exec (the
  * program and its interpreter) or at its exit (everything it mapped), while
- * its memory still existed.  Consecutive map events of one pid logged at
- * one exec or exit are one batch, which replaces the maps the record had:
- * the latest view wins, and /proc/PID/maps read later replaces it in turn.
+ * its memory still existed.  The map events of one pid logged at one exec
+ * or exit are one batch, which replaces the maps the record had: the
+ * latest view wins, and /proc/PID/maps read later replaces it in turn.
+ * BPF's batch comes in a row.  The module logs each mapping on its own, so
+ * other CPUs' events may come between (ts->batch_by_process): there a map
+ * event goes on with its record's batch of the same kind.  A record's
+ * batches are its exec's, which follows the exec event that opens the
+ * record, and its exit's, so no other of the same kind can follow one.
  * A mapping that overlaps one already in the batch is left out, and a batch
  * keeps at most AGENT_EVENT_MAPS.
  *
@@ -267,6 +272,8 @@ static int apply_map(struct agent_tasks *ts, const struct agent_kmod_event *e)
 	/* a process gone before we saw it, or a thread's: nothing to name */
 	if (!t || t->pid != t->tgid)
 		return 0;
+	if (ts->batch_by_process && t->map_batch == e->other + 1)
+		same_batch = true;
 	ts->map_next_seq = e->seq + 1;
 	ts->map_pid = e->task.pid;
 	ts->map_at_exit = e->other;
@@ -278,6 +285,7 @@ static int apply_map(struct agent_tasks *ts, const struct agent_kmod_event *e)
 		t->nmaps = 0;
 		t->maps_from = t->maps_to = 0;
 	}
+	t->map_batch = e->other + 1;
 	return batch_add(&t->maps, &t->nmaps, e);
 }
 

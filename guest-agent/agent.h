@@ -108,6 +108,11 @@ struct agent_task {
 	uint64_t maps_from;
 	uint64_t maps_to;
 	bool renamed;		/* the last /proc read found another name */
+	/*
+	 * The module's backend: 1 + the kind (0 exec, 1 exit) of the map
+	 * batch the maps came from last, 0 if none (see apply_map()).
+	 */
+	int map_batch;
 };
 
 /* Map events of an image whose exec event has not come yet. */
@@ -131,6 +136,12 @@ struct agent_tasks {
 	uint64_t map_next_seq;
 	int map_pid;
 	int map_at_exit;
+	/*
+	 * A batch's map events may have other processes' events between
+	 * them (the module's backend): one batch is a record's maps of one
+	 * kind, whatever comes between.
+	 */
+	bool batch_by_process;
 	/* at most AGENT_PENDING_MAPS images, the oldest dropped first */
 	size_t npending;
 	struct agent_pending_maps *pending;

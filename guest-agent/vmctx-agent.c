@@ -119,6 +119,8 @@ static int open_backend(struct agent *a)
 	}
 #endif
 	a->backend = AGENT_BACKEND_KMOD;
+	/* the module logs a process's mappings one by one (agent-tasks.c) */
+	a->tasks.batch_by_process = true;
 	agent_note(a, "backend: kmod (%s)", a->kmod_dir);
 	return agent_kmod_open_events(a);
 }

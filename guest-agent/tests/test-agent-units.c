@@ -372,6 +372,61 @@ static void test_clock_pairs(void)
 	free(p.v);
 }
 
+/*
+ * The module logs each mapping of an exit (or exec) on its own, so another
+ * CPU's event may come between two of them, as in a CI run where churn
+ * forked on the other vCPU during hot's exit.  The batch is still one:
+ * hot keeps its program beside the libraries.  BPF's batches come in a
+ * row, and there a batch after another process's event is a new view.
+ */
+static void test_batch_across_other_events(void)
+{
+	struct agent_tasks ts = { .batch_by_process = true };
+	const struct agent_task *t;
+	struct agent_kmod_event e;
+	bool bpf;
+
+	for (bpf = false; ; bpf = true) {
+		memset(&ts, 0, sizeof(ts));
+		ts.batch_by_process = !bpf;
+		e = ev(AGENT_KMOD_FORK, 100, 20, 20, 1, 0x5000, "sh");
+		agent_tasks_apply_event(&ts, &e);
+		e = ev(AGENT_KMOD_EXEC, 110, 20, 20, 20, 0x6000, "hot");
+		e.seq = 2;
+		agent_tasks_apply_event(&ts, &e);
+		/* the exec's batch: the program and its interpreter */
+		e = map_ev(3, 111, 20, AGENT_NO_ROOT, 0x20001000, "/bin/hot");
+		agent_tasks_apply_event(&ts, &e);
+		e = map_ev(4, 111, 20, AGENT_NO_ROOT, 0x7f0000001000, "/lib64/ld.so");
+		agent_tasks_apply_event(&ts, &e);
+		/* the exit's, cut by another process's fork after its first mapping */
+		e = map_ev(10, 500, 20, AGENT_NO_ROOT, 0x20001000, "/bin/hot");
+		e.other = 1;
+		agent_tasks_apply_event(&ts, &e);
+		e = ev(AGENT_KMOD_FORK, 501, 30, 30, 1, 0x7000, "sh");
+		e.seq = 11;
+		agent_tasks_apply_event(&ts, &e);
+		e = map_ev(12, 502, 20, AGENT_NO_ROOT, 0x7e0000001000, "/lib/libc.so.6");
+		e.other = 1;
+		agent_tasks_apply_event(&ts, &e);
+		e = map_ev(13, 502, 20, AGENT_NO_ROOT, 0x7f0000001000, "/lib64/ld.so");
+		e.other = 1;
+		agent_tasks_apply_event(&ts, &e);
+		t = find(&ts, 20, 0x6000);
+		if (bpf) {
+			CHECK(t && t->nmaps == 2 && !has_map(t, 0x20001000, "/bin/hot"),
+			      "BPF: a batch after another process's event replaces the one before");
+			break;
+		}
+		CHECK(t && t->nmaps == 3 && has_map(t, 0x20001000, "/bin/hot") &&
+		      has_map(t, 0x7e0000001000, "/lib/libc.so.6") &&
+		      has_map(t, 0x7f0000001000, "/lib64/ld.so"),
+		      "module: an exit's batch cut by another process's event keeps all its mappings");
+		agent_tasks_free(&ts);
+	}
+	agent_tasks_free(&ts);
+}
+
 int main(void)
 {
 	test_clock_pairs();
@@ -380,6 +435,7 @@ int main(void)
 	test_event_line();
 	test_lifetimes();
 	test_maps_find_their_image();
+	test_batch_across_other_events();
 	test_unescape();
 	test_lines();
 	return tap_result("test-agent-units");
