@@ -432,16 +432,7 @@ static __attribute__((noinline)) int sample_full(struct vmctx_session *s,
 	}
 	if (!v && (smp->flags & VMCTX_SAMPLE_GUEST))
 		return -EINVAL;		/* guest code must belong to a vCPU */
-	if (v && (smp->flags & VMCTX_SAMPLE_GUEST) && timeline_runs_on(s, v, smp)) {
-		/* a vCPU found by its id runs on as well */
-		struct agg_key vk = {
-			.scope = AGG_VCPU, .vm_idx = v->vm_idx, .vcpu = v->id, .by = -1,
-		};
-
-		vk.cls = guest_code(s, v, smp, &vk);
-		return timeline_run_on(s, v, smp, &vk);
-	}
-
+	/* here a guest sample never runs on: pcpu_vcpu() found no vCPU, or it did not */
 	note_start(s, smp->time);
 	/* The physical view: what this pCPU did. */
 	memset(&k, 0, sizeof(k));
@@ -480,7 +471,6 @@ static __attribute__((noinline)) int sample_full(struct vmctx_session *s,
 	}
 	return timeline_sample(s, smp, owner_of(s, v), v, &k, w);
 }
-
 
 int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp)
 {
