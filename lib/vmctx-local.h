@@ -46,10 +46,24 @@ __hidden void vmctx_name_index_free(struct vmctx_name_index *x);
  * 64-bit words, compared in order.
  */
 #define KEY_INDEX_MAX_LEVELS	16
+/* Buckets over the keys [lo, hi) at a word: first[from .. from + nb]. */
+struct key_index_node {
+	uint64_t min;		/* the word of the first key */
+	uint64_t head;		/* at word 1: the keys' shared first word */
+	size_t from, nb, lo, hi;
+	unsigned shift, word;
+};
 struct key_index {
 	uint64_t *level[KEY_INDEX_MAX_LEVELS];	/* level[0]: the keys, in one allocation */
 	size_t n;
 	unsigned width, nlevels;
+	/*
+	 * Buckets in front of the tree (key-index.c): node 0 splits the keys'
+	 * first words, a crowded bucket of it has a node of its own (child),
+	 * and bucket boundaries are positions in level[0] (first).
+	 */
+	struct key_index_node *node;
+	uint32_t *first, *child;
 };
 /*
  * Index the @n sorted keys at offset @off of the elements of @base (@size
