@@ -113,6 +113,13 @@ export_out() {
 	echo "VMCTX-LAB-FILE-END $1.pb.gz"
 }
 
+# truth NAME FILE: what the guest measured of its work (lab-vmm's "time"
+# lines: TSC ticks per function, in the mix's order), on the console for
+# the checks that run after the boot (pprof-check.sh)
+truth() {
+	sed -n "s/^time /lab-exp: time $1: /p" "$2"
+}
+
 # verdict N ARGS...: run the checker, count a failure
 verdict() {
 	lab-exp-check "$@" || failed=$((failed + 1))
@@ -128,13 +135,13 @@ for e in $todo; do
 	1)
 		run 1 "one VM, one process with a known function mix (Tables 3-4)"
 		rec exp1 $VMM -o t1 -b g1.vmctx -N guest1 -n 1 -P 1 -t "$secs" &&
-			rep exp1 guest g1.vmctx && verdict 1 t1 exp1.guest ||
+			truth exp1 t1 && rep exp1 guest g1.vmctx && verdict 1 t1 exp1.guest ||
 			failed=$((failed + 1))
 		;;
 	2)
 		run 2 "two instances of one program in one VM (Table 7)"
 		rec exp2 $VMM -o t2 -b g2.vmctx -N guest1 -n 1 -P 2 -S -t "$secs" &&
-			rep exp2 guest g2.vmctx && verdict 2 t2 exp2.guest &&
+			truth exp2 t2 && rep exp2 guest g2.vmctx && verdict 2 t2 exp2.guest &&
 			export_out exp2 g2.vmctx || failed=$((failed + 1))
 		;;
 	3)

@@ -13,7 +13,8 @@
  * Entry: rdi = vCPU index, rsp = that vCPU's kernel stack top (also TSS.RSP0).
  * rbx, rbp and r12-r15 belong to the kernel loop; user code leaves them alone.
  * Process B gets in rdi how many CPUIDs to make each round: each one is a
- * VM exit (KVM intercepts CPUID) whose guest RIP lies in b_main.
+ * VM exit (KVM intercepts CPUID) whose guest RIP lies in b_main.  User code
+ * reads r15 (the vCPU) for its busy loops' counters (BUSY).
  * The loop reads its run configuration (lab-guest.h, CFG_*) every round.
  */
 #include "lab-guest.h"
@@ -21,15 +22,30 @@
 	/*
 	 * n iterations on average over the rounds: (n / 16) times this round's
 	 * length factor, an odd number from 1 to 31 in %ebp (kernel_loop).
+	 * The TSC ticks the loop took go to this vCPU's (%r15) slot at
+	 * stats (lab-guest.h): what the function really cost, which under an
+	 * emulator strays from its iterations (where the host happened to
+	 * place the translated loop, for one).  Clobbers rax, rcx, rdx, r9, r10.
 	 */
-	.macro BUSY n
+	.macro BUSY n, stats
 	.if (\n) % 16
 	.error "BUSY: the loop count must be a multiple of 16"
 	.endif
+	rdtsc
+	shl	$32, %rdx
+	or	%rdx, %rax
+	mov	%rax, %r9
 	mov	$((\n) / 16), %ecx
 	imul	%ebp, %ecx
 1:	dec	%ecx
 	jnz	1b
+	rdtsc
+	shl	$32, %rdx
+	or	%rdx, %rax
+	sub	%r9, %rax
+	mov	%r15, %r10
+	shl	$STATS_SHIFT, %r10
+	add	%rax, \stats(%r10)
 	.endm
 
 	.section .ktext, "ax"
@@ -144,14 +160,14 @@ fault_entry:
 	.globl	kwork_a
 	.type	kwork_a, @function
 kwork_a:
-	BUSY	KWORK_LOOPS
+	BUSY	KWORK_LOOPS, KSTATS_ADDR
 	ret
 	.size	kwork_a, . - kwork_a
 
 	.globl	kwork_b
 	.type	kwork_b, @function
 kwork_b:
-	BUSY	KWORK_LOOPS
+	BUSY	KWORK_LOOPS, KSTATS_ADDR + 8
 	ret
 	.size	kwork_b, . - kwork_b
 
@@ -168,14 +184,14 @@ a_main:
 	.globl	a_compute
 	.type	a_compute, @function
 a_compute:
-	BUSY	(2 * ULOOPS)
+	BUSY	(2 * ULOOPS), UTEXT_A_ADDR + USTATS_OFF
 	ret
 	.size	a_compute, . - a_compute
 
 	.globl	a_hash
 	.type	a_hash, @function
 a_hash:
-	BUSY	ULOOPS
+	BUSY	ULOOPS, UTEXT_A_ADDR + USTATS_OFF + 8
 	ret
 	.size	a_hash, . - a_hash
 
@@ -201,13 +217,13 @@ b_main:
 	.globl	b_scan
 	.type	b_scan, @function
 b_scan:
-	BUSY	ULOOPS
+	BUSY	ULOOPS, UTEXT_B_ADDR + USTATS_OFF
 	ret
 	.size	b_scan, . - b_scan
 
 	.globl	b_sort
 	.type	b_sort, @function
 b_sort:
-	BUSY	ULOOPS
+	BUSY	ULOOPS, UTEXT_B_ADDR + USTATS_OFF + 8
 	ret
 	.size	b_sort, . - b_sort

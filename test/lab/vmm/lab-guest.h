@@ -58,6 +58,21 @@
 #define PORT_FAULT	0xf4
 #define PORT_DONE	0xf5		/* the vCPU did CFG_ROUNDS rounds */
 
+/*
+ * The guest's own measure of its work: each busy loop adds the TSC ticks
+ * it took to its function's slot, one 8-byte slot per function and one
+ * row of STATS_SLOTS per vCPU (vCPU n at + (n << STATS_SHIFT)).  The
+ * kernel's functions (kwork_a 0, kwork_b 1) count at KSTATS_ADDR; each
+ * program's two user functions (slots 0 and 1, in the order of the mix)
+ * count in its own region, at USTATS_OFF from its start, writable in
+ * ring 3 and private to its root: a second instance of A's program (-S)
+ * counts in its copy, at B's physical region.
+ */
+#define KSTATS_ADDR	0xb000
+#define USTATS_OFF	0x1f0000
+#define STATS_SHIFT	6
+#define STATS_SLOTS	(1 << (STATS_SHIFT - 3))
+
 /* busy-loop lengths (dec/jnz iterations, the mean over rounds: guest.S BUSY) */
 #define KWORK_LOOPS	200000
 #define ULOOPS		200000

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <sched.h>
@@ -171,6 +172,14 @@ static void load_guest(const char *path)
 static void put64(uint64_t addr, uint64_t val)
 {
 	memcpy(mem + addr, &val, sizeof(val));
+}
+
+static uint64_t get64(uint64_t addr)
+{
+	uint64_t val;
+
+	memcpy(&val, mem + addr, sizeof(val));
+	return val;
 }
 
 static void set_idt_gate(int vec, uint64_t handler, int dpl)
@@ -412,6 +421,23 @@ static void write_truth(const char *path, struct vcpu *vcpus, int nr_vcpus, int 
 		int j = same && i > 3 ? i - 3 : i;
 
 		fprintf(f, "mix %s %ld\n", mix[j].name, mix[j].loops);
+	}
+	/*
+	 * What the guest measured of the same work (guest.S BUSY): TSC ticks
+	 * per function over all vCPUs, in the mix's order.  Process B counts
+	 * in its own region, whichever program it runs.
+	 */
+	for (i = 0; i < 3 * nprocs; i++) {
+		int j = same && i > 3 ? i - 3 : i, v;
+		uint64_t at, ticks = 0;
+
+		if (i % 3 == 0)
+			at = KSTATS_ADDR + 8 * (i / 3);
+		else
+			at = (i < 3 ? UTEXT_A_ADDR : UTEXT_B_ADDR) + USTATS_OFF + 8 * (i % 3 - 1);
+		for (v = 0; v < nr_vcpus; v++)
+			ticks += get64(at + ((uint64_t)v << STATS_SHIFT));
+		fprintf(f, "time %s %" PRIu64 "\n", mix[j].name, ticks);
 	}
 	for (i = 0; i < nr_vcpus; i++)
 		fprintf(f, "vcpu %d tid %d runs %lu hlt %lu io %lu done_s %.6f\n", vcpus[i].id,
