@@ -4,6 +4,11 @@
  * a vmctx error code (or -ENOMEM) without a crash or a leak; any input
  * accepted must write out and read back with the same record counts.
  *
+ * Then every task is looked up by its root around its start, and every
+ * map's ends resolve (user and kernel), so that the indices' buckets and
+ * trees are searched with keys the fuzzer laid out: a lookup must answer
+ * a task of the bundle or -ENOENT, and a resolution 0 or -ENOENT.
+ *
  * Byte mutations of gzip data rarely get past the CRC, so a custom mutator
  * also mutates the text inside and compresses it again (half of the time),
  * which lets the fuzzer reach the record parser.
@@ -73,6 +78,41 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 	return out ? out : LLVMFuzzerMutate(data, size, max_size);
 }
 
+/* Lookups around every task's root and start, and every map's ends. */
+static void lookups(const struct vmctx_bundle *b)
+{
+	size_t n = vmctx_bundle_ntasks(b), i, j;
+	const char *sym, *dso;
+
+	for (i = 0; i < n && i < 4096; i++) {
+		uint64_t root, start, at[4], lo, hi;
+		int k, t, d;
+
+		if (vmctx_bundle_task(b, i, &root, NULL, NULL, NULL, &start, NULL))
+			abort();
+		at[0] = start - 1;
+		at[1] = start;
+		at[2] = start + 1;
+		at[3] = VMCTX_TIME_NONE;
+		for (k = 0; k < 4; k++) {
+			t = vmctx_bundle_find_task(b, root, at[k]);
+			if (t != -ENOENT && (t < 0 || (size_t)t >= n))
+				abort();
+		}
+		for (j = 0; j < 64 && !vmctx_bundle_task_map(b, i, j, &lo, &hi, NULL, NULL); j++) {
+			for (d = -1; d <= 1; d++) {
+				int e1 = vmctx_bundle_resolve_user(b, (int)i, lo + d, &sym, &dso);
+				int e2 = vmctx_bundle_resolve_user(b, (int)i, hi + d, &sym, &dso);
+
+				if ((e1 && e1 != -ENOENT) || (e2 && e2 != -ENOENT) ||
+				    vmctx_bundle_resolve_kernel(b, lo + d, &sym, &dso) ||
+				    vmctx_bundle_resolve_kernel(b, hi + d, &sym, &dso))
+					abort();
+			}
+		}
+	}
+}
+
 static bool vmctx_code(int err)
 {
 	return err == -ENOMEM || (err <= -VMCTX_E_BASE && err > -VMCTX_E_MAX);
@@ -104,6 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    vmctx_bundle_nmaps(b) != vmctx_bundle_nmaps(c) ||
 	    vmctx_bundle_nksyms(b) != vmctx_bundle_nksyms(c))
 		abort();
+	lookups(b);
 	free(buf);
 	vmctx_bundle_free(c);
 	vmctx_bundle_free(b);

@@ -4,6 +4,7 @@
  * with the library's writer, and a few invalid ones (one per error class)
  * made by gzipping hand-written text.  See README in this directory.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,45 @@ static struct vmctx_bundle *sample(void)
 	return b;
 }
 
+/*
+ * Enough of each for the lookups' buckets (key-index.c: 32 keys and more;
+ * an object's symbols are indexed from 256): 48 tasks taking turns on
+ * three roots, 300 symbols of one object, and a kernel of 300 symbols,
+ * vmlinux's bunched far below 48 modules'.
+ */
+static struct vmctx_bundle *indexed(void)
+{
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	char name[32];
+	int obj, i;
+
+	vmctx_bundle_set_identity(b, "guest two", "6.12.0", "9f0e8d2c-2222-4a4a-8b8b-02");
+	vmctx_bundle_set_clock(b, 2994375, 1000, 0);
+	obj = vmctx_bundle_add_object(b, "/usr/bin/big", "00112233");
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		vmctx_bundle_add_symbol(b, obj, 0x1000 + 0x40 * i, 0x30 + i % 16, name);
+	}
+	for (i = 0; i < 48; i++) {
+		uint64_t start = 1000 * (uint64_t)(i / 3);
+		int t = vmctx_bundle_add_task(b, 0x100000 + 0x2000 * (i % 3), 100 + i, 100 + i, "big",
+					      start, i % 5 ? start + 900 : VMCTX_TIME_NONE);
+
+		vmctx_bundle_add_map(b, t, 0x400000, 0x400000 + 0x40 * 300 + 0x1000, 0,
+				     0x400000 - 0x1000, obj, "/usr/bin/big");
+	}
+	for (i = 0; i < 48; i++) {
+		snprintf(name, sizeof(name), "mod%d", i);
+		vmctx_bundle_add_kmodule(b, name, 0xffffffffc0000000ull + 0x10000 * i, 0x8000);
+		vmctx_bundle_add_ksym(b, 0xffffffffc0000000ull + 0x10000 * i + 0x10, name, name);
+	}
+	for (i = 0; i < 252; i++) {
+		snprintf(name, sizeof(name), "k%d", i);
+		vmctx_bundle_add_ksym(b, 0xffffffff81000000ull + 0x100 * i, name, NULL);
+	}
+	return b;
+}
+
 static const char header[] =
 	"vmctx-bundle 1\n"
 	"counts tasks=1 objects=1 maps=1 syms=1 kmods=0 ksyms=0\n"
@@ -121,6 +161,7 @@ int main(int argc, char **argv)
 	dir = argv[1];
 	err |= put_bundle("valid-empty.vmctx", vmctx_bundle_new());
 	err |= put_bundle("valid-sample.vmctx", sample());
+	err |= put_bundle("valid-indexed.vmctx", indexed());
 
 	snprintf(text, sizeof(text), "%ssym 0 0x10 0x10 f\n"
 		 "map 0 0x1000 0x2000 pgoff=0x0 bias=0x0 object=0 path=/a\nend\n", header);
