@@ -122,19 +122,20 @@ static int buckets_build(struct key_index *x)
 
 	if (x->n < NODE_MIN || x->n > UINT32_MAX)
 		return 0;
-	/* the top node's buckets, and then the nodes and buckets under them */
-	nb = (size_t)((word_at(x, x->n - 1, 0) - word_at(x, 0, 0)) >>
-		      spread(word_at(x, x->n - 1, 0) - word_at(x, 0, 0), x->n / BUCKET_KEYS)) + 1;
 	/*
-	 * A child over k keys has at most k / BUCKET_KEYS buckets, and each
-	 * holds more than BUCKET_SCAN keys: so many slots at most.
+	 * A node over k keys has at most k / BUCKET_KEYS buckets (spread()),
+	 * and a child's keys are more than BUCKET_SCAN: so many slots at most
+	 * for the top node's boundaries and then its children's.
 	 */
-	slots = nb + 1 + x->n / BUCKET_KEYS + x->n / (BUCKET_SCAN + 1);
+	slots = 2 * (x->n / BUCKET_KEYS + 1) + x->n / (BUCKET_SCAN + 1);
 	x->first = malloc(slots * sizeof(*x->first));
-	x->child = calloc(nb, sizeof(*x->child));
-	if (!x->first || !x->child)
-		goto nomem;
+	if (!x->first)
+		return -ENOMEM;
 	node_fill(x, &top, 0, x->n, 0, &used);
+	nb = top.nb;
+	x->child = calloc(nb, sizeof(*x->child));
+	if (!x->child)
+		goto nomem;
 	for (j = 0; j < nb; j++)
 		if (splittable(x, x->first[j], x->first[j + 1]))
 			nodes++;
