@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <linux/capability.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -41,7 +42,9 @@ static void usage(FILE *f, const char *prog)
 		"all processes, their mappings and symbols, and the kernel's symbols.\n"
 		"Needs root, and BPF with the kernel's BTF or the vmctx_guest module (vmctx_guest(4)).\n"
 		"\n"
-		"  -o, --output FILE      bundle to write (default: " DEFAULT_OUTPUT ")\n"
+		"  -o, --output FILE      bundle to write (default: " DEFAULT_OUTPUT "), mode 0600:\n"
+		"                         it holds the kernel's and every process's addresses\n"
+		"  -g, --group GROUP      make the bundle 0640 and owned by GROUP\n"
 		"  -d, --duration SECS    record: stop after SECS seconds (fractions allowed)\n"
 		"  -i, --interval MS      record: read the event ring every MS ms (default: %d)\n"
 		"  -r, --root DIR         read /proc, /sys and ELF files under DIR (default: /)\n"
@@ -506,6 +509,8 @@ static void summary(const struct agent *a, const char *cmd, const char *out, uin
 
 struct options {
 	const char *output;
+	const char *group;	/* NULL: the bundle stays 0600 */
+	gid_t gid;
 	double duration;	/* < 0: not given */
 	unsigned int interval_ms;
 	char **cmd;
@@ -611,6 +616,23 @@ static const char *privilege_problem(const struct agent *a)
 	}
 }
 
+/*
+ * libvmctx writes the bundle 0600: it holds the guest kernel's symbol
+ * addresses and every process's memory map, the whole guest's KASLR and
+ * ASLR.  --group shares it with one group the operator names, read-only.
+ */
+static int share_with_group(const struct agent *a, const struct options *o)
+{
+	if (!o->group)
+		return 0;
+	if (chown(o->output, (uid_t)-1, o->gid) || chmod(o->output, 0640)) {
+		agent_err(a, "%s: cannot give it to group %s: %s", o->output, o->group,
+			  strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 static int run(struct agent *a, bool record, const struct options *o)
 {
 	const char *why = privilege_problem(a);
@@ -640,7 +662,9 @@ static int run(struct agent *a, bool record, const struct options *o)
 		agent_err(a, "%s: %s", o->output, vmctx_strerror(err));
 		return err;
 	}
-	err = check_readable(a, o->output);
+	err = share_with_group(a, o);
+	if (!err)
+		err = check_readable(a, o->output);
 	if (err)
 		return err;
 	summary(a, record ? "record" : "snapshot", o->output, t0);
@@ -663,10 +687,30 @@ static bool parse_duration(const char *s, double *d)
 	return !errno && end != s && !*end && *d >= 0 && *d < 1e7;
 }
 
+/* A group's name, or its number. */
+static bool parse_group(const char *s, gid_t *gid)
+{
+	struct group *g = getgrnam(s);
+	unsigned long n;
+	char *end;
+
+	if (g) {
+		*gid = g->gr_gid;
+		return true;
+	}
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno || end == s || *end || n >= (gid_t)-1)
+		return false;
+	*gid = (gid_t)n;
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "group", required_argument, NULL, 'g' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "root", required_argument, NULL, 'r' },
@@ -715,10 +759,17 @@ int main(int argc, char **argv)
 	argv++;
 	argc--;
 
-	while ((c = getopt_long(argc, argv, "o:d:i:r:k:vhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:g:d:i:r:k:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o.output = optarg;
+			break;
+		case 'g':
+			if (!parse_group(optarg, &o.gid)) {
+				agent_err(&a, "--group: no group '%s'", optarg);
+				return 2;
+			}
+			o.group = optarg;
 			break;
 		case 'd':
 			if (!parse_duration(optarg, &o.duration)) {

@@ -283,7 +283,7 @@ int vmctx_bundle_write_file(const struct vmctx_bundle *b, const char *path)
 			err = -ENOMEM;
 			goto out;
 		}
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0 && errno != EEXIST) {
 			err = -errno;
 			goto out;

@@ -233,7 +233,8 @@ int vmctx_bundle_write_mem(const struct vmctx_bundle *b, void **buf, size_t *len
 /**
  * vmctx_bundle_write_file() - Write a sealed bundle to a file, atomically
  * @b: the sealed bundle
- * @path: the file, replaced whole: readers never see a partial bundle
+ * @path: the file, replaced whole: readers never see a partial bundle;
+ *        created with mode 0600, as it holds the guest's addresses
  *
  * Return: 0; -errno of the file operations; or as vmctx_bundle_write_mem().
  */
