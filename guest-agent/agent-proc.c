@@ -28,6 +28,15 @@ char *agent_path(const struct agent *a, const char *rel)
 	return p;
 }
 
+/*
+ * No file the agent reads comes near this: a kallsyms of 200,000 symbols
+ * is about 10 MB, a process's maps at the kernel's 65,530 mappings about
+ * 9 MB, and a bundle over the reader's default 64 MiB is refused anyway
+ * (with a message that says so, which needs the file read).  A fake
+ * tree's /dev/zero would otherwise grow without end.
+ */
+#define AGENT_READ_MAX	(128u << 20)
+
 int agent_read_fd(const struct agent *a, int fd, char **buf, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;
@@ -37,6 +46,10 @@ int agent_read_fd(const struct agent *a, int fd, char **buf, size_t *len)
 	if (!b)
 		return -ENOMEM;
 	for (;;) {
+		if (n >= AGENT_READ_MAX) {
+			free(b);
+			return -EFBIG;
+		}
 		if (cap - n < 4096) {
 			nb = realloc(b, cap * 2);
 			if (!nb) {

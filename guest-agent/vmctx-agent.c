@@ -402,9 +402,19 @@ static int watch(struct agent *a, double duration, unsigned int interval_ms, cha
 
 /* ---- The bundle ---------------------------------------------------------- */
 
+/*
+ * What one process may add to the bundle: any unprivileged guest process
+ * can map a file many times under long paths, and a bundle over the
+ * reader's limit would blind the host to every process of the guest.  Real
+ * processes stay far below (a desktop browser: about 300 executable
+ * mappings, 30 KB of paths).
+ */
+#define TASK_MAPS_MAX		8192
+#define TASK_PATH_BYTES_MAX	(1u << 20)
+
 static int add_task_maps(struct agent *a, int idx, const struct agent_task *t)
 {
-	size_t j;
+	size_t j, bytes = 0;
 	int err;
 
 	for (j = 0; j < t->nmaps; j++) {
@@ -414,6 +424,13 @@ static int add_task_maps(struct agent *a, int idx, const struct agent_task *t)
 
 		if (agent_interrupted(a))
 			return -EINTR;
+		bytes += m->path ? strlen(m->path) + 1 : 1;
+		if (j >= TASK_MAPS_MAX || bytes > TASK_PATH_BYTES_MAX) {
+			agent_warn(a, "pid %d (%s): %zu of its %zu executable mappings left out: over one process's share (%d mappings, %u KiB of paths)",
+				   t->pid, t->comm, t->nmaps - j, t->nmaps, TASK_MAPS_MAX,
+				   TASK_PATH_BYTES_MAX >> 10);
+			return 0;
+		}
 		err = agent_elf_object_for_map(a, m->path, m->start, m->pgoff, m->prot, &bias,
 					       &obj);
 		if (err)
