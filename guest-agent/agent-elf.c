@@ -207,6 +207,26 @@ static Elf_Scn *symbol_table(Elf *elf, GElf_Shdr *sh)
 	return dyn;
 }
 
+/*
+ * A zero-sized symbol (a label such as _init) ends with its section at the
+ * latest: libvmctx gives it the room up to the next symbol, and the next
+ * one may lie in another section (_init's is .plt's first stub, so every
+ * PLT stub read as _init).
+ */
+static uint64_t section_room(Elf *elf, const GElf_Sym *s)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (s->st_size || s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE)
+		return s->st_size;
+	scn = elf_getscn(elf, s->st_shndx);
+	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+	    s->st_value < sh.sh_addr || s->st_value - sh.sh_addr >= sh.sh_size)
+		return 0;
+	return sh.sh_addr + sh.sh_size - s->st_value;
+}
+
 /* Functions with a definition; the bundle reduces aliases and sizes. */
 static int add_symbols(struct agent *a, Elf *elf, int object, const char *path)
 {
@@ -236,7 +256,8 @@ static int add_symbols(struct agent *a, Elf *elf, int object, const char *path)
 		name = elf_strptr(elf, sh.sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		err = vmctx_bundle_add_symbol(a->bundle, object, s.st_value, s.st_size, name);
+		err = vmctx_bundle_add_symbol(a->bundle, object, s.st_value, section_room(elf, &s),
+					      name);
 		if (err == -VMCTX_E_LIMIT || err == -EINVAL)
 			continue;
 		if (err) {
@@ -308,24 +329,32 @@ static int read_vdso(struct agent *a, struct agent_elf_entry *e)
 }
 
 /*
- * A FIFO or device may stand at a mapped path since it was mapped: open
- * without waiting or taking a terminal, and read regular files only.
+ * A FIFO or device may stand at a mapped path since it was mapped: look at
+ * what is there through an O_PATH descriptor, which opens nothing (a
+ * device's driver never sees it), and open regular files only, through
+ * that descriptor, so that what was checked is what is read.
  */
 static int open_regular(const struct agent *a, const char *full)
 {
 	struct stat st;
-	int fd;
+	char proc[64];
+	int pfd, fd;
 
-	fd = open(full, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0) {
+	pfd = open(full, O_PATH | O_CLOEXEC);
+	if (pfd < 0) {
 		agent_note(a, "%s: %s (mapped, but no symbols)", full, strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(pfd, &st) || !S_ISREG(st.st_mode)) {
 		agent_note(a, "%s: not a regular file (mapped, but no symbols)", full);
-		close(fd);
+		close(pfd);
 		return -1;
 	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		agent_note(a, "%s: %s (mapped, but no symbols)", full, strerror(errno));
+	close(pfd);
 	return fd;
 }
 
