@@ -38,17 +38,31 @@ bool agent_said_error(void)
 	return said_error;
 }
 
-/* A guest's comm or path may hold an escape sequence or a newline: show it as \xNN. */
+/*
+ * A guest's comm or path may hold an escape sequence, a newline or a bidi
+ * control: shown as libvmctx's tables show them (vmctx_escape(3)).
+ */
 static void put_escaped(const char *s, FILE *f)
 {
-	for (; *s; s++) {
-		unsigned char c = *s;
+	char small[256], *buf = small;
+	int n = vmctx_escape(small, sizeof(small), s);
 
-		if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			fputc(c, f);
+	if (n < 0) {
+		fputs("?", f);
+		return;
 	}
+	if ((size_t)n >= sizeof(small)) {
+		buf = malloc((size_t)n + 1);
+		if (!buf || vmctx_escape(buf, (size_t)n + 1, s) < 0) {
+			/* the part that fits, whole escapes only */
+			fputs(small, f);
+			free(buf);
+			return;
+		}
+	}
+	fputs(buf, f);
+	if (buf != small)
+		free(buf);
 }
 
 static void vmsg(const char *prog, const char *what, const char *fmt, va_list ap)
