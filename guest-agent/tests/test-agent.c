@@ -14,6 +14,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -393,6 +395,20 @@ static bool resolves(struct vmctx_bundle *b, int task, uint64_t ip, const char *
 	return sym && !strcmp(sym, want_sym) && dso && !strcmp(dso, want_dso);
 }
 
+/* The number a shell command prints, 0 if none. */
+static uint64_t sh_u64(const char *cmd)
+{
+	FILE *f = popen(cmd, "r");
+	unsigned long long v = 0;
+
+	if (!f)
+		die("%s: %s", cmd, strerror(errno));
+	if (fscanf(f, "%llx", &v) != 1)
+		v = 0;
+	pclose(f);
+	return v;
+}
+
 /* Lines of the bundle's text that start with @prefix and contain @needle. */
 static int count_lines(const char *path, const char *prefix, const char *needle)
 {
@@ -422,7 +438,7 @@ static void test_snapshot(const struct proc *p1, const struct proc *p2)
 {
 	char *out = fmt("%s/snap.vmctx", top), *err;
 	struct vmctx_bundle *b;
-	uint64_t root, start, exit_ns, khz, tsc, ns;
+	uint64_t root, start, exit_ns, khz, tsc, ns, plt, hot;
 	const char *comm, *sym, *mod;
 	int rc, t1, t2, th, t, tgid, pid;
 
@@ -483,6 +499,17 @@ static void test_snapshot(const struct proc *p1, const struct proc *p2)
 	      "the second process resolves at its own addresses");
 	CHECK(resolves(b, th, p1->hot, "vmctx_fix_hot", "prog"),
 	      "a thread resolves through its leader's maps");
+	/* The program's second PLT stub, at its run-time address. */
+	plt = sh_u64(fmt("readelf -SW %s/opt/vt/prog | awk '{ for (i = 1; i < NF; i++) if ($i == \".plt\") print $(i + 2) }'",
+			 fake));
+	hot = sh_u64(fmt("nm %s/opt/vt/prog | awk '$3 == \"vmctx_fix_hot\" { print $1 }'", fake));
+	if (!plt || !hot)
+		die("no .plt or vmctx_fix_hot in %s/opt/vt/prog", fake);
+	sym = NULL;
+	CHECK(!vmctx_bundle_resolve_user(b, t1, p1->hot - hot + plt + 16, &sym, &mod) &&
+	      (!sym || strcmp(sym, "_init")),
+	      "a PLT stub is not named after _init, the zero-sized label before it (got %s)",
+	      sym ? sym : "no name");
 
 	CHECK_EQ(count_lines(out, "object ", "path=/opt/vt/prog"), 1,
 		 "one object for the executable both processes map");
@@ -753,8 +780,15 @@ static void test_fifo_map(const struct proc *p1, const struct proc *p2)
 	double t0 = now_s();
 	int rc;
 
+	struct inotify_event ev;
+	int ino;
+
 	if (mkfifo(fmt("%s/opt/vt/fifo", fake), 0644))
 		die("mkfifo: %s", strerror(errno));
+	/* a device's driver would see an open(): inotify sees it too, an O_PATH look not */
+	ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (ino < 0 || inotify_add_watch(ino, fmt("%s/opt/vt/fifo", fake), IN_OPEN) < 0)
+		die("inotify: %s", strerror(errno));
 	APPEND(fmt("%s/proc/%d/maps", fake, p1->pid),
 	       "7f1234560000-7f1234561000 r-xp 00000000 00:05 77 /opt/vt/fifo\n");
 	rc = wait_agent(spawn_agent(fmt("snapshot -v -r %s -o %s", fake, out)), 10, &err);
@@ -763,6 +797,9 @@ static void test_fifo_map(const struct proc *p1, const struct proc *p2)
 	      rc, now_s() - t0);
 	CHECK(strstr(err, "/opt/vt/fifo: not a regular file"),
 	      "-v says the FIFO is no regular file (got: %s)", err);
+	CHECK(read(ino, &ev, sizeof(ev)) < 0 && errno == EAGAIN,
+	      "the FIFO is looked at, never opened (as a device node would be)");
+	close(ino);
 	free(err);
 	unlink(fmt("%s/opt/vt/fifo", fake));
 	write_tree(p1, p2);
@@ -967,6 +1004,93 @@ static void test_sigterm_record(void)
 	free(err);
 }
 
+/*
+ * The bundle is its owner's alone, whatever the umask: it holds the
+ * guest's KASLR and ASLR.  --group shares it read-only with one group.
+ */
+static void test_bundle_mode(const struct proc *p1, const struct proc *p2)
+{
+	char *out = fmt("%s/mode.vmctx", top), *err;
+	struct group *g = getgrgid(getegid());
+	mode_t old = umask(0);
+	struct stat st;
+	int rc;
+
+	rc = run_agent(fmt("snapshot -r %s -o %s", fake, out), &err);
+	CHECK(rc == 0 && !stat(out, &st) && (st.st_mode & 07777) == 0600,
+	      "with umask 0 the bundle is 0600 (status %d, mode %o)", rc, st.st_mode & 07777);
+	free(err);
+	if (!g)
+		die("no name for group %d", (int)getegid());
+	rc = run_agent(fmt("snapshot -r %s -o %s --group %s", fake, out, g->gr_name), &err);
+	CHECK(rc == 0 && !stat(out, &st) && (st.st_mode & 07777) == 0640 && st.st_gid == getegid(),
+	      "--group %s makes it 0640 and that group's (status %d, mode %o: %s)", g->gr_name, rc,
+	      st.st_mode & 07777, err);
+	free(err);
+	rc = run_agent(fmt("snapshot -r %s -o %s --group no-such-group-vmctx", fake, out), &err);
+	CHECK(rc == 2 && strstr(err, "--group: no group 'no-such-group-vmctx'"),
+	      "an unknown group is refused before anything is read (status %d: %s)", rc, err);
+	free(err);
+	umask(old);
+	write_tree(p1, p2);
+}
+
+/* A maps file that never ends (/dev/zero in a fake tree) is cut short, not read to ENOMEM. */
+static void test_endless_maps(const struct proc *p1, const struct proc *p2)
+{
+	char *maps = fmt("%s/proc/%d/maps", fake, p2->pid), *out = fmt("%s/zero.vmctx", top), *err;
+	double t0 = now_s();
+	int rc;
+
+	unlink(maps);
+	if (symlink("/dev/zero", maps))
+		die("symlink: %s", strerror(errno));
+	rc = wait_agent(spawn_agent(fmt("snapshot -r %s -o %s", fake, out)), 30, &err);
+	CHECK(rc == 0 && strstr(err, "the maps of 1 process could not be read"),
+	      "an endless maps file is one process's unreadable maps, and the bundle is written (status %d after %.1f s: %s)",
+	      rc, now_s() - t0, err);
+	free(err);
+	unlink(maps);
+	write_tree(p1, p2);
+}
+
+/*
+ * One process mapping a file thousands of times under long paths adds its
+ * share and no more: the bundle stays readable, with every other process.
+ */
+static void test_greedy_process(const struct proc *p1, const struct proc *p2)
+{
+	char *maps = fmt("%s/proc/%d/maps", fake, p2->pid), *out = fmt("%s/greedy.vmctx", top);
+	char *err, path[4001];
+	struct vmctx_bundle *b;
+	FILE *f = fopen(maps, "a");
+	int i, rc;
+
+	if (!f)
+		die("%s: %s", maps, strerror(errno));
+	memset(path, 'p', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	/* 20,000 executable mappings of 4,000-byte paths: 80 MB of text */
+	for (i = 0; i < 20000; i++)
+		fprintf(f, "%llx-%llx r-xp 00000000 00:05 %d %s%05d\n",
+			0x100000000000ULL + i * 0x1000ULL, 0x100000001000ULL + i * 0x1000ULL, i,
+			path, i);
+	if (fclose(f))
+		die("%s: %s", maps, strerror(errno));
+	rc = run_agent(fmt("snapshot -r %s -o %s", fake, out), &err);
+	CHECK(rc == 0 && strstr(err, fmt("pid %d (", p2->pid)) &&
+	      strstr(err, "executable mappings left out: over one process's share"),
+	      "the greedy process's mappings beyond its share are left out, with a warning (status %d: %.500s)",
+	      rc, err);
+	b = rc == 0 ? read_bundle(out) : NULL;
+	CHECK(b && resolves(b, task_of(b, p1->pid, 0x10000), p1->hot, "vmctx_fix_hot", "prog"),
+	      "the bundle is readable, and the other processes resolve as before");
+	vmctx_bundle_free(b);
+	free(err);
+	write_tree(p1, p2);
+}
+
 /* Over the reader's default size (64 MiB of text) perf would refuse the bundle: an error. */
 static void test_too_big(const struct proc *p1, const struct proc *p2)
 {
@@ -1086,6 +1210,9 @@ int main(void)
 	test_sigterm_snapshot(&p1, &p2);
 	test_sigterm_record();
 	test_too_big(&p1, &p2);
+	test_bundle_mode(&p1, &p2);
+	test_endless_maps(&p1, &p2);
+	test_greedy_process(&p1, &p2);
 
 	stop_proc(&p1);
 	stop_proc(&p2);
