@@ -421,6 +421,13 @@ int agent_tasks_apply_event(struct agent_tasks *ts, const struct agent_kmod_even
 			return add(ts, k, k->start_ns < e->ns ? k->start_ns : e->ns, e->ns);
 		if (t->root == AGENT_NO_ROOT)
 			t->root = k->root;
+		/*
+		 * The name at exit: a process may have renamed itself since
+		 * its exec (prctl(PR_SET_NAME), /proc/PID/comm), as a busybox
+		 * applet run through /proc/self/exe does.
+		 */
+		if (k->comm[0])
+			memcpy(t->comm, k->comm, sizeof(t->comm));
 		close_rec(ts, k->pid, e->ns);
 		return 0;
 	case AGENT_KMOD_MAP:

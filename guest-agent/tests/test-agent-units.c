@@ -149,6 +149,15 @@ static void test_lifetimes(void)
 	CHECK(t && t->start == 110 && t->exit == 120 && !strcmp(t->comm, "short"),
 	      "exec opens a record with the new root and comm, exit closes it");
 
+	/* pid 55 renames itself after its exec: its record ends with the new name. */
+	e = ev(AGENT_KMOD_EXEC, 130, 55, 55, 55, 0x6800, "exe");
+	agent_tasks_apply_event(&ts, &e);
+	e = ev(AGENT_KMOD_EXIT, 140, 55, 55, 0, 0x6800, "cat");
+	agent_tasks_apply_event(&ts, &e);
+	t = find(&ts, 55, 0x6800);
+	CHECK(t && t->exit == 140 && !strcmp(t->comm, "cat"),
+	      "a process renamed after its exec is named as it was at its exit");
+
 	/* pid 60: a thread of 50's tgid execs; the process takes the leader's pid. */
 	e = ev(AGENT_KMOD_FORK, 200, 80, 80, 1, 0x8000, "mt");
 	agent_tasks_apply_event(&ts, &e);
