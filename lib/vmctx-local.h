@@ -15,6 +15,13 @@
 __hidden void vmctx_log(enum vmctx_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * escape.c: the printable form of the character at @p, written to @out (4
+ * bytes at most, not terminated); its length, and in *@n the bytes of @p
+ * it stands for.  vmctx_escape() is this over a string.
+ */
+__hidden size_t vmctx_escape_char(const unsigned char *p, char *out, size_t *n);
+
 /* Grow *@arr (elements of @size) so that it holds at least @need; 0 or -ENOMEM. */
 __hidden int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size);
 /* vmctx_grow() into memory aligned to @align, which divides @size: a copy, not realloc(). */
