@@ -11,27 +11,6 @@
 
 #include "vmctx-local.h"
 
-/*
- * Bits 51:13 hold the root's frame (bit 12 is the PTI user half, 11:0 are
- * PCID or PWT/PCD flags, 63 is the no-flush hint, 62:52 are reserved).
- */
-#define CR3_ROOT_MASK	0x000fffffffffe000ULL
-
-uint64_t vmctx_cr3_normalize(uint64_t cr3, uint64_t ignore_mask)
-{
-	return cr3 & CR3_ROOT_MASK & ~ignore_mask;
-}
-
-uint64_t bundle_root_at(const struct vmctx_bundle *b, size_t pos)
-{
-	return b->keys[pos].root;
-}
-
-size_t bundle_root_first(const struct vmctx_bundle *b, uint64_t root)
-{
-	return root ? key_index_upper(&b->root_index, root - 1, UINT64_MAX) : 0;
-}
-
 /* Descend from @node to the leftmost (or rightmost) leaf above @t. */
 static size_t tree_descend(const uint64_t *tr, size_t base, size_t node, uint64_t t, bool last)
 {

@@ -227,9 +227,10 @@ __hidden int bundle_push_pair(struct vmctx_bundle *b, uint64_t tsc, uint64_t ns)
 __hidden const char *bundle_path_base(const char *path);
 
 /*
- * bundle-seal.c: the bundle's rules.  The builder and the reader check each
+ * bundle.c: the bundle's rules.  The builder and the reader check each
  * record with the bundle_*_valid() predicates as it comes in; bundle_seal()
- * checks the whole, sorts and prunes it, and builds the index.  @strict
+ * (bundle-seal.c) checks the whole, sorts and prunes it, and has
+ * bundle_index() build the index.  @strict
  * (the reader): what the builder's bundles get sorted, a file must hold
  * sorted already, since the writer only writes sealed bundles.
  */
@@ -238,14 +239,16 @@ __hidden bool bundle_lifetime_valid(uint64_t start, uint64_t exit);	/* exit >= s
 __hidden bool bundle_window_valid(uint64_t start, uint64_t end);	/* known, end >= start */
 __hidden bool bundle_extent_valid(uint64_t start, uint64_t size);	/* start + size fits */
 __hidden bool bundle_map_valid(uint64_t start, uint64_t end);	/* not empty */
-__hidden int bundle_seal(struct vmctx_bundle *b, bool strict);
 /* 0 for a sealed bundle; -EINVAL for NULL; -VMCTX_E_UNSEALED. */
 __hidden int bundle_check_sealed(const struct vmctx_bundle *b);
+__hidden int bundle_seal(struct vmctx_bundle *b, bool strict);
 
 /*
- * resolve.c, for sealed bundles: the normalised root at position @pos of
- * by_root, and the first position whose root is >= @root (ntasks if none).
+ * bundle-index.c: build the index of a bundle that bundle_seal() checked
+ * and sorted; then, the normalised root at position @pos of by_root, and
+ * the first position whose root is >= @root (ntasks if none).
  */
+__hidden int bundle_index(struct vmctx_bundle *b);
 __hidden uint64_t bundle_root_at(const struct vmctx_bundle *b, size_t pos);
 __hidden size_t bundle_root_first(const struct vmctx_bundle *b, uint64_t root);
 
