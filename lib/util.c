@@ -116,6 +116,28 @@ void *vmctx_calloc_big(size_t n, size_t size)
 	return p;
 }
 
+/*
+ * Number of elements of the sorted array @base (@n elements of @size bytes)
+ * whose uint64_t key at offset @off is <= @key: the index after the last
+ * candidate covering @key.
+ */
+size_t vmctx_upper_bound(const void *base, size_t n, size_t size, size_t off, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * size + off, sizeof(k));
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static size_t name_hash(const char *s)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */

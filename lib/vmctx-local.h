@@ -26,6 +26,12 @@ __hidden size_t vmctx_escape_char(const unsigned char *p, char *out, size_t *n);
 __hidden int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size);
 /* vmctx_grow() into memory aligned to @align, which divides @size: a copy, not realloc(). */
 __hidden int vmctx_grow_aligned(void **arr, size_t *cap, size_t need, size_t size, size_t align);
+/*
+ * The number of elements of the sorted array @base (@n of @size bytes)
+ * whose uint64_t key at offset @off is <= @key.
+ */
+__hidden size_t vmctx_upper_bound(const void *base, size_t n, size_t size, size_t off,
+				  uint64_t key);
 /* calloc() for a lookup structure: 128-byte aligned, huge pages if large; free() frees it. */
 __hidden void *vmctx_calloc_big(size_t n, size_t size);
 
@@ -252,7 +258,7 @@ __hidden int bundle_index(struct vmctx_bundle *b);
 __hidden uint64_t bundle_root_at(const struct vmctx_bundle *b, size_t pos);
 __hidden size_t bundle_root_first(const struct vmctx_bundle *b, uint64_t root);
 
-/* ---- guest clock (guest-clock.c) ---- */
+/* ---- guest clock (clock.c; its fit from samples: clock-fit.c) ---- */
 
 struct vmctx_clock {
 	enum vmctx_clock_kind kind;
