@@ -453,9 +453,9 @@ static int build(struct vmctx_export *x, const struct vmctx_session *s, bool hos
 		x->label_key[i] = k < 0 ? 0 : k;
 		err = k < 0 ? (int)k : 0;
 	}
-	for (i = 0; !err && i < s->agg_size; i++)
-		if (s->agg[i].count)
-			err = add_row(x, s, &s->agg[i], host);
+	for (i = 0; !err && i < s->agg.size; i++)
+		if (s->agg.e[i].count)
+			err = add_row(x, s, &s->agg.e[i], host);
 	if (!err)
 		err = add_vcpu_steal(x, s);
 	if (!err)

@@ -349,8 +349,8 @@ struct vmctx_table *vmctx_table_new(const struct vmctx_session *s, enum vmctx_vi
 	if (!t)
 		return NULL;
 	t->view = view;
-	for (i = 0; i < s->agg_size; i++) {
-		const struct agg_entry *e = &s->agg[i];
+	for (i = 0; i < s->agg.size; i++) {
+		const struct agg_entry *e = &s->agg.e[i];
 		struct agg_key k;
 
 		if (!e->count)

@@ -67,7 +67,7 @@ void vmctx_session_free(struct vmctx_session *s)
 	}
 	for (i = 0; i < s->nvcpus; i++)
 		free(s->vcpus[i].pend);
-	agg_free(s);
+	agg_free(&s->agg);
 	free(s->vms);
 	free(s->vcpus);
 	free(s->vcpu_hash);
@@ -465,7 +465,7 @@ static __attribute__((noinline)) int sample_full(struct vmctx_session *s,
 	 * (report.c derives it), so it is counted once, by the timeline.
 	 */
 	if (!(smp->flags & VMCTX_SAMPLE_GUEST)) {
-		err = agg_add(s, &k, w);
+		err = agg_add(&s->agg, &k, w);
 		if (err)
 			return err;
 	}
@@ -537,7 +537,7 @@ int vmctx_session_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uin
 	k.vm_idx = -1;
 	k.vcpu = -1;
 	k.by = -1;
-	return agg_add(s, &k, count);
+	return agg_add(&s->agg, &k, count);
 }
 
 int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
@@ -565,7 +565,7 @@ int session_steal_exit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t c
 	e.by = -1;
 	e.exit = v->exit_key;
 	/* a vCPU's waits mostly end on one exit: its row recurs */
-	return agg_add_hinted(s, &v->hint, &e, count);
+	return agg_add_hinted(&s->agg, &v->hint, &e, count);
 }
 
 void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void *ctx)

@@ -422,6 +422,12 @@ struct agg_entry {
 	uint64_t count;			/* 0: empty slot */
 };
 
+/* The counts, by key: open addressing, at most half full. */
+struct agg_table {
+	struct agg_entry *e;
+	size_t size, used;
+};
+
 struct vmctx_session {
 	uint64_t tick_ns;
 	bool weight_by_time;		/* VMCTX_SESSION_WEIGHT_BY_TIME */
@@ -437,8 +443,7 @@ struct vmctx_session {
 	size_t vcpu_hash_size;
 	struct vmctx_pcpu *pcpus;
 	size_t npcpus;
-	struct agg_entry *agg;
-	size_t agg_size, agg_used;
+	struct agg_table agg;
 	vmctx_stream_fn stream;
 	void *stream_ctx;
 	uint64_t first_time;		/* of the first sample, once started */
@@ -507,8 +512,8 @@ __hidden void report_stream(const struct vmctx_session *s, const struct vmctx_vc
 			    const struct agg_key *k, uint64_t time, uint64_t count);
 
 /* aggregate.c */
-__hidden int agg_add(struct vmctx_session *s, const struct agg_key *key, uint64_t n);
-__hidden void agg_free(struct vmctx_session *s);
+__hidden int agg_add(struct agg_table *t, const struct agg_key *key, uint64_t n);
+__hidden void agg_free(struct agg_table *t);
 
 /*
  * Field by field: callers have just stored the fields one by one, and a
@@ -530,25 +535,25 @@ static inline size_t agg_hint_slot(const struct agg_key *k)
 }
 
 /* agg_add_hinted() when @h's place @i does not hold @key: count it, and note where. */
-__hidden int agg_add_noting(struct vmctx_session *s, struct agg_hint *h, size_t i,
+__hidden int agg_add_noting(struct agg_table *t, struct agg_hint *h, size_t i,
 			    const struct agg_key *key, uint64_t n);
 
 /*
  * agg_add() that first looks where @h says @key was: a vCPU's rows recur,
  * and a row found there costs no hash.  Inline: a call for every sample.
  */
-static inline int agg_add_hinted(struct vmctx_session *s, struct agg_hint *h,
+static inline int agg_add_hinted(struct agg_table *t, struct agg_hint *h,
 				 const struct agg_key *k, uint64_t n)
 {
 	size_t i = agg_hint_slot(k);
 
 	if (!n)
 		return 0;
-	if (h->size == s->agg_size && h->at[i] && agg_key_eq(&s->agg[h->at[i] - 1].key, k)) {
-		s->agg[h->at[i] - 1].count += n;
+	if (h->size == t->size && h->at[i] && agg_key_eq(&t->e[h->at[i] - 1].key, k)) {
+		t->e[h->at[i] - 1].count += n;
 		return 0;
 	}
-	return agg_add_noting(s, h, i, k, n);
+	return agg_add_noting(t, h, i, k, n);
 }
 
 /* timeline.c's bookkeeping, inline for timeline_run_on(): @owner took @weight ticks of @p. */
@@ -584,7 +589,7 @@ static inline int timeline_run_on(struct vmctx_session *s, struct vmctx_vcpu *v,
 	v->last_time = smp->time;
 	v->halted = false;
 	/* session_emit()'s count, as no stream observer takes this path */
-	return agg_add_hinted(s, &v->hint, k, 1);
+	return agg_add_hinted(&s->agg, &v->hint, k, 1);
 }
 
 /*
@@ -602,7 +607,7 @@ static inline int session_emit(struct vmctx_session *s, struct vmctx_vcpu *v,
 	if (!count)
 		return 0;
 	if (!counted) {
-		err = agg_add_hinted(s, &v->hint, k, count);
+		err = agg_add_hinted(&s->agg, &v->hint, k, count);
 		if (err)
 			return err;
 	}
