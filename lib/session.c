@@ -552,22 +552,6 @@ int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
 	return err;
 }
 
-int session_steal_exit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t count)
-{
-	struct agg_key e;
-
-	memset(&e, 0, sizeof(e));
-	e.scope = AGG_STEAL_EXIT;
-	e.cls = VMCTX_CLASS_STEAL;
-	e.sub = v->isa;
-	e.vm_idx = v->vm_idx;
-	e.vcpu = v->id;
-	e.by = -1;
-	e.exit = v->exit_key;
-	/* a vCPU's waits mostly end on one exit: its row recurs */
-	return agg_add_hinted(&s->agg, &v->hint, &e, count);
-}
-
 void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void *ctx)
 {
 	if (!s)

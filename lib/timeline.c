@@ -95,6 +95,23 @@ static bool count_steal_by(struct vmctx_vcpu *v, int by, uint64_t count)
 	return true;
 }
 
+/* @count ticks of @v's steal, by the exit that left it waiting. */
+static int steal_exit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t count)
+{
+	struct agg_key e;
+
+	memset(&e, 0, sizeof(e));
+	e.scope = AGG_STEAL_EXIT;
+	e.cls = VMCTX_CLASS_STEAL;
+	e.sub = v->isa;
+	e.vm_idx = v->vm_idx;
+	e.vcpu = v->id;
+	e.by = -1;
+	e.exit = v->exit_key;
+	/* a vCPU's waits mostly end on one exit: its row recurs */
+	return agg_add_hinted(&s->agg, &v->hint, &e, count);
+}
+
 /*
  * One run of @v's virtual stream: @count ticks of @cls up to @time.  Steal
  * also counts by the vCPU's last exit: now, or added to *@steal for the
@@ -131,7 +148,7 @@ static int emit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time,
 		*steal += count;
 		return 0;
 	}
-	return session_steal_exit(s, v, count);
+	return steal_exit(s, v, count);
 }
 
 static enum vmctx_class blank_class(const struct vmctx_vcpu *v)
@@ -298,7 +315,7 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 			return err;
 		v->charged += d;
 	}
-	if (steal && (err = session_steal_exit(s, v, steal)))
+	if (steal && (err = steal_exit(s, v, steal)))
 		return err;
 	if (p->lost != v->snap_lost) {
 		uint64_t d = p->lost - v->snap_lost;
@@ -332,7 +349,7 @@ static int end_hold(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
 		err = emit(s, v, v->pend_time, cls, idle ? -1 : v->pend[i].owner, NULL, NULL,
 			   v->pend[i].n, &steal);
 	if (!err && steal)
-		err = session_steal_exit(s, v, steal);
+		err = steal_exit(s, v, steal);
 	if (!err && v->pend_lost)
 		err = emit(s, v, v->pend_time, VMCTX_CLASS_LOST, -1, NULL, NULL, v->pend_lost,
 			   NULL);

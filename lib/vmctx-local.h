@@ -455,9 +455,6 @@ struct vmctx_session {
 
 /* session.c: the VM a vm_tgid names (an index into s->vms), or -ENOENT. */
 __hidden int session_vm_idx(const struct vmctx_session *s, int vm_tgid);
-/* session.c: @count ticks of @v's steal, by the exit that left it waiting. */
-__hidden int session_steal_exit(struct vmctx_session *s, struct vmctx_vcpu *v,
-				uint64_t count);
 
 /* timeline.c */
 /* Give the vCPU at s->vcpus[s->nvcpus], not counted yet, its timeline state. */
