@@ -146,16 +146,9 @@ static void label_int(struct row_builder *rb, enum export_label l, long v)
 static int64_t steal_frame(struct vmctx_export *x, const struct vmctx_session *s,
 			   const struct agg_key *k)
 {
-	const struct vmctx_vcpu *w;
+	char buf[64];
 
-	if (k->by == OWNER_OTHERS)
-		return intern(x, "[steal] (others)");
-	if (k->by <= OWNER_OUTSIDE || (size_t)k->by > s->nvcpus)
-		return intern(x, "[steal] (outside)");
-	w = &s->vcpus[k->by - 1];
-	if (w->vm_idx == k->vm_idx)
-		return internf(x, "[steal] (on vcpu%d)", w->id);
-	return internf(x, "[steal] %s", s->vms[w->vm_idx].tag);
+	return internf(x, "[steal] %s", labels_steal_by(s, k, buf, sizeof(buf)));
 }
 
 /* The module of a guest function, and its mapping: the module in VM @vm. */
@@ -238,8 +231,7 @@ static void host_row(struct row_builder *rb, const struct agg_key *k)
 		function = "[lost]";
 		module = EXPORT_VMCTX_MAPPING;
 	} else if (k->cls == VMCTX_CLASS_IDLE) {
-		function = function ? function : "[idle]";
-		module = module ? module : "[kernel.kallsyms]";
+		labels_host_idle(k, &function, &module);
 	}
 	frame(rb, function ? function : "[unknown]");
 	set(rb, &rb->r.module, intern(rb->x, module ? module : "[unknown]"));

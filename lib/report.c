@@ -38,117 +38,6 @@ struct vmctx_table {
 	size_t nsteal, steal_cap;
 };
 
-/* Is @dso the task's executable?  The executable is its lowest mapping. */
-static bool is_exe(const struct vmctx_bundle *b, int task, const char *dso)
-{
-	const struct vmctx_task *t = &b->tasks[b->tasks[task].maps_from];
-
-	return t->nmaps && t->maps[0].base == dso;
-}
-
-static void guest_labels(const struct vmctx_session *s, const struct agg_key *k, int cls,
-			 const char **function, const char **module, char *buf, size_t len)
-{
-	const struct vmctx_bundle *b = s->vms[k->vm_idx].bundle;
-
-	*function = k->function ? k->function : "[unknown]";
-	if (cls == VMCTX_CLASS_OS) {
-		*module = k->module ? k->module : "vmlinux";
-		return;
-	}
-	if (!b || k->by < 0) {
-		*module = "[unknown]";
-		return;
-	}
-	if (!k->module || is_exe(b, k->by, k->module)) {
-		*module = b->tasks[k->by].label;
-		return;
-	}
-	snprintf(buf, len, "%s:%s", b->tasks[k->by].label, k->module);
-	*module = buf;
-}
-
-/*
- * The Function and Module texts of an aggregation key.  A module text that
- * has to be composed is written to @buf.
- */
-static void labels(const struct vmctx_session *s, const struct agg_key *k, bool unified,
-		   const char **function, const char **module, char *buf, size_t len)
-{
-	const struct vmctx_vm *vm = k->vm_idx >= 0 ? &s->vms[k->vm_idx] : NULL;
-
-	if (k->scope == AGG_HOST) {
-		switch (k->cls) {
-		case VMCTX_CLASS_VM:
-			if (unified) {
-				char inner[192];
-				const char *m;
-
-				guest_labels(s, k, k->sub, function, &m, inner, sizeof(inner));
-				snprintf(buf, len, "%s %s", m, vm->tag);
-				*module = buf;
-				return;
-			}
-			*function = vm->label;
-			*module = vm->tag;
-			return;
-		case VMCTX_CLASS_IDLE:
-			/* the host's idle task is kernel code, as perf names it */
-			*function = k->function ? k->function : "[idle]";
-			*module = k->module ? k->module : "[kernel.kallsyms]";
-			return;
-		case VMCTX_CLASS_LOST:
-			*function = "[lost]";
-			*module = "";
-			return;
-		default:
-			if (!unified && vm) {
-				*function = vm->label;
-				*module = vm->tag;
-				return;
-			}
-			*function = k->function ? k->function : "[unknown]";
-			*module = k->module ? k->module : "[unknown]";
-			/* KVM's work for a vCPU, in the unified view: the VM's too */
-			if (vm) {
-				snprintf(buf, len, "%s %s", *module, vm->tag);
-				*module = buf;
-			}
-			return;
-		}
-	}
-	switch (k->cls) {
-	case VMCTX_CLASS_STEAL:
-		*function = "[steal]";
-		if (k->by == OWNER_OTHERS) {
-			*module = "(others)";
-		} else if (k->by <= OWNER_OUTSIDE) {
-			*module = "(outside)";
-		} else {
-			const struct vmctx_vcpu *w = &s->vcpus[k->by - 1];
-
-			if (w->vm_idx == k->vm_idx) {
-				snprintf(buf, len, "(on vcpu%d)", w->id);
-				*module = buf;
-			} else {
-				*module = s->vms[w->vm_idx].tag;
-			}
-		}
-		return;
-	case VMCTX_CLASS_IDLE:
-		*function = "[idle]";
-		*module = "(halt_exit)";
-		return;
-	case VMCTX_CLASS_LOST:
-		*function = "[lost]";
-		*module = "";
-		return;
-	default:
-		guest_labels(s, k, k->cls, function, module, buf, len);
-		return;
-	}
-}
-
 void report_stream(const struct vmctx_session *s, const struct vmctx_vcpu *v,
 		   const struct agg_key *k, uint64_t time, uint64_t count)
 {
@@ -163,7 +52,7 @@ void report_stream(const struct vmctx_session *s, const struct vmctx_vcpu *v,
 	};
 	char buf[256];
 
-	labels(s, k, false, &t.function, &t.module, buf, sizeof(buf));
+	labels_of(s, k, false, &t.function, &t.module, buf, sizeof(buf));
 	s->stream(&t, s->stream_ctx);
 }
 
@@ -306,7 +195,7 @@ static int add_entry(struct vmctx_table *t, const struct vmctx_session *s,
 		snprintf(buf, sizeof(buf), "vcpu%d", k->vcpu);
 		return add_row(t, buf, s->vms[k->vm_idx].name, n, k->cls);
 	}
-	labels(s, k, t->view == VMCTX_VIEW_UNIFIED, &function, &module, buf, sizeof(buf));
+	labels_of(s, k, t->view == VMCTX_VIEW_UNIFIED, &function, &module, buf, sizeof(buf));
 	return add_row(t, function, module, n, cls);
 }
 

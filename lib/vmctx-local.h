@@ -504,6 +504,20 @@ __hidden int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_
 __hidden int timeline_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t count);
 __hidden int timeline_finish(struct vmctx_session *s, uint64_t time);
 
+/*
+ * labels.c: the Function and Module texts of an aggregation key (@unified:
+ * as the unified view names host rows); a text that has to be composed is
+ * written to @buf.
+ */
+__hidden void labels_of(const struct vmctx_session *s, const struct agg_key *k, bool unified,
+			const char **function, const char **module, char *buf, size_t len);
+/* What ran instead of a steal row's vCPU: "(on vcpuN)" (in @buf), "(VMk)", "(outside)", ... */
+__hidden const char *labels_steal_by(const struct vmctx_session *s, const struct agg_key *k,
+				     char *buf, size_t len);
+/* The function and module of the host's idle time, as perf names them. */
+__hidden void labels_host_idle(const struct agg_key *k, const char **function,
+			       const char **module);
+
 /* report.c: hand one run of @v's virtual stream (see session_emit()) to s->stream. */
 __hidden void report_stream(const struct vmctx_session *s, const struct vmctx_vcpu *v,
 			    const struct agg_key *k, uint64_t time, uint64_t count);
