@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-only
 /*
- * Reports: the paper's tables, and the caller's view of each vCPU's
- * virtual stream.  A table is made from the session's aggregation for one
- * view, its rows merged by Function and Module text; a stream tick gets
- * the same texts.
+ * Reports: the paper's tables.  A table is made from the session's
+ * aggregation for one view, its rows merged by Function and Module text
+ * (labels.c names them).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -37,24 +36,6 @@ struct vmctx_table {
 	struct steal_row *steal;
 	size_t nsteal, steal_cap;
 };
-
-void report_stream(const struct vmctx_session *s, const struct vmctx_vcpu *v,
-		   const struct agg_key *k, uint64_t time, uint64_t count)
-{
-	struct vmctx_tick t = {
-		.sz = sizeof(t),
-		.time = time,
-		.vm_tgid = s->vms[v->vm_idx].tgid,
-		.vcpu = v->id,
-		.cls = k->cls,
-		.count = count,
-		.exit_reason = v->last_exit,
-	};
-	char buf[256];
-
-	labels_of(s, k, false, &t.function, &t.module, buf, sizeof(buf));
-	s->stream(&t, s->stream_ctx);
-}
 
 static int add_row(struct vmctx_table *t, const char *function, const char *module, uint64_t n,
 		   enum vmctx_class cls)

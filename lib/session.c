@@ -3,8 +3,8 @@
  * Session: the VMs and vCPUs of one recording, and the entry points that
  * take the host's event stream.  Samples are resolved here (guest CR3 and
  * IP through the VM's bundle) and handed to the timeline, whose output,
- * runs of each vCPU's virtual stream, comes back through session_emit() to
- * be counted (aggregate.c) and shown to the caller's stream (report.c).
+ * runs of each vCPU's virtual stream, the timeline counts (aggregate.c)
+ * and hands to its sink: here, named (labels.c) for the caller's stream.
  *
  * A VM is named by its host tgid in every call and must be declared first;
  * it is numbered vm_nr for its "(VMk)" labels, and kept at s->vms[vm_idx].
@@ -552,12 +552,32 @@ int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
 	return err;
 }
 
+/* The timeline's sink while the caller watches the stream: each run, named. */
+static void stream_run(const struct vmctx_session *s, const struct vmctx_vcpu *v,
+		       const struct agg_key *k, uint64_t time, uint64_t count)
+{
+	struct vmctx_tick t = {
+		.sz = sizeof(t),
+		.time = time,
+		.vm_tgid = s->vms[v->vm_idx].tgid,
+		.vcpu = v->id,
+		.cls = k->cls,
+		.count = count,
+		.exit_reason = v->last_exit,
+	};
+	char buf[256];
+
+	labels_of(s, k, false, &t.function, &t.module, buf, sizeof(buf));
+	s->stream(&t, s->stream_ctx);
+}
+
 void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void *ctx)
 {
 	if (!s)
 		return;
 	s->stream = fn;
 	s->stream_ctx = ctx;
+	s->sink = fn ? stream_run : NULL;
 }
 
 int vmctx_session_nvms(const struct vmctx_session *s)

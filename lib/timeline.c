@@ -19,8 +19,9 @@
  * vCPUs share a pCPU (each one stolen from by every other); this way a
  * sample costs O(PCPU_RUNS) at most and memory is O(vCPUs + pCPUs).
  *
- * The output is runs of ticks of each vCPU's stream, handed to
- * session_emit(), which counts them and shows them to the caller.
+ * The output is runs of ticks of each vCPU's stream, which timeline_emit()
+ * counts and hands to the session's sink, if any: the timeline never
+ * names or shows them itself.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -141,7 +142,7 @@ static int emit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time,
 		if (!counted)
 			k.by = OWNER_OTHERS;
 	}
-	err = session_emit(s, v, &k, time, count, counted);
+	err = timeline_emit(s, v, &k, time, count, counted);
 	if (err || cls != VMCTX_CLASS_STEAL)
 		return err;
 	if (steal) {
@@ -279,7 +280,7 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 
 	if (v->charged + sum > cap)
 		drop = v->charged + sum - cap;
-	if (!drop && !hold && cls == VMCTX_CLASS_STEAL && !s->stream && p->ticks > v->snap_ticks &&
+	if (!drop && !hold && cls == VMCTX_CLASS_STEAL && !s->sink && p->ticks > v->snap_ticks &&
 	    (steal = count_known_steal(v, p, v->snap_ticks))) {
 		v->charged += steal;
 		n = 0;
@@ -306,7 +307,7 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 		/* Idle is not attributed to anyone: a halted guest lost nothing. */
 		if (hold)
 			err = hold_charge(v, c[k].owner, d);
-		else if (cls == VMCTX_CLASS_STEAL && !s->stream && count_steal_by(v, c[k].owner, d))
+		else if (cls == VMCTX_CLASS_STEAL && !s->sink && count_steal_by(v, c[k].owner, d))
 			err = 0, steal += d;	/* what emit() would do, without its key */
 		else
 			err = emit(s, v, time, cls, cls == VMCTX_CLASS_STEAL ? c[k].owner : -1,

@@ -428,6 +428,11 @@ struct agg_table {
 	size_t size, used;
 };
 
+struct vmctx_session;
+/* @count ticks of @v's stream, of @k (AGG_VCPU), up to @time. */
+typedef void (*timeline_sink_fn)(const struct vmctx_session *s, const struct vmctx_vcpu *v,
+				 const struct agg_key *k, uint64_t time, uint64_t count);
+
 struct vmctx_session {
 	uint64_t tick_ns;
 	bool weight_by_time;		/* VMCTX_SESSION_WEIGHT_BY_TIME */
@@ -444,6 +449,12 @@ struct vmctx_session {
 	struct vmctx_pcpu *pcpus;
 	size_t npcpus;
 	struct agg_table agg;
+	/*
+	 * Where the timeline hands each run of a vCPU's stream besides
+	 * counting it (NULL: nowhere): set with the caller's stream, to
+	 * session.c's, which names the run.
+	 */
+	timeline_sink_fn sink;
 	vmctx_stream_fn stream;
 	void *stream_ctx;
 	uint64_t first_time;		/* of the first sample, once started */
@@ -474,7 +485,7 @@ __hidden int timeline_sample(struct vmctx_session *s, const struct vmctx_sample 
 /*
  * The common sample, counted in short: guest code of @v, the vCPU of its
  * pCPU's last sample, still running there a tick later (no gap to fill,
- * weight 1), with nothing held, the same exit, and no stream observer.
+ * weight 1), with nothing held, the same exit, and no sink.
  * timeline_runs_on() says whether @smp is one; timeline_run_on() counts
  * it under @k, an AGG_VCPU key, as timeline_weight() and
  * timeline_sample() would.
@@ -488,7 +499,7 @@ static inline bool timeline_runs_on(const struct vmctx_session *s,
 	if (smp->cpu >= s->npcpus)
 		return false;
 	p = &s->pcpus[smp->cpu];
-	return p->cur > 0 && &s->vcpus[p->cur - 1] == v && !s->stream &&
+	return p->cur > 0 && &s->vcpus[p->cur - 1] == v && !s->sink &&
 	       v->state == VCPU_RUNNING && v->home == smp->cpu &&
 	       !v->held && !p->restart &&
 	       smp->isa == v->isa && smp->exit_reason == v->last_exit &&
@@ -518,9 +529,6 @@ __hidden const char *labels_steal_by(const struct vmctx_session *s, const struct
 __hidden void labels_host_idle(const struct agg_key *k, const char **function,
 			       const char **module);
 
-/* report.c: hand one run of @v's virtual stream (see session_emit()) to s->stream. */
-__hidden void report_stream(const struct vmctx_session *s, const struct vmctx_vcpu *v,
-			    const struct agg_key *k, uint64_t time, uint64_t count);
 
 /* aggregate.c */
 __hidden int agg_add(struct agg_table *t, const struct agg_key *key, uint64_t n);
@@ -599,17 +607,17 @@ static inline int timeline_run_on(struct vmctx_session *s, struct vmctx_vcpu *v,
 	v->charged = 0;
 	v->last_time = smp->time;
 	v->halted = false;
-	/* session_emit()'s count, as no stream observer takes this path */
+	/* timeline_emit()'s count, as no sink takes this path */
 	return agg_add_hinted(&s->agg, &v->hint, k, 1);
 }
 
 /*
  * Where the timeline's output goes, a call for every sample, so inline.
  * One run of @v's virtual stream (@k, AGG_VCPU), @count ticks ending at
- * @time: counted unless @counted (the vCPU counted it), and shown to the
- * caller's stream observer if there is one.
+ * @time: counted unless @counted (the vCPU counted it), and handed to the
+ * sink if there is one.
  */
-static inline int session_emit(struct vmctx_session *s, struct vmctx_vcpu *v,
+static inline int timeline_emit(struct vmctx_session *s, struct vmctx_vcpu *v,
 			       const struct agg_key *k, uint64_t time, uint64_t count,
 			       bool counted)
 {
@@ -622,8 +630,8 @@ static inline int session_emit(struct vmctx_session *s, struct vmctx_vcpu *v,
 		if (err)
 			return err;
 	}
-	if (s->stream)
-		report_stream(s, v, k, time, count);
+	if (s->sink)
+		s->sink(s, v, k, time, count);
 	return 0;
 }
 
