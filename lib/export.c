@@ -48,25 +48,8 @@ static const char *const host_class[VMCTX_CLASS_MAX] = {
 	[VMCTX_CLASS_LOST] = "host_lost",
 };
 
-/* Words of pprof's value types, interned up front (see export_word()). */
+/* Words of pprof's value types, interned up front (see export-pprof.c's word()). */
 static const char *const pprof_words[] = { "samples", "count", "cpu", "nanoseconds" };
-
-static int cmp_word(const void *key, const void *elem)
-{
-	return strcmp(key, *(char *const *)elem);
-}
-
-uint32_t export_word(const struct vmctx_export *x, const char *word)
-{
-	char *const *p = bsearch(word, x->strs, x->nstrs, sizeof(*x->strs), cmp_word);
-
-	return p ? (uint32_t)(p - x->strs) : 0;
-}
-
-const char *export_str(const struct vmctx_export *x, uint32_t i)
-{
-	return x->strs[i];
-}
 
 /*
  * Add @raw, escaped, to the string table; its index, or -ENOMEM.  Every
@@ -509,33 +492,21 @@ void vmctx_export_free(struct vmctx_export *x)
 	free(x);
 }
 
-void export_put(struct export_buf *b, const void *data, size_t n)
-{
-	if (b->err || !n)
-		return;
-	if (b->len + n < b->len || vmctx_grow((void **)&b->p, &b->cap, b->len + n, 1)) {
-		b->err = -ENOMEM;
-		return;
-	}
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-}
-
 /*
  * A folded frame: the escaped text, with ';', the frame separator, as
  * "\x3b".  Escaped text spells a backslash "\\", so this cannot be faked.
  * Spaces stay: every reader takes the count after the line's last space.
  */
-static void put_frame(struct export_buf *b, const char *esc)
+static void put_frame(struct vmctx_buf *b, const char *esc)
 {
 	const char *p;
 
 	while ((p = strchr(esc, ';'))) {
-		export_put(b, esc, p - esc);
-		export_put(b, "\\x3b", 4);
+		vmctx_buf_put(b, esc, p - esc);
+		vmctx_buf_put(b, "\\x3b", 4);
 		esc = p + 1;
 	}
-	export_put(b, esc, strlen(esc));
+	vmctx_buf_put(b, esc, strlen(esc));
 }
 
 static bool same_stack(const struct export_row *p, const struct export_row *q)
@@ -544,7 +515,7 @@ static bool same_stack(const struct export_row *p, const struct export_row *q)
 }
 
 /* One "frame;frame;frame count" line per stack; rows are sorted by frames first. */
-static int write_folded(const struct vmctx_export *x, struct export_buf *b)
+static int write_folded(const struct vmctx_export *x, struct vmctx_buf *b)
 {
 	size_t i, j, f;
 
@@ -556,16 +527,16 @@ static int write_folded(const struct vmctx_export *x, struct export_buf *b)
 			n += x->rows[j].count;
 		for (f = 0; f < x->rows[i].nframes; f++) {
 			if (f)
-				export_put(b, ";", 1);
+				vmctx_buf_put(b, ";", 1);
 			put_frame(b, x->strs[x->rows[i].frame[f]]);
 		}
-		export_put(b, num, snprintf(num, sizeof(num), " %" PRIu64 "\n", n));
+		vmctx_buf_put(b, num, snprintf(num, sizeof(num), " %" PRIu64 "\n", n));
 	}
 	return b->err;
 }
 
 /* A gzip member of @in, as pprof files are. */
-static int gzip(const struct export_buf *in, struct export_buf *out)
+static int gzip(const struct vmctx_buf *in, struct vmctx_buf *out)
 {
 	z_stream z;
 	int ret;
@@ -593,7 +564,7 @@ static int gzip(const struct export_buf *in, struct export_buf *out)
 int vmctx_export_write_mem(const struct vmctx_export *x, enum vmctx_export_format format,
 			   void **buf, size_t *len)
 {
-	struct export_buf raw = { 0 }, out = { 0 };
+	struct vmctx_buf raw = { 0 }, out = { 0 };
 	int err;
 
 	if (!x || !buf || !len)

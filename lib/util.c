@@ -138,6 +138,18 @@ size_t vmctx_upper_bound(const void *base, size_t n, size_t size, size_t off, ui
 	return lo;
 }
 
+void vmctx_buf_put(struct vmctx_buf *b, const void *data, size_t n)
+{
+	if (b->err || !n)
+		return;
+	if (b->len + n < b->len || vmctx_grow((void **)&b->p, &b->cap, b->len + n, 1)) {
+		b->err = -ENOMEM;
+		return;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+}
+
 static size_t name_hash(const char *s)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */

@@ -35,6 +35,15 @@ __hidden size_t vmctx_upper_bound(const void *base, size_t n, size_t size, size_
 /* calloc() for a lookup structure: 128-byte aligned, huge pages if large; free() frees it. */
 __hidden void *vmctx_calloc_big(size_t n, size_t size);
 
+/* A byte buffer that grows; an error sticks, and is reported once at the end. */
+struct vmctx_buf {
+	uint8_t *p;
+	size_t len, cap;
+	int err;
+};
+/* Append @n bytes of @data to @b (nothing once @b has failed). */
+__hidden void vmctx_buf_put(struct vmctx_buf *b, const void *data, size_t n);
+
 /*
  * A hash index of names (util.c): the builder finds modules by name and
  * objects by build-id in O(1), not by a scan.  It stores indices into the
@@ -681,22 +690,7 @@ struct vmctx_export {
 	uint64_t time_ns, duration_ns;
 };
 
-/* A byte buffer that grows; an error sticks, and is reported once at the end. */
-struct export_buf {
-	uint8_t *p;
-	size_t len, cap;
-	int err;
-};
-
-__hidden void export_put(struct export_buf *b, const void *data, size_t n);
-/* The string with index @i: escaped, so safe to print. */
-__hidden const char *export_str(const struct vmctx_export *x, uint32_t i);
-/*
- * The index of a string interned already ("samples", "count", "cpu" and
- * "nanoseconds" always are), or 0.
- */
-__hidden uint32_t export_word(const struct vmctx_export *x, const char *word);
 /* export-pprof.c: @x as an uncompressed profile.proto message. */
-__hidden int export_pprof(const struct vmctx_export *x, struct export_buf *out);
+__hidden int export_pprof(const struct vmctx_export *x, struct vmctx_buf *out);
 
 #endif /* VMCTX_LOCAL_H */
