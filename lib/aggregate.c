@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "aggregate.h"
 
 /*
  * One multiply per word.  The words are built from the fields, not copied

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
 
 /*
  * Bits 51:13 hold the root's frame (bit 12 is the PTI user half, 11:0 are

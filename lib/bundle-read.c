@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
 
 #define MAGIC		"vmctx-bundle "
 #define MAX_TOKENS	8

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
 
 /*
  * qsort(), but only if @base is not in order already: a bundle written by

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
 
 /* ---- the rules each record keeps (the builder's and the reader's) ---- */
 

@@ -16,7 +16,8 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
+#include "clock.h"
 
 /*
  * A task's samples as runs separated by gaps: a root that served an

@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
+#include "clock.h"
 
 struct vmctx_clock *vmctx_clock_new(void)
 {

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "util.h"
 
 /*
  * The length of the well-formed UTF-8 sequence at @p, or 0 when it is not

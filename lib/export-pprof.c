@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "export.h"
 
 /* profile.proto's field numbers */
 enum {

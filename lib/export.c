@@ -21,7 +21,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
+#include "export.h"
+#include "labels.h"
+#include "session.h"
 
 /* Label keys, in enum export_label's order. */
 static const char *const label_names[XL_MAX] = {

@@ -8,7 +8,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
+#include "labels.h"
+#include "session.h"
 
 const char *labels_steal_by(const struct vmctx_session *s, const struct agg_key *k, char *buf,
 			    size_t len)

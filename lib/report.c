@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "labels.h"
+#include "session.h"
 
 struct row {
 	uint64_t samples;

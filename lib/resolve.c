@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
 
 /* Descend from @node to the leftmost (or rightmost) leaf above @t. */
 static size_t tree_descend(const uint64_t *tr, size_t base, size_t node, uint64_t t, bool last)

@@ -14,7 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
+#include "clock.h"
+#include "labels.h"
+#include "session.h"
+#include "timeline.h"
 
 /* Default bounds on what a (possibly corrupt) event stream can make us allocate. */
 #define DEFAULT_MAX_PCPUS	1024

@@ -27,7 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "session.h"
+#include "timeline.h"
 
 void timeline_add_vcpu(struct vmctx_vcpu *v)
 {

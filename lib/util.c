@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "vmctx-local.h"
+#include "util.h"
 
 /*
  * A large bundle's arrays (tasks, symbols, the lookup structures) are read

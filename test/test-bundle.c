@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
 
 static int failures;
 static char last_log[1024];
