@@ -45,7 +45,7 @@ int vmctx_clock_set_tsc(struct vmctx_clock *c, const struct vmctx_clock_tsc *p,
 	uint64_t khz;
 	int err;
 
-	if (!c || !p || p->sz < offsetof(struct vmctx_clock_tsc, tsc_frac_bits) + sizeof(uint32_t))
+	if (!c || !p || !OPTS_VALID(p, struct vmctx_clock_tsc, tsc_frac_bits))
 		return -EINVAL;
 	if (!p->time_mult || p->time_shift > 63 || p->tsc_frac_bits > 63)
 		return -EINVAL;

@@ -449,18 +449,17 @@ static int build(struct vmctx_export *x, const struct vmctx_session *s, bool hos
 struct vmctx_export *vmctx_export_new(const struct vmctx_session *s,
 				      const struct vmctx_export_opts *opts)
 {
-	struct vmctx_export_opts o = { .sz = sizeof(o) };
+	struct vmctx_export_opts o = {
+		.sz = sizeof(o),
+		.flags = OPTS_GET(opts, flags, 0),
+		.time_ns = OPTS_GET(opts, time_ns, 0),
+		.duration_ns = OPTS_GET(opts, duration_ns, 0),
+	};
 	struct vmctx_export *x;
 	int err;
 
-	if (!s || (opts && opts->sz < offsetof(struct vmctx_export_opts, flags) +
-				      sizeof(opts->flags))) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (opts)
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-	if (o.flags & ~VMCTX_EXPORT_NO_HOST) {
+	if (!s || !OPTS_VALID(opts, struct vmctx_export_opts, flags) ||
+	    o.flags & ~VMCTX_EXPORT_NO_HOST) {
 		errno = EINVAL;
 		return NULL;
 	}

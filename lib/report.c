@@ -391,17 +391,18 @@ int vmctx_table_format(const struct vmctx_table *t, size_t max_rows, char **out)
 int vmctx_table_format_opts(const struct vmctx_table *t, const struct vmctx_format_opts *opts,
 			    char **out)
 {
-	struct vmctx_format_opts o = { .sz = sizeof(o) };
+	struct vmctx_format_opts o = {
+		.sz = sizeof(o),
+		.max_rows = OPTS_GET(opts, max_rows, 0),
+		.percent_limit = OPTS_GET(opts, percent_limit, 0),
+	};
 	size_t len = 0, shown = 0, width = 32, cols, i;
 	uint64_t steal = 0;
 	char *buf = NULL;
 	FILE *f;
 
-	if (!t || !out || (opts && opts->sz < offsetof(struct vmctx_format_opts, max_rows) +
-				  sizeof(opts->max_rows)))
+	if (!t || !out || !OPTS_VALID(opts, struct vmctx_format_opts, max_rows))
 		return -EINVAL;
-	if (opts)
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	if (!(o.percent_limit >= 0 && o.percent_limit <= 100))
 		return -EINVAL;
 	f = open_memstream(&buf, &len);

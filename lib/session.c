@@ -30,31 +30,22 @@ struct vmctx_session *vmctx_session_new(const struct vmctx_session_opts *opts)
 {
 	struct vmctx_session *s;
 
-	if (opts && opts->sz < offsetof(struct vmctx_session_opts, tick_ns) + sizeof(uint64_t)) {
+	uint64_t tick_ns = OPTS_GET(opts, tick_ns, 0);
+	uint32_t flags = OPTS_GET(opts, flags, 0);
+
+	if (!OPTS_VALID(opts, struct vmctx_session_opts, tick_ns) ||
+	    flags & ~VMCTX_SESSION_WEIGHT_BY_TIME ||
+	    (flags & VMCTX_SESSION_WEIGHT_BY_TIME && !tick_ns)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->tick_ns = opts ? opts->tick_ns : 0;
-	s->max_pcpus = DEFAULT_MAX_PCPUS;
-	s->max_vcpus = DEFAULT_MAX_VCPUS;
-	if (opts && opts->sz >= offsetof(struct vmctx_session_opts, max_vcpus) + sizeof(uint32_t)) {
-		if (opts->max_pcpus)
-			s->max_pcpus = opts->max_pcpus;
-		if (opts->max_vcpus)
-			s->max_vcpus = opts->max_vcpus;
-	}
-	if (opts && opts->sz >= offsetof(struct vmctx_session_opts, flags) + sizeof(uint32_t)) {
-		if (opts->flags & ~VMCTX_SESSION_WEIGHT_BY_TIME ||
-		    (opts->flags & VMCTX_SESSION_WEIGHT_BY_TIME && !s->tick_ns)) {
-			free(s);
-			errno = EINVAL;
-			return NULL;
-		}
-		s->weight_by_time = opts->flags & VMCTX_SESSION_WEIGHT_BY_TIME;
-	}
+	s->tick_ns = tick_ns;
+	s->max_pcpus = OPTS_GET(opts, max_pcpus, 0) ?: DEFAULT_MAX_PCPUS;
+	s->max_vcpus = OPTS_GET(opts, max_vcpus, 0) ?: DEFAULT_MAX_VCPUS;
+	s->weight_by_time = flags & VMCTX_SESSION_WEIGHT_BY_TIME;
 	return s;
 }
 
@@ -480,7 +471,7 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 {
 	struct vmctx_vcpu *v = NULL;
 
-	if (!s || !smp || smp->sz < offsetof(struct vmctx_sample, host_dso) + sizeof(char *))
+	if (!s || !smp || !OPTS_VALID(smp, struct vmctx_sample, host_dso))
 		return -EINVAL;
 	if (s->finished)
 		return -EINVAL;

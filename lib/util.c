@@ -150,6 +150,17 @@ void vmctx_buf_put(struct vmctx_buf *b, const void *data, size_t n)
 	b->len += n;
 }
 
+bool vmctx_all_zero(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (c[i])
+			return false;
+	return true;
+}
+
 static size_t name_hash(const char *s)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */

@@ -16,6 +16,34 @@
 #define __hidden __attribute__((visibility("hidden")))
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Structs a caller hands in start with size_t sz, the caller's sizeof, so
+ * that they can grow; one rule holds for all of them, as libbpf's
+ * OPTS_VALID() and OPTS_GET() do.  A struct as old as its first version
+ * (up to and including the field @first) or newer is accepted; the fields
+ * an older one lacks read as their defaults (OPTS_GET()); a newer one only
+ * if the bytes this library does not know are all zero, since a caller
+ * who set them expects something this library cannot do.  NULL options
+ * mean every default.
+ */
+#define offsetofend(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+#define OPTS_VALID(opts, type, first) \
+	(!(opts) || vmctx_sz_valid((opts), (opts)->sz, offsetofend(type, first), sizeof(type)))
+#define OPTS_HAS(opts, field) \
+	((opts) && (opts)->sz >= offsetofend(__typeof__(*(opts)), field))
+#define OPTS_GET(opts, field, fallback) (OPTS_HAS(opts, field) ? (opts)->field : (fallback))
+
+/* Are the @n bytes at @p all zero? */
+__hidden bool vmctx_all_zero(const void *p, size_t n);
+
+/* The check of OPTS_VALID(); inline, as vmctx_session_sample() makes it for each sample. */
+static inline bool vmctx_sz_valid(const void *opts, size_t sz, size_t min, size_t known)
+{
+	if (sz < min)
+		return false;
+	return sz <= known || vmctx_all_zero((const char *)opts + known, sz - known);
+}
+
 /* log.c */
 __hidden void vmctx_log(enum vmctx_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -271,10 +271,60 @@ static void percent_limit_leaves_out_small_rows(void)
 	vmctx_bundle_free(b);
 }
 
+/*
+ * One rule for every struct a caller hands in (libvmctx(3), Conventions):
+ * a newer caller's struct, larger than this library's, is refused when a
+ * field this library does not know is set, and taken when that tail is
+ * zero.  Each struct is wrapped with one more word after it.
+ */
+#define NEWER(type) struct { struct type o; uint64_t newer; }
+
+static void every_struct_refuses_a_set_unknown_field(void)
+{
+	struct vmctx_bundle *b = hostile_bundle();
+	struct vmctx_session *s = hostile_session(b), *s2;
+	NEWER(vmctx_session_opts) so = { .o = { .sz = sizeof(so), .tick_ns = 1000 }, .newer = 1 };
+	NEWER(vmctx_format_opts) fo = { .o = { .sz = sizeof(fo) }, .newer = 1 };
+	NEWER(vmctx_export_opts) xo = { .o = { .sz = sizeof(xo) }, .newer = 1 };
+	NEWER(vmctx_sample) smp = { .o = { .sz = sizeof(smp), .vm_tgid = -1, .vcpu = -1 },
+				    .newer = 1 };
+	NEWER(vmctx_clock_tsc) tsc = { .o = { .sz = sizeof(tsc), .time_mult = 1 }, .newer = 1 };
+	struct vmctx_clock *c = vmctx_clock_new();
+	struct vmctx_table *t = vmctx_table_new(s, VMCTX_VIEW_UNIFIED, -1, -1);
+	struct vmctx_export *x;
+	char *text = NULL;
+
+	errno = 0;
+	CHECK(!vmctx_session_new(&so.o) && errno == EINVAL, "session opts: a set unknown field");
+	so.newer = 0;
+	s2 = vmctx_session_new(&so.o);
+	CHECK(s2, "session opts: a zero unknown tail");
+	CHECK_EQ(vmctx_session_sample(s2, &smp.o), -EINVAL, "sample: a set unknown field");
+	smp.newer = 0;
+	CHECK_EQ(vmctx_session_sample(s2, &smp.o), 0, "sample: a zero unknown tail");
+	vmctx_session_free(s2);
+	CHECK_EQ(vmctx_table_format_opts(t, &fo.o, &text), -EINVAL, "format opts: a set unknown field");
+	fo.newer = 0;
+	CHECK_EQ(vmctx_table_format_opts(t, &fo.o, &text), 0, "format opts: a zero unknown tail");
+	free(text);
+	errno = 0;
+	CHECK(!vmctx_export_new(s, &xo.o) && errno == EINVAL, "export opts: a set unknown field");
+	xo.newer = 0;
+	x = vmctx_export_new(s, &xo.o);
+	CHECK(x, "export opts: a zero unknown tail");
+	vmctx_export_free(x);
+	CHECK_EQ(vmctx_clock_set_tsc(c, &tsc.o, b), -EINVAL, "clock_tsc: a set unknown field");
+	vmctx_clock_free(c);
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+	vmctx_bundle_free(b);
+}
+
 int main(void)
 {
 	escapes_are_exactly_as_documented();
 	tables_print_no_raw_guest_bytes();
 	percent_limit_leaves_out_small_rows();
+	every_struct_refuses_a_set_unknown_field();
 	return tap_result("test-report");
 }
