@@ -2,21 +2,40 @@
 /*
  * Escaping: what a guest names (processes, files, symbols, its host name)
  * reaches terminals, logs and profiles, so every text the library hands
- * out goes through one escaper.  Controls, C1 and bytes that are not UTF-8
- * become "\xHH"; a backslash is doubled, so that a guest cannot fake an
- * escape.
+ * out goes through one escaper.  Controls, C1, the bidi and invisible
+ * characters and bytes that are not UTF-8 become "\xHH"; a backslash is
+ * doubled, so that a guest cannot fake an escape.
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "util.h"
 
 /*
+ * Characters that change how a line reads without showing themselves: the
+ * bidi embeddings and overrides (U+202A..U+202E), the bidi isolates
+ * (U+2066..U+2069), the zero-width space, joiners and direction marks
+ * (U+200B..U+200F), the line and paragraph separators (U+2028, U+2029)
+ * and the byte order mark (U+FEFF).  A guest could make one row read as
+ * another's with them, so they are escaped like C1 controls.  All are
+ * three bytes: @p is a well-formed sequence of them.
+ */
+static bool invisible(const unsigned char *p)
+{
+	uint32_t c = (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+
+	return (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) ||
+	       (c >= 0x200b && c <= 0x200f) || c == 0x2028 || c == 0x2029 || c == 0xfeff;
+}
+
+/*
  * The length of the well-formed UTF-8 sequence at @p, or 0 when it is not
- * one (overlong, a surrogate, beyond U+10FFFF) or is a C1 control
- * (U+0080 to U+009F), which some terminals obey like ESC [ and friends.
+ * one (overlong, a surrogate, beyond U+10FFFF), is a C1 control (U+0080
+ * to U+009F), which some terminals obey like ESC [ and friends, or is
+ * invisible() (above).
  */
 static size_t utf8_len(const unsigned char *p)
 {
@@ -44,6 +63,8 @@ static size_t utf8_len(const unsigned char *p)
 	for (i = 2; i < n; i++)
 		if (p[i] < 0x80 || p[i] > 0xbf)
 			return 0;
+	if (n == 3 && invisible(p))
+		return 0;
 	return n;
 }
 

@@ -148,6 +148,57 @@ static char *format(const struct vmctx_session *s, enum vmctx_view view, double 
 }
 
 /* Only newlines, and as many as the table has lines; no DEL. */
+/* @c as UTF-8 in @buf (4 bytes and a NUL at most); its length. */
+static size_t utf8(uint32_t c, char *buf)
+{
+	size_t n = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+	size_t i;
+
+	buf[n] = '\0';
+	for (i = n - 1; i > 0; i--, c >>= 6)
+		buf[i] = (char)(0x80 | (c & 0x3f));
+	buf[0] = (char)(n == 1 ? c : (0xf0 << (4 - n) & 0xff) | c);
+	return n;
+}
+
+/*
+ * Issue 29 item 7: the characters that change how a line reads without
+ * showing themselves (bidi embeddings, overrides and isolates, zero-width
+ * characters and marks, line and paragraph separators, the BOM) are
+ * escaped byte by byte, like C1 controls; their neighbours are copied.
+ * Each is built from its code point here, so the expectation does not
+ * restate the escaper's tables.
+ */
+static void bidi_and_invisible_characters_are_escaped(void)
+{
+	static const struct {
+		uint32_t lo, hi;
+	} hidden[] = {
+		{ 0x202a, 0x202e }, { 0x2066, 0x2069 }, { 0x200b, 0x200f }, { 0x2028, 0x2029 },
+		{ 0xfeff, 0xfeff }, { 0x80, 0x9f },
+	};
+	static const uint32_t shown[] = { 0x200a, 0x2010, 0x2027, 0x202f, 0x2065, 0x206a,
+					  0xfefe, 0xff00, 0xa0, 0x7e };
+	char raw[8], want[32], got[32];
+	size_t i, j, n;
+	uint32_t c;
+
+	for (i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++) {
+		for (c = hidden[i].lo; c <= hidden[i].hi; c++) {
+			n = utf8(c, raw);
+			for (j = 0; j < n; j++)
+				sprintf(want + 4 * j, "\\x%02x", (unsigned char)raw[j]);
+			CHECK(vmctx_escape(got, sizeof(got), raw) == (int)(4 * n) &&
+			      !strcmp(got, want), "U+%04X escapes to %s (got %s)", c, want, got);
+		}
+	}
+	for (i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+		n = utf8(shown[i], raw);
+		CHECK(vmctx_escape(got, sizeof(got), raw) == (int)n && !strcmp(got, raw),
+		      "U+%04X, a neighbour, is copied", shown[i]);
+	}
+}
+
 static void no_raw_controls(const char *text, size_t lines, const char *what)
 {
 	size_t i, nl = 0, bad = 0;
@@ -323,6 +374,7 @@ static void every_struct_refuses_a_set_unknown_field(void)
 int main(void)
 {
 	escapes_are_exactly_as_documented();
+	bidi_and_invisible_characters_are_escaped();
 	tables_print_no_raw_guest_bytes();
 	percent_limit_leaves_out_small_rows();
 	every_struct_refuses_a_set_unknown_field();
