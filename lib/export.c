@@ -315,7 +315,7 @@ static void merge_rows(struct vmctx_export *x)
 	qsort(x->rows, x->nrows, sizeof(*x->rows), cmp_row);
 	for (i = 0; i < x->nrows; i++) {
 		if (n && !cmp_row(&x->rows[n - 1], &x->rows[i]))
-			x->rows[n - 1].count += x->rows[i].count;
+			x->rows[n - 1].count = vmctx_sat_add(x->rows[n - 1].count, x->rows[i].count);
 		else
 			x->rows[n++] = x->rows[i];
 	}
@@ -526,7 +526,7 @@ static int write_folded(const struct vmctx_export *x, struct vmctx_buf *b)
 		char num[32];
 
 		for (j = i; j < x->nrows && same_stack(&x->rows[i], &x->rows[j]); j++)
-			n += x->rows[j].count;
+			n = vmctx_sat_add(n, x->rows[j].count);
 		for (f = 0; f < x->rows[i].nframes; f++) {
 			if (f)
 				vmctx_buf_put(b, ";", 1);

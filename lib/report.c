@@ -66,7 +66,7 @@ static int add_steal(struct vmctx_table *t, uint64_t reason, uint64_t n)
 
 	for (i = 0; i < t->nsteal; i++) {
 		if (t->steal[i].reason == reason) {
-			t->steal[i].samples += n;
+			t->steal[i].samples = vmctx_sat_add(t->steal[i].samples, n);
 			return 0;
 		}
 	}
@@ -124,9 +124,11 @@ static void finish_rows(struct vmctx_table *t)
 		if (n && !cmp_name(&t->rows[n - 1], &t->rows[i])) {
 			size_t c;
 
-			t->rows[n - 1].samples += t->rows[i].samples;
+			t->rows[n - 1].samples = vmctx_sat_add(t->rows[n - 1].samples,
+							       t->rows[i].samples);
 			for (c = 0; c < VMCTX_CLASS_MAX; c++)
-				t->rows[n - 1].cls[c] += t->rows[i].cls[c];
+				t->rows[n - 1].cls[c] = vmctx_sat_add(t->rows[n - 1].cls[c],
+								      t->rows[i].cls[c]);
 			free(t->rows[i].function);
 			free(t->rows[i].module);
 			continue;
@@ -171,8 +173,8 @@ static int add_entry(struct vmctx_table *t, const struct vmctx_session *s,
 	if ((t->view == VMCTX_VIEW_HOST || t->view == VMCTX_VIEW_UNIFIED) &&
 	    k->scope == AGG_HOST && k->vm_idx >= 0)
 		cls = VMCTX_CLASS_VM;
-	t->total += n;
-	t->cls[cls] += n;
+	t->total = vmctx_sat_add(t->total, n);
+	t->cls[cls] = vmctx_sat_add(t->cls[cls], n);
 	if (t->view == VMCTX_VIEW_VCPUS) {
 		snprintf(buf, sizeof(buf), "vcpu%d", k->vcpu);
 		return add_row(t, buf, s->vms[k->vm_idx].name, n, k->cls);
@@ -322,7 +324,7 @@ uint64_t vmctx_table_lookup(const struct vmctx_table *t, const char *function, c
 			continue;
 		if (module && strcmp(module, t->rows[i].module))
 			continue;
-		n += t->rows[i].samples;
+		n = vmctx_sat_add(n, t->rows[i].samples);
 	}
 	return n;
 }
@@ -463,7 +465,7 @@ int vmctx_table_format_opts(const struct vmctx_table *t, const struct vmctx_form
 		fputc('\n', f);
 	}
 	for (i = 0; i < t->nsteal; i++)
-		steal += t->steal[i].samples;
+		steal = vmctx_sat_add(steal, t->steal[i].samples);
 	if (steal) {
 		fputs("Steal by exit reason:", f);
 		for (i = 0; i < t->nsteal; i++) {

@@ -275,12 +275,13 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 	struct vmctx_pcpu *p = &s->pcpus[v->home];
 	enum vmctx_class cls = blank_class(v);
 	struct pend_charge c[PCPU_RUNS + 1];
-	uint64_t sum = p->lost - v->snap_lost + (p->ticks - v->snap_ticks), drop = 0, steal = 0;
+	uint64_t sum = vmctx_sat_add(p->lost - v->snap_lost, p->ticks - v->snap_ticks);
+	uint64_t drop = 0, steal = 0;
 	size_t k, n;
 	int err;
 
-	if (v->charged + sum > cap)
-		drop = v->charged + sum - cap;
+	if (vmctx_sat_add(v->charged, sum) > cap)
+		drop = vmctx_sat_add(v->charged, sum) - cap;
 	if (!drop && !hold && cls == VMCTX_CLASS_STEAL && !s->sink && p->ticks > v->snap_ticks &&
 	    (steal = count_known_steal(v, p, v->snap_ticks))) {
 		v->charged += steal;
@@ -324,14 +325,14 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 
 		v->snap_lost = p->lost;
 		if (hold) {
-			v->pend_lost += d;
+			v->pend_lost = vmctx_sat_add(v->pend_lost, d);
 			v->held = true;
 		} else {
 			err = emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, d, NULL);
 			if (err)
 				return err;
 		}
-		v->charged += d;
+		v->charged = vmctx_sat_add(v->charged, d);
 	}
 	return 0;
 }
@@ -608,14 +609,14 @@ int timeline_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t
 		return -errno;
 	if (time > s->last_time)
 		s->last_time = time;
-	p->lost += count;
+	p->lost = vmctx_sat_add(p->lost, count);
 	p->restart = true;	/* the lost ticks are counted here, not by weight */
 	/* The vCPU this pCPU was running lost its own ticks. */
 	if (p->cur > 0) {
 		struct vmctx_vcpu *v = &s->vcpus[p->cur - 1];
 
 		if (v->state == VCPU_RUNNING && v->home == cpu) {
-			v->charged += count;
+			v->charged = vmctx_sat_add(v->charged, count);
 			return emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, count, NULL);
 		}
 	}

@@ -44,6 +44,16 @@ static inline bool vmctx_sz_valid(const void *opts, size_t sz, size_t min, size_
 	return sz <= known || vmctx_all_zero((const char *)opts + known, sz - known);
 }
 
+/*
+ * Counts that come from a recording (lost-sample records claim up to
+ * 2^64 - 1) add saturating: a total stays the largest count, never wraps
+ * below its parts.
+ */
+static inline uint64_t vmctx_sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
 /* log.c */
 __hidden void vmctx_log(enum vmctx_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -371,6 +371,82 @@ static void every_struct_refuses_a_set_unknown_field(void)
 	vmctx_bundle_free(b);
 }
 
+/* The largest "N.NN%" in @text, or -1. */
+static double max_percent(const char *text)
+{
+	double max = -1, v;
+	const char *p;
+
+	for (p = strchr(text, '%'); p; p = strchr(p + 1, '%')) {
+		const char *q = p;
+
+		while (q > text && (q[-1] == '.' || (q[-1] >= '0' && q[-1] <= '9')))
+			q--;
+		if (q < p && sscanf(q, "%lf", &v) == 1 && v > max)
+			max = v;
+	}
+	return max;
+}
+
+/*
+ * Issue 29 item 5: lost records that claim 2^64 - 1 samples, twice, on
+ * the pCPU a vCPU runs on and on a host pCPU, saturate the counts instead
+ * of wrapping them: no class or row counts more than the total, the guest
+ * samples keep their number, and no percentage printed exceeds 100.
+ */
+static void huge_lost_counts_saturate(void)
+{
+	struct vmctx_bundle *b = hostile_bundle();
+	enum vmctx_view views[] = { VMCTX_VIEW_GUEST, VMCTX_VIEW_VCPUS, VMCTX_VIEW_HOST,
+				    VMCTX_VIEW_UNIFIED };
+	struct vmctx_session *s2;
+	size_t i, r;
+
+	/* 50 samples of one user function on pCPU 0; two huge losses on pCPUs 0 and 1 */
+	s2 = vmctx_session_new(&(struct vmctx_session_opts){ .sz = sizeof(struct vmctx_session_opts),
+							    .tick_ns = TICK_NS });
+	CHECK(s2 && vmctx_session_add_vm(s2, VM_TGID, NULL) == 1, "VM declared");
+	CHECK(!vmctx_session_attach_bundle(s2, VM_TGID, b, 0), "bundle attached");
+	for (i = 0; i < 50; i++) {
+		struct vmctx_sample smp = {
+			.sz = sizeof(smp), .time = i * TICK_NS, .cpu = 0, .pid = VM_TGID,
+			.tid = VM_TGID + 1, .vm_tgid = VM_TGID, .vcpu = 0,
+			.flags = VMCTX_SAMPLE_GUEST, .cpl = 3, .isa = VMCTX_ISA_VMX,
+			.cr3 = ROOT, .ip = EXE + 0x1010, .exit_reason = 1,
+		};
+
+		CHECK(!vmctx_session_sample(s2, &smp), "sample %zu", i);
+		if (i == 20 || i == 30) {
+			CHECK(!vmctx_session_lost(s2, smp.time, 0, UINT64_MAX), "lost on cpu 0");
+			CHECK(!vmctx_session_lost(s2, smp.time, 1, UINT64_MAX), "lost on cpu 1");
+		}
+	}
+	CHECK(!vmctx_session_finish(s2, 50 * TICK_NS), "finish");
+	for (i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+		struct vmctx_table *t = vmctx_table_new(s2, views[i], VM_TGID, -1);
+		uint64_t total = vmctx_table_total(t), n;
+		char *text = NULL;
+		int c;
+
+		CHECK(t, "view %d", views[i]);
+		for (c = 0; c < VMCTX_CLASS_MAX; c++)
+			CHECK(vmctx_table_class(t, c) <= total,
+			      "view %d: class %d counts no more than the total", views[i], c);
+		for (r = 0; !vmctx_table_row(t, r, &n, NULL, NULL); r++)
+			CHECK(n <= total, "view %d: row %zu counts no more than the total", views[i], r);
+		if (views[i] == VMCTX_VIEW_GUEST)
+			CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_USER), 50,
+				 "the guest's 50 user samples keep their number");
+		CHECK(!vmctx_table_format(t, 0, &text) && text, "view %d formats", views[i]);
+		CHECK(text && max_percent(text) <= 100.0,
+		      "view %d prints no share above 100%%:\n%s", views[i], text);
+		free(text);
+		vmctx_table_free(t);
+	}
+	vmctx_session_free(s2);
+	vmctx_bundle_free(b);
+}
+
 int main(void)
 {
 	escapes_are_exactly_as_documented();
@@ -378,5 +454,6 @@ int main(void)
 	tables_print_no_raw_guest_bytes();
 	percent_limit_leaves_out_small_rows();
 	every_struct_refuses_a_set_unknown_field();
+	huge_lost_counts_saturate();
 	return tap_result("test-report");
 }
