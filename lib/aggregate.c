@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "aggregate.h"
 
 /*
  * One multiply per word.  The words are built from the fields, not copied
@@ -47,48 +47,48 @@ static inline struct agg_entry *slot(struct agg_entry *tab, size_t size, const s
 	return &tab[i];
 }
 
-static int grow(struct vmctx_session *s)
+static int grow(struct agg_table *t)
 {
-	size_t size = s->agg_size ? s->agg_size * 2 : 1024, i;
+	size_t size = t->size ? t->size * 2 : 1024, i;
 	struct agg_entry *tab = calloc(size, sizeof(*tab));
 
 	if (!tab)
 		return -ENOMEM;
-	for (i = 0; i < s->agg_size; i++)
-		if (s->agg[i].count)
-			*slot(tab, size, &s->agg[i].key) = s->agg[i];
-	free(s->agg);
-	s->agg = tab;
-	s->agg_size = size;
+	for (i = 0; i < t->size; i++)
+		if (t->e[i].count)
+			*slot(tab, size, &t->e[i].key) = t->e[i];
+	free(t->e);
+	t->e = tab;
+	t->size = size;
 	return 0;
 }
 
 /* The entry of @k, made if new (count 0); NULL if out of memory. */
-static struct agg_entry *entry(struct vmctx_session *s, const struct agg_key *k)
+static struct agg_entry *entry(struct agg_table *t, const struct agg_key *k)
 {
 	struct agg_entry *e;
 
 	/* at most half full: linear probing stays short */
-	if ((s->agg_used + 1) * 2 > s->agg_size && grow(s))
+	if ((t->used + 1) * 2 > t->size && grow(t))
 		return NULL;
-	e = slot(s->agg, s->agg_size, k);
+	e = slot(t->e, t->size, k);
 	if (!e->count) {
 		e->key = *k;
-		s->agg_used++;
+		t->used++;
 	}
 	return e;
 }
 
-int agg_add(struct vmctx_session *s, const struct agg_key *k, uint64_t n)
+int agg_add(struct agg_table *t, const struct agg_key *k, uint64_t n)
 {
 	struct agg_entry *e;
 
 	if (!n)
 		return 0;
-	e = entry(s, k);
+	e = entry(t, k);
 	if (!e)
 		return -ENOMEM;
-	e->count += n;
+	e->count = vmctx_sat_add(e->count, n);
 	return 0;
 }
 
@@ -97,26 +97,26 @@ int agg_add(struct vmctx_session *s, const struct agg_key *k, uint64_t n)
  * an entry stays where it is until the table grows, and the hint is then
  * forgotten.  A stale or shared place is caught by comparing the key.
  */
-int agg_add_noting(struct vmctx_session *s, struct agg_hint *h, size_t i,
+int agg_add_noting(struct agg_table *t, struct agg_hint *h, size_t i,
 		   const struct agg_key *k, uint64_t n)
 {
-	struct agg_entry *e = entry(s, k);
+	struct agg_entry *e = entry(t, k);
 
 	if (!e)
 		return -ENOMEM;
-	e->count += n;
-	if (h->size != s->agg_size) {
+	e->count = vmctx_sat_add(e->count, n);
+	if (h->size != t->size) {
 		memset(h->at, 0, sizeof(h->at));
-		h->size = s->agg_size;
+		h->size = t->size;
 	}
-	h->at[i] = e - s->agg + 1;
+	h->at[i] = e - t->e + 1;
 	return 0;
 }
 
-void agg_free(struct vmctx_session *s)
+void agg_free(struct agg_table *t)
 {
-	free(s->agg);
-	s->agg = NULL;
-	s->agg_size = 0;
-	s->agg_used = 0;
+	free(t->e);
+	t->e = NULL;
+	t->size = 0;
+	t->used = 0;
 }

@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
 
 #define MAGIC		"vmctx-bundle "
 #define MAX_TOKENS	8
@@ -814,10 +814,7 @@ static int inflate_all(const unsigned char *buf, size_t len, uint64_t max, struc
 
 static uint64_t max_size(const struct vmctx_read_opts *opts)
 {
-	if (opts && opts->sz >= offsetof(struct vmctx_read_opts, max_size) +
-			       sizeof(opts->max_size) && opts->max_size)
-		return opts->max_size;
-	return BUNDLE_DEFAULT_MAX_SIZE;
+	return OPTS_GET(opts, max_size, 0) ?: BUNDLE_DEFAULT_MAX_SIZE;
 }
 
 int vmctx_bundle_read_mem(const void *buf, size_t len, const struct vmctx_read_opts *opts,
@@ -828,7 +825,7 @@ int vmctx_bundle_read_mem(const void *buf, size_t len, const struct vmctx_read_o
 	struct reader *r;
 	int err;
 
-	if ((!buf && len) || !out)
+	if ((!buf && len) || !out || !OPTS_VALID(opts, struct vmctx_read_opts, max_size))
 		return -EINVAL;
 	if (!len)
 		return fail(NULL, -VMCTX_E_TRUNCATED, "empty input");
@@ -879,7 +876,7 @@ int vmctx_bundle_read_file(const char *path, const struct vmctx_read_opts *opts,
 	struct stat st;
 	int fd, err = 0;
 
-	if (!path || !out)
+	if (!path || !out || !OPTS_VALID(opts, struct vmctx_read_opts, max_size))
 		return -EINVAL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
 
 /* Text is compressed in chunks of this size; one line always fits twice over. */
 #define TEXT_CHUNK	(1 << 16)

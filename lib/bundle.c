@@ -2,14 +2,57 @@
 /*
  * The guest-map bundle in memory: building one (what a guest agent does)
  * and inspecting one.  Each record is checked as it is added, with the
- * rules of bundle-seal.c, which also seals the whole bundle.  The file
+ * rules here (the reader checks with them too); bundle-seal.c checks and
+ * seals the whole bundle.  The file
  * format lives in bundle-write.c and bundle-read.c; lookups in resolve.c.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
+
+/* ---- the rules each record keeps (the builder's and the reader's) ---- */
+
+bool bundle_build_id_valid(const char *id)
+{
+	size_t n;
+
+	for (n = 0; id[n]; n++) {
+		if (n >= BUNDLE_MAX_BUILD_ID)
+			return false;
+		if (!((id[n] >= '0' && id[n] <= '9') || (id[n] >= 'a' && id[n] <= 'f')))
+			return false;
+	}
+	return n >= 2 && !(n & 1);
+}
+
+bool bundle_lifetime_valid(uint64_t start, uint64_t exit)
+{
+	return exit == VMCTX_TIME_NONE || exit >= start;
+}
+
+bool bundle_window_valid(uint64_t start, uint64_t end)
+{
+	return end != VMCTX_TIME_NONE && end >= start;
+}
+
+bool bundle_extent_valid(uint64_t start, uint64_t size)
+{
+	return size <= UINT64_MAX - start;
+}
+
+bool bundle_map_valid(uint64_t start, uint64_t end)
+{
+	return start < end;
+}
+
+int bundle_check_sealed(const struct vmctx_bundle *b)
+{
+	if (!b)
+		return -EINVAL;
+	return b->sealed ? 0 : -VMCTX_E_UNSEALED;
+}
 
 struct vmctx_bundle *vmctx_bundle_new(void)
 {

@@ -10,7 +10,7 @@
 #include <asm/svm.h>
 #include <asm/vmx.h>
 
-#include "vmctx-local.h"
+#include "util.h"
 
 struct exit_name {
 	uint64_t code;

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "export.h"
 
 /* profile.proto's field numbers */
 enum {
@@ -59,7 +59,29 @@ enum {
 #define WIRE_VARINT	0
 #define WIRE_LEN	2
 
-static void varint(struct export_buf *b, uint64_t v)
+static int cmp_word(const void *key, const void *elem)
+{
+	return strcmp(key, *(char *const *)elem);
+}
+
+/*
+ * The index of a string interned already ("samples", "count", "cpu" and
+ * "nanoseconds" always are), or 0.
+ */
+static uint32_t word(const struct vmctx_export *x, const char *w)
+{
+	char *const *p = bsearch(w, x->strs, x->nstrs, sizeof(*x->strs), cmp_word);
+
+	return p ? (uint32_t)(p - x->strs) : 0;
+}
+
+/* The string with index @i: escaped, so safe to print. */
+static const char *str(const struct vmctx_export *x, uint32_t i)
+{
+	return x->strs[i];
+}
+
+static void varint(struct vmctx_buf *b, uint64_t v)
 {
 	uint8_t out[10];
 	size_t n = 0;
@@ -71,11 +93,11 @@ static void varint(struct export_buf *b, uint64_t v)
 			out[n] |= 0x80;
 		n++;
 	} while (v);
-	export_put(b, out, n);
+	vmctx_buf_put(b, out, n);
 }
 
 /* A varint field; proto3 leaves out zeros. */
-static void field(struct export_buf *b, int num, uint64_t v)
+static void field(struct vmctx_buf *b, int num, uint64_t v)
 {
 	if (!v)
 		return;
@@ -83,15 +105,15 @@ static void field(struct export_buf *b, int num, uint64_t v)
 	varint(b, v);
 }
 
-static void field_bytes(struct export_buf *b, int num, const void *p, size_t n)
+static void field_bytes(struct vmctx_buf *b, int num, const void *p, size_t n)
 {
 	varint(b, (uint64_t)num << 3 | WIRE_LEN);
 	varint(b, n);
-	export_put(b, p, n);
+	vmctx_buf_put(b, p, n);
 }
 
 /* Embed the message built in @m as field @num of @b, and empty @m for the next. */
-static void field_msg(struct export_buf *b, int num, struct export_buf *m)
+static void field_msg(struct vmctx_buf *b, int num, struct vmctx_buf *m)
 {
 	if (m->err && !b->err)
 		b->err = m->err;
@@ -100,7 +122,7 @@ static void field_msg(struct export_buf *b, int num, struct export_buf *m)
 }
 
 /* A packed repeated varint field. */
-static void field_packed(struct export_buf *b, struct export_buf *tmp, int num,
+static void field_packed(struct vmctx_buf *b, struct vmctx_buf *tmp, int num,
 			 const uint64_t *v, size_t n)
 {
 	size_t i;
@@ -110,11 +132,11 @@ static void field_packed(struct export_buf *b, struct export_buf *tmp, int num,
 	field_msg(b, num, tmp);
 }
 
-static void value_type(struct export_buf *b, struct export_buf *m, int num,
+static void value_type(struct vmctx_buf *b, struct vmctx_buf *m, int num,
 		       const struct vmctx_export *x, const char *type, const char *unit)
 {
-	field(m, VALUE_TYPE_TYPE, export_word(x, type));
-	field(m, VALUE_TYPE_UNIT, export_word(x, unit));
+	field(m, VALUE_TYPE_TYPE, word(x, type));
+	field(m, VALUE_TYPE_UNIT, word(x, unit));
 	field_msg(b, num, m);
 }
 
@@ -212,10 +234,10 @@ static int number(const struct vmctx_export *x, struct pprof_ids *d)
 	return 0;
 }
 
-static void samples(struct export_buf *b, struct export_buf *m, struct export_buf *tmp,
+static void samples(struct vmctx_buf *b, struct vmctx_buf *m, struct vmctx_buf *tmp,
 		    const struct vmctx_export *x, const struct pprof_ids *d)
 {
-	struct export_buf lab = { 0 };
+	struct vmctx_buf lab = { 0 };
 	size_t i, l;
 
 	for (i = 0; i < x->nrows && !b->err; i++) {
@@ -241,7 +263,7 @@ static void samples(struct export_buf *b, struct export_buf *m, struct export_bu
 }
 
 /* Mappings and locations: the first row of each, in by_mapping order. */
-static void mappings(struct export_buf *b, struct export_buf *m, struct export_buf *tmp,
+static void mappings(struct vmctx_buf *b, struct vmctx_buf *m, struct vmctx_buf *tmp,
 		     const struct vmctx_export *x, const struct pprof_ids *d)
 {
 	uint32_t last = 0;
@@ -272,7 +294,7 @@ static void mappings(struct export_buf *b, struct export_buf *m, struct export_b
 	}
 }
 
-static void functions(struct export_buf *b, struct export_buf *m, const struct vmctx_export *x,
+static void functions(struct vmctx_buf *b, struct vmctx_buf *m, const struct vmctx_export *x,
 		      const struct pprof_ids *d)
 {
 	uint32_t last = 0;
@@ -291,7 +313,7 @@ static void functions(struct export_buf *b, struct export_buf *m, const struct v
 		 * takes "[steal] (VM2)" for C++: "[steal] ".  vmctx's own
 		 * frames have no system name, so they stay as they are.
 		 */
-		if (x->rows[r].mapping != export_word(x, EXPORT_VMCTX_MAPPING))
+		if (x->rows[r].mapping != word(x, EXPORT_VMCTX_MAPPING))
 			field(m, FUNCTION_SYSTEM_NAME, leaf(&x->rows[r]));
 		field(m, FUNCTION_FILENAME, x->rows[r].module);
 		field_msg(b, PROFILE_FUNCTION, m);
@@ -299,12 +321,12 @@ static void functions(struct export_buf *b, struct export_buf *m, const struct v
 }
 
 /* The header fields: value types, strings, times, period and comments. */
-static void header(struct export_buf *b, struct export_buf *m, const struct vmctx_export *x)
+static void header(struct vmctx_buf *b, struct vmctx_buf *m, const struct vmctx_export *x)
 {
 	size_t i;
 
 	for (i = 0; i < x->nstrs; i++)
-		field_bytes(b, PROFILE_STRING_TABLE, export_str(x, i), strlen(export_str(x, i)));
+		field_bytes(b, PROFILE_STRING_TABLE, str(x, i), strlen(str(x, i)));
 	field(b, PROFILE_TIME_NANOS, x->time_ns);
 	field(b, PROFILE_DURATION_NANOS, x->duration_ns);
 	if (x->tick_ns) {
@@ -316,12 +338,12 @@ static void header(struct export_buf *b, struct export_buf *m, const struct vmct
 	if (x->ncomments)
 		field_msg(b, PROFILE_COMMENT, m);
 	if (x->tick_ns)
-		field(b, PROFILE_DEFAULT_SAMPLE_TYPE, export_word(x, "cpu"));
+		field(b, PROFILE_DEFAULT_SAMPLE_TYPE, word(x, "cpu"));
 }
 
-int export_pprof(const struct vmctx_export *x, struct export_buf *out)
+int export_pprof(const struct vmctx_export *x, struct vmctx_buf *out)
 {
-	struct export_buf m = { 0 }, tmp = { 0 };
+	struct vmctx_buf m = { 0 }, tmp = { 0 };
 	struct pprof_ids d;
 	int err = number(x, &d);
 

@@ -21,7 +21,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
+#include "export.h"
+#include "labels.h"
+#include "session.h"
 
 /* Label keys, in enum export_label's order. */
 static const char *const label_names[XL_MAX] = {
@@ -48,25 +51,8 @@ static const char *const host_class[VMCTX_CLASS_MAX] = {
 	[VMCTX_CLASS_LOST] = "host_lost",
 };
 
-/* Words of pprof's value types, interned up front (see export_word()). */
+/* Words of pprof's value types, interned up front (see export-pprof.c's word()). */
 static const char *const pprof_words[] = { "samples", "count", "cpu", "nanoseconds" };
-
-static int cmp_word(const void *key, const void *elem)
-{
-	return strcmp(key, *(char *const *)elem);
-}
-
-uint32_t export_word(const struct vmctx_export *x, const char *word)
-{
-	char *const *p = bsearch(word, x->strs, x->nstrs, sizeof(*x->strs), cmp_word);
-
-	return p ? (uint32_t)(p - x->strs) : 0;
-}
-
-const char *export_str(const struct vmctx_export *x, uint32_t i)
-{
-	return x->strs[i];
-}
 
 /*
  * Add @raw, escaped, to the string table; its index, or -ENOMEM.  Every
@@ -146,16 +132,9 @@ static void label_int(struct row_builder *rb, enum export_label l, long v)
 static int64_t steal_frame(struct vmctx_export *x, const struct vmctx_session *s,
 			   const struct agg_key *k)
 {
-	const struct vmctx_vcpu *w;
+	char buf[64];
 
-	if (k->by == OWNER_OTHERS)
-		return intern(x, "[steal] (others)");
-	if (k->by <= OWNER_OUTSIDE || (size_t)k->by > s->nvcpus)
-		return intern(x, "[steal] (outside)");
-	w = &s->vcpus[k->by - 1];
-	if (w->vm_idx == k->vm_idx)
-		return internf(x, "[steal] (on vcpu%d)", w->id);
-	return internf(x, "[steal] %s", s->vms[w->vm_idx].tag);
+	return internf(x, "[steal] %s", labels_steal_by(s, k, buf, sizeof(buf)));
 }
 
 /* The module of a guest function, and its mapping: the module in VM @vm. */
@@ -238,8 +217,7 @@ static void host_row(struct row_builder *rb, const struct agg_key *k)
 		function = "[lost]";
 		module = EXPORT_VMCTX_MAPPING;
 	} else if (k->cls == VMCTX_CLASS_IDLE) {
-		function = function ? function : "[idle]";
-		module = module ? module : "[kernel.kallsyms]";
+		labels_host_idle(k, &function, &module);
 	}
 	frame(rb, function ? function : "[unknown]");
 	set(rb, &rb->r.module, intern(rb->x, module ? module : "[unknown]"));
@@ -337,7 +315,7 @@ static void merge_rows(struct vmctx_export *x)
 	qsort(x->rows, x->nrows, sizeof(*x->rows), cmp_row);
 	for (i = 0; i < x->nrows; i++) {
 		if (n && !cmp_row(&x->rows[n - 1], &x->rows[i]))
-			x->rows[n - 1].count += x->rows[i].count;
+			x->rows[n - 1].count = vmctx_sat_add(x->rows[n - 1].count, x->rows[i].count);
 		else
 			x->rows[n++] = x->rows[i];
 	}
@@ -453,9 +431,9 @@ static int build(struct vmctx_export *x, const struct vmctx_session *s, bool hos
 		x->label_key[i] = k < 0 ? 0 : k;
 		err = k < 0 ? (int)k : 0;
 	}
-	for (i = 0; !err && i < s->agg_size; i++)
-		if (s->agg[i].count)
-			err = add_row(x, s, &s->agg[i], host);
+	for (i = 0; !err && i < s->agg.size; i++)
+		if (s->agg.e[i].count)
+			err = add_row(x, s, &s->agg.e[i], host);
 	if (!err)
 		err = add_vcpu_steal(x, s);
 	if (!err)
@@ -471,18 +449,17 @@ static int build(struct vmctx_export *x, const struct vmctx_session *s, bool hos
 struct vmctx_export *vmctx_export_new(const struct vmctx_session *s,
 				      const struct vmctx_export_opts *opts)
 {
-	struct vmctx_export_opts o = { .sz = sizeof(o) };
+	struct vmctx_export_opts o = {
+		.sz = sizeof(o),
+		.flags = OPTS_GET(opts, flags, 0),
+		.time_ns = OPTS_GET(opts, time_ns, 0),
+		.duration_ns = OPTS_GET(opts, duration_ns, 0),
+	};
 	struct vmctx_export *x;
 	int err;
 
-	if (!s || (opts && opts->sz < offsetof(struct vmctx_export_opts, flags) +
-				      sizeof(opts->flags))) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (opts)
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-	if (o.flags & ~VMCTX_EXPORT_NO_HOST) {
+	if (!s || !OPTS_VALID(opts, struct vmctx_export_opts, flags) ||
+	    o.flags & ~VMCTX_EXPORT_NO_HOST) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -517,33 +494,21 @@ void vmctx_export_free(struct vmctx_export *x)
 	free(x);
 }
 
-void export_put(struct export_buf *b, const void *data, size_t n)
-{
-	if (b->err || !n)
-		return;
-	if (b->len + n < b->len || vmctx_grow((void **)&b->p, &b->cap, b->len + n, 1)) {
-		b->err = -ENOMEM;
-		return;
-	}
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-}
-
 /*
  * A folded frame: the escaped text, with ';', the frame separator, as
  * "\x3b".  Escaped text spells a backslash "\\", so this cannot be faked.
  * Spaces stay: every reader takes the count after the line's last space.
  */
-static void put_frame(struct export_buf *b, const char *esc)
+static void put_frame(struct vmctx_buf *b, const char *esc)
 {
 	const char *p;
 
 	while ((p = strchr(esc, ';'))) {
-		export_put(b, esc, p - esc);
-		export_put(b, "\\x3b", 4);
+		vmctx_buf_put(b, esc, p - esc);
+		vmctx_buf_put(b, "\\x3b", 4);
 		esc = p + 1;
 	}
-	export_put(b, esc, strlen(esc));
+	vmctx_buf_put(b, esc, strlen(esc));
 }
 
 static bool same_stack(const struct export_row *p, const struct export_row *q)
@@ -552,7 +517,7 @@ static bool same_stack(const struct export_row *p, const struct export_row *q)
 }
 
 /* One "frame;frame;frame count" line per stack; rows are sorted by frames first. */
-static int write_folded(const struct vmctx_export *x, struct export_buf *b)
+static int write_folded(const struct vmctx_export *x, struct vmctx_buf *b)
 {
 	size_t i, j, f;
 
@@ -561,19 +526,19 @@ static int write_folded(const struct vmctx_export *x, struct export_buf *b)
 		char num[32];
 
 		for (j = i; j < x->nrows && same_stack(&x->rows[i], &x->rows[j]); j++)
-			n += x->rows[j].count;
+			n = vmctx_sat_add(n, x->rows[j].count);
 		for (f = 0; f < x->rows[i].nframes; f++) {
 			if (f)
-				export_put(b, ";", 1);
+				vmctx_buf_put(b, ";", 1);
 			put_frame(b, x->strs[x->rows[i].frame[f]]);
 		}
-		export_put(b, num, snprintf(num, sizeof(num), " %" PRIu64 "\n", n));
+		vmctx_buf_put(b, num, snprintf(num, sizeof(num), " %" PRIu64 "\n", n));
 	}
 	return b->err;
 }
 
 /* A gzip member of @in, as pprof files are. */
-static int gzip(const struct export_buf *in, struct export_buf *out)
+static int gzip(const struct vmctx_buf *in, struct vmctx_buf *out)
 {
 	z_stream z;
 	int ret;
@@ -601,7 +566,7 @@ static int gzip(const struct export_buf *in, struct export_buf *out)
 int vmctx_export_write_mem(const struct vmctx_export *x, enum vmctx_export_format format,
 			   void **buf, size_t *len)
 {
-	struct export_buf raw = { 0 }, out = { 0 };
+	struct vmctx_buf raw = { 0 }, out = { 0 };
 	int err;
 
 	if (!x || !buf || !len)

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <stdint.h>
 
-#include "vmctx-local.h"
+#include "key-index.h"
 
 #define BLOCK_BYTES	128
 #define BLOCK_WORDS	(BLOCK_BYTES / sizeof(uint64_t))

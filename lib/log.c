@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "util.h"
 
 static vmctx_log_fn log_fn;
 static void *log_ctx;

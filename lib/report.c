@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-only
 /*
- * Reports: the paper's tables, and the caller's view of each vCPU's
- * virtual stream.  A table is made from the session's aggregation for one
- * view, its rows merged by Function and Module text; a stream tick gets
- * the same texts.
+ * Reports: the paper's tables.  A table is made from the session's
+ * aggregation for one view, its rows merged by Function and Module text
+ * (labels.c names them).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "labels.h"
+#include "session.h"
 
 struct row {
 	uint64_t samples;
@@ -37,135 +37,6 @@ struct vmctx_table {
 	struct steal_row *steal;
 	size_t nsteal, steal_cap;
 };
-
-/* Is @dso the task's executable?  The executable is its lowest mapping. */
-static bool is_exe(const struct vmctx_bundle *b, int task, const char *dso)
-{
-	const struct vmctx_task *t = &b->tasks[b->tasks[task].maps_from];
-
-	return t->nmaps && t->maps[0].base == dso;
-}
-
-static void guest_labels(const struct vmctx_session *s, const struct agg_key *k, int cls,
-			 const char **function, const char **module, char *buf, size_t len)
-{
-	const struct vmctx_bundle *b = s->vms[k->vm_idx].bundle;
-
-	*function = k->function ? k->function : "[unknown]";
-	if (cls == VMCTX_CLASS_OS) {
-		*module = k->module ? k->module : "vmlinux";
-		return;
-	}
-	if (!b || k->by < 0) {
-		*module = "[unknown]";
-		return;
-	}
-	if (!k->module || is_exe(b, k->by, k->module)) {
-		*module = b->tasks[k->by].label;
-		return;
-	}
-	snprintf(buf, len, "%s:%s", b->tasks[k->by].label, k->module);
-	*module = buf;
-}
-
-/*
- * The Function and Module texts of an aggregation key.  A module text that
- * has to be composed is written to @buf.
- */
-static void labels(const struct vmctx_session *s, const struct agg_key *k, bool unified,
-		   const char **function, const char **module, char *buf, size_t len)
-{
-	const struct vmctx_vm *vm = k->vm_idx >= 0 ? &s->vms[k->vm_idx] : NULL;
-
-	if (k->scope == AGG_HOST) {
-		switch (k->cls) {
-		case VMCTX_CLASS_VM:
-			if (unified) {
-				char inner[192];
-				const char *m;
-
-				guest_labels(s, k, k->sub, function, &m, inner, sizeof(inner));
-				snprintf(buf, len, "%s %s", m, vm->tag);
-				*module = buf;
-				return;
-			}
-			*function = vm->label;
-			*module = vm->tag;
-			return;
-		case VMCTX_CLASS_IDLE:
-			/* the host's idle task is kernel code, as perf names it */
-			*function = k->function ? k->function : "[idle]";
-			*module = k->module ? k->module : "[kernel.kallsyms]";
-			return;
-		case VMCTX_CLASS_LOST:
-			*function = "[lost]";
-			*module = "";
-			return;
-		default:
-			if (!unified && vm) {
-				*function = vm->label;
-				*module = vm->tag;
-				return;
-			}
-			*function = k->function ? k->function : "[unknown]";
-			*module = k->module ? k->module : "[unknown]";
-			/* KVM's work for a vCPU, in the unified view: the VM's too */
-			if (vm) {
-				snprintf(buf, len, "%s %s", *module, vm->tag);
-				*module = buf;
-			}
-			return;
-		}
-	}
-	switch (k->cls) {
-	case VMCTX_CLASS_STEAL:
-		*function = "[steal]";
-		if (k->by == OWNER_OTHERS) {
-			*module = "(others)";
-		} else if (k->by <= OWNER_OUTSIDE) {
-			*module = "(outside)";
-		} else {
-			const struct vmctx_vcpu *w = &s->vcpus[k->by - 1];
-
-			if (w->vm_idx == k->vm_idx) {
-				snprintf(buf, len, "(on vcpu%d)", w->id);
-				*module = buf;
-			} else {
-				*module = s->vms[w->vm_idx].tag;
-			}
-		}
-		return;
-	case VMCTX_CLASS_IDLE:
-		*function = "[idle]";
-		*module = "(halt_exit)";
-		return;
-	case VMCTX_CLASS_LOST:
-		*function = "[lost]";
-		*module = "";
-		return;
-	default:
-		guest_labels(s, k, k->cls, function, module, buf, len);
-		return;
-	}
-}
-
-void report_stream(const struct vmctx_session *s, const struct vmctx_vcpu *v,
-		   const struct agg_key *k, uint64_t time, uint64_t count)
-{
-	struct vmctx_tick t = {
-		.sz = sizeof(t),
-		.time = time,
-		.vm_tgid = s->vms[v->vm_idx].tgid,
-		.vcpu = v->id,
-		.cls = k->cls,
-		.count = count,
-		.exit_reason = v->last_exit,
-	};
-	char buf[256];
-
-	labels(s, k, false, &t.function, &t.module, buf, sizeof(buf));
-	s->stream(&t, s->stream_ctx);
-}
 
 static int add_row(struct vmctx_table *t, const char *function, const char *module, uint64_t n,
 		   enum vmctx_class cls)
@@ -195,7 +66,7 @@ static int add_steal(struct vmctx_table *t, uint64_t reason, uint64_t n)
 
 	for (i = 0; i < t->nsteal; i++) {
 		if (t->steal[i].reason == reason) {
-			t->steal[i].samples += n;
+			t->steal[i].samples = vmctx_sat_add(t->steal[i].samples, n);
 			return 0;
 		}
 	}
@@ -253,9 +124,11 @@ static void finish_rows(struct vmctx_table *t)
 		if (n && !cmp_name(&t->rows[n - 1], &t->rows[i])) {
 			size_t c;
 
-			t->rows[n - 1].samples += t->rows[i].samples;
+			t->rows[n - 1].samples = vmctx_sat_add(t->rows[n - 1].samples,
+							       t->rows[i].samples);
 			for (c = 0; c < VMCTX_CLASS_MAX; c++)
-				t->rows[n - 1].cls[c] += t->rows[i].cls[c];
+				t->rows[n - 1].cls[c] = vmctx_sat_add(t->rows[n - 1].cls[c],
+								      t->rows[i].cls[c]);
 			free(t->rows[i].function);
 			free(t->rows[i].module);
 			continue;
@@ -300,13 +173,13 @@ static int add_entry(struct vmctx_table *t, const struct vmctx_session *s,
 	if ((t->view == VMCTX_VIEW_HOST || t->view == VMCTX_VIEW_UNIFIED) &&
 	    k->scope == AGG_HOST && k->vm_idx >= 0)
 		cls = VMCTX_CLASS_VM;
-	t->total += n;
-	t->cls[cls] += n;
+	t->total = vmctx_sat_add(t->total, n);
+	t->cls[cls] = vmctx_sat_add(t->cls[cls], n);
 	if (t->view == VMCTX_VIEW_VCPUS) {
 		snprintf(buf, sizeof(buf), "vcpu%d", k->vcpu);
 		return add_row(t, buf, s->vms[k->vm_idx].name, n, k->cls);
 	}
-	labels(s, k, t->view == VMCTX_VIEW_UNIFIED, &function, &module, buf, sizeof(buf));
+	labels_of(s, k, t->view == VMCTX_VIEW_UNIFIED, &function, &module, buf, sizeof(buf));
 	return add_row(t, function, module, n, cls);
 }
 
@@ -349,8 +222,8 @@ struct vmctx_table *vmctx_table_new(const struct vmctx_session *s, enum vmctx_vi
 	if (!t)
 		return NULL;
 	t->view = view;
-	for (i = 0; i < s->agg_size; i++) {
-		const struct agg_entry *e = &s->agg[i];
+	for (i = 0; i < s->agg.size; i++) {
+		const struct agg_entry *e = &s->agg.e[i];
 		struct agg_key k;
 
 		if (!e->count)
@@ -451,7 +324,7 @@ uint64_t vmctx_table_lookup(const struct vmctx_table *t, const char *function, c
 			continue;
 		if (module && strcmp(module, t->rows[i].module))
 			continue;
-		n += t->rows[i].samples;
+		n = vmctx_sat_add(n, t->rows[i].samples);
 	}
 	return n;
 }
@@ -479,96 +352,6 @@ static double pct(uint64_t n, uint64_t total)
 }
 
 /*
- * The length of the well-formed UTF-8 sequence at @p, or 0 when it is not
- * one (overlong, a surrogate, beyond U+10FFFF) or is a C1 control
- * (U+0080 to U+009F), which some terminals obey like ESC [ and friends.
- */
-static size_t utf8_len(const unsigned char *p)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t n, i;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (p[0] == 0xc2 || p[0] == 0xe0)	/* C1 controls; overlong forms */
-		lo = 0xa0;
-	else if (p[0] == 0xed)
-		hi = 0x9f;
-	else if (p[0] == 0xf0)
-		lo = 0x90;
-	else if (p[0] == 0xf4)
-		hi = 0x8f;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (i = 2; i < n; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return n;
-}
-
-/*
- * The printable form of the character at @p: written to @out (4 bytes at
- * most, not terminated), its length returned, and the bytes it consumed
- * in *@n.  Control bytes, DEL, C1 controls and bytes that are not UTF-8
- * become "\xHH" (lowercase hex), a backslash "\\" so that a guest cannot
- * fake an escape; anything else is copied.
- */
-static size_t escape_char(const unsigned char *p, char *out, size_t *n)
-{
-	static const char hex[] = "0123456789abcdef";
-
-	*n = 1;
-	if (*p == '\\') {
-		memcpy(out, "\\\\", 2);
-		return 2;
-	}
-	if (*p >= 0x20 && *p < 0x7f) {
-		*out = *p;
-		return 1;
-	}
-	if (*p >= 0x80 && (*n = utf8_len(p))) {
-		memcpy(out, p, *n);
-		return *n;
-	}
-	*n = 1;
-	out[0] = '\\';
-	out[1] = 'x';
-	out[2] = hex[*p >> 4];
-	out[3] = hex[*p & 0xf];
-	return 4;
-}
-
-int vmctx_escape(char *dst, size_t size, const char *src)
-{
-	const unsigned char *p = (const unsigned char *)src;
-	size_t len = 0, end = 0, n, plen;
-	char piece[4];
-
-	if (!src || (!dst && size))
-		return -EINVAL;
-	for (; *p; p += n) {
-		plen = escape_char(p, piece, &n);
-		/* Cut short at a whole piece: never half an escape or a character. */
-		if (len == end && len + plen < size) {
-			memcpy(dst + len, piece, plen);
-			end += plen;
-		}
-		len += plen;
-		if (len > INT_MAX)
-			return -EOVERFLOW;
-	}
-	if (size)
-		dst[end] = '\0';
-	return (int)len;
-}
-
-/*
  * Escape @src to @f (NULL: only count), then pad it to @width columns.
  * Escapes are ASCII; a UTF-8 character is taken to fill one column.
  *
@@ -581,7 +364,7 @@ static size_t put_escaped(FILE *f, const char *src, size_t width)
 	char piece[4];
 
 	for (; *p; p += n) {
-		plen = escape_char(p, piece, &n);
+		plen = vmctx_escape_char(p, piece, &n);
 		if (f)
 			fwrite(piece, 1, plen, f);
 		cols += *p >= 0x80 && plen == n ? 1 : plen;
@@ -610,17 +393,18 @@ int vmctx_table_format(const struct vmctx_table *t, size_t max_rows, char **out)
 int vmctx_table_format_opts(const struct vmctx_table *t, const struct vmctx_format_opts *opts,
 			    char **out)
 {
-	struct vmctx_format_opts o = { .sz = sizeof(o) };
+	struct vmctx_format_opts o = {
+		.sz = sizeof(o),
+		.max_rows = OPTS_GET(opts, max_rows, 0),
+		.percent_limit = OPTS_GET(opts, percent_limit, 0),
+	};
 	size_t len = 0, shown = 0, width = 32, cols, i;
 	uint64_t steal = 0;
 	char *buf = NULL;
 	FILE *f;
 
-	if (!t || !out || (opts && opts->sz < offsetof(struct vmctx_format_opts, max_rows) +
-				  sizeof(opts->max_rows)))
+	if (!t || !out || !OPTS_VALID(opts, struct vmctx_format_opts, max_rows))
 		return -EINVAL;
-	if (opts)
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	if (!(o.percent_limit >= 0 && o.percent_limit <= 100))
 		return -EINVAL;
 	f = open_memstream(&buf, &len);
@@ -681,7 +465,7 @@ int vmctx_table_format_opts(const struct vmctx_table *t, const struct vmctx_form
 		fputc('\n', f);
 	}
 	for (i = 0; i < t->nsteal; i++)
-		steal += t->steal[i].samples;
+		steal = vmctx_sat_add(steal, t->steal[i].samples);
 	if (steal) {
 		fputs("Steal by exit reason:", f);
 		for (i = 0; i < t->nsteal; i++) {

@@ -3,34 +3,13 @@
  * Resolution: a raw guest CR3 to the task that owned the root at that
  * time, and a guest IP to a symbol through the task's maps or the guest
  * kernel's symbols.  Lookups read sealed bundles only: bundle-seal.c has
- * sorted them and built the index by root.
+ * sorted them and bundle-index.c built the index by root.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "vmctx-local.h"
-
-/*
- * Bits 51:13 hold the root's frame (bit 12 is the PTI user half, 11:0 are
- * PCID or PWT/PCD flags, 63 is the no-flush hint, 62:52 are reserved).
- */
-#define CR3_ROOT_MASK	0x000fffffffffe000ULL
-
-uint64_t vmctx_cr3_normalize(uint64_t cr3, uint64_t ignore_mask)
-{
-	return cr3 & CR3_ROOT_MASK & ~ignore_mask;
-}
-
-uint64_t bundle_root_at(const struct vmctx_bundle *b, size_t pos)
-{
-	return b->keys[pos].root;
-}
-
-size_t bundle_root_first(const struct vmctx_bundle *b, uint64_t root)
-{
-	return root ? key_index_upper(&b->root_index, root - 1, UINT64_MAX) : 0;
-}
+#include "bundle.h"
 
 /* Descend from @node to the leftmost (or rightmost) leaf above @t. */
 static size_t tree_descend(const uint64_t *tr, size_t base, size_t node, uint64_t t, bool last)
@@ -128,28 +107,6 @@ const char *vmctx_bundle_task_label(const struct vmctx_bundle *b, int task)
 	return b->tasks[task].label;
 }
 
-/*
- * Number of elements of the sorted array @base (@n elements of @size bytes)
- * whose uint64_t key at offset @off is <= @key: the index after the last
- * candidate covering @key.
- */
-static size_t upper_bound(const void *base, size_t n, size_t size, size_t off, uint64_t key)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		uint64_t k;
-
-		memcpy(&k, (const char *)base + mid * size + off, sizeof(k));
-		if (k <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 static const struct vmctx_sym *find_sym(const struct vmctx_object *o, uint64_t addr)
 {
 	size_t lo;
@@ -157,7 +114,7 @@ static const struct vmctx_sym *find_sym(const struct vmctx_object *o, uint64_t a
 	if (o->sym_index.n)
 		lo = key_index_upper(&o->sym_index, addr, 0);
 	else
-		lo = upper_bound(o->syms, o->nsyms, sizeof(*o->syms),
+		lo = vmctx_upper_bound(o->syms, o->nsyms, sizeof(*o->syms),
 				 offsetof(struct vmctx_sym, start), addr);
 	if (!lo || addr >= o->syms[lo - 1].end)
 		return NULL;
@@ -178,7 +135,7 @@ int vmctx_bundle_resolve_user(const struct vmctx_bundle *b, int task, uint64_t i
 	if (task < 0 || (size_t)task >= b->ntasks)
 		return -ENOENT;
 	t = &b->tasks[b->tasks[task].maps_from];
-	lo = upper_bound(t->maps, t->nmaps, sizeof(*t->maps), offsetof(struct vmctx_map, start), ip);
+	lo = vmctx_upper_bound(t->maps, t->nmaps, sizeof(*t->maps), offsetof(struct vmctx_map, start), ip);
 	if (!lo || ip >= t->maps[lo - 1].end)
 		return -ENOENT;
 	m = &t->maps[lo - 1];
@@ -222,52 +179,5 @@ int vmctx_bundle_resolve_kernel(const struct vmctx_bundle *b, uint64_t ip, const
 		*sym = ks ? ks->name : NULL;
 	if (module)
 		*module = km ? km->name : "vmlinux";
-	return 0;
-}
-
-/* @tsc - @from.tsc in ns, at @num ns per @den ticks. */
-static __int128 ticks_to_ns(uint64_t tsc, const struct vmctx_clock_pair *from, __int128 num,
-			    __int128 den)
-{
-	return (__int128)from->ns + ((__int128)tsc - (__int128)from->tsc) * num / den;
-}
-
-/*
- * Between two pairs, interpolate; outside them, go on at the TSC frequency
- * if the guest gave it, else at the nearest two pairs' rate.  A single pair
- * (or the clock record's) needs the frequency.
- */
-int vmctx_bundle_guest_ns(const struct vmctx_bundle *b, uint64_t guest_tsc, uint64_t *ns)
-{
-	const struct vmctx_clock_pair *p, *q, one = { b ? b->clock_tsc : 0, b ? b->clock_ns : 0 };
-	size_t n, i;
-	__int128 d;
-
-	if (!b || !ns)
-		return -EINVAL;
-	n = b->npairs;
-	if (n > 1 && !b->sealed)
-		return -VMCTX_E_UNSEALED;	/* the pairs are sorted when sealed */
-	if (n < 2 && !b->tsc_khz)
-		return -ENODATA;
-	if (n < 2) {
-		p = n ? &b->pairs[0] : &one;
-		/* 1 kHz of TSC is 1e6 ns per 1000 ticks: ns = ticks * 1e6 / kHz */
-		d = ticks_to_ns(guest_tsc, p, 1000000, b->tsc_khz);
-	} else {
-		i = upper_bound(b->pairs, n, sizeof(*b->pairs),
-				offsetof(struct vmctx_clock_pair, tsc), guest_tsc);
-		/* the segment [p, q] holding guest_tsc, or the nearest one */
-		i = i == 0 ? 1 : i == n ? n - 1 : i;
-		p = &b->pairs[i - 1];
-		q = &b->pairs[i];
-		if (b->tsc_khz && (guest_tsc < b->pairs[0].tsc || guest_tsc > b->pairs[n - 1].tsc))
-			d = ticks_to_ns(guest_tsc, guest_tsc < p->tsc ? p : q, 1000000, b->tsc_khz);
-		else
-			d = ticks_to_ns(guest_tsc, p, q->ns - p->ns, q->tsc - p->tsc);
-	}
-	if (d < 0 || d >= (__int128)VMCTX_TIME_NONE)
-		return -ERANGE;
-	*ns = (uint64_t)d;
 	return 0;
 }

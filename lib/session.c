@@ -3,8 +3,8 @@
  * Session: the VMs and vCPUs of one recording, and the entry points that
  * take the host's event stream.  Samples are resolved here (guest CR3 and
  * IP through the VM's bundle) and handed to the timeline, whose output,
- * runs of each vCPU's virtual stream, comes back through session_emit() to
- * be counted (aggregate.c) and shown to the caller's stream (report.c).
+ * runs of each vCPU's virtual stream, the timeline counts (aggregate.c)
+ * and hands to its sink: here, named (labels.c) for the caller's stream.
  *
  * A VM is named by its host tgid in every call and must be declared first;
  * it is numbered vm_nr for its "(VMk)" labels, and kept at s->vms[vm_idx].
@@ -14,7 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
+#include "clock.h"
+#include "labels.h"
+#include "session.h"
+#include "timeline.h"
 
 /* Default bounds on what a (possibly corrupt) event stream can make us allocate. */
 #define DEFAULT_MAX_PCPUS	1024
@@ -26,31 +30,22 @@ struct vmctx_session *vmctx_session_new(const struct vmctx_session_opts *opts)
 {
 	struct vmctx_session *s;
 
-	if (opts && opts->sz < offsetof(struct vmctx_session_opts, tick_ns) + sizeof(uint64_t)) {
+	uint64_t tick_ns = OPTS_GET(opts, tick_ns, 0);
+	uint32_t flags = OPTS_GET(opts, flags, 0);
+
+	if (!OPTS_VALID(opts, struct vmctx_session_opts, tick_ns) ||
+	    flags & ~VMCTX_SESSION_WEIGHT_BY_TIME ||
+	    (flags & VMCTX_SESSION_WEIGHT_BY_TIME && !tick_ns)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->tick_ns = opts ? opts->tick_ns : 0;
-	s->max_pcpus = DEFAULT_MAX_PCPUS;
-	s->max_vcpus = DEFAULT_MAX_VCPUS;
-	if (opts && opts->sz >= offsetof(struct vmctx_session_opts, max_vcpus) + sizeof(uint32_t)) {
-		if (opts->max_pcpus)
-			s->max_pcpus = opts->max_pcpus;
-		if (opts->max_vcpus)
-			s->max_vcpus = opts->max_vcpus;
-	}
-	if (opts && opts->sz >= offsetof(struct vmctx_session_opts, flags) + sizeof(uint32_t)) {
-		if (opts->flags & ~VMCTX_SESSION_WEIGHT_BY_TIME ||
-		    (opts->flags & VMCTX_SESSION_WEIGHT_BY_TIME && !s->tick_ns)) {
-			free(s);
-			errno = EINVAL;
-			return NULL;
-		}
-		s->weight_by_time = opts->flags & VMCTX_SESSION_WEIGHT_BY_TIME;
-	}
+	s->tick_ns = tick_ns;
+	s->max_pcpus = OPTS_GET(opts, max_pcpus, 0) ?: DEFAULT_MAX_PCPUS;
+	s->max_vcpus = OPTS_GET(opts, max_vcpus, 0) ?: DEFAULT_MAX_VCPUS;
+	s->weight_by_time = flags & VMCTX_SESSION_WEIGHT_BY_TIME;
 	return s;
 }
 
@@ -67,7 +62,7 @@ void vmctx_session_free(struct vmctx_session *s)
 	}
 	for (i = 0; i < s->nvcpus; i++)
 		free(s->vcpus[i].pend);
-	agg_free(s);
+	agg_free(&s->agg);
 	free(s->vms);
 	free(s->vcpus);
 	free(s->vcpu_hash);
@@ -465,7 +460,7 @@ static __attribute__((noinline)) int sample_full(struct vmctx_session *s,
 	 * (report.c derives it), so it is counted once, by the timeline.
 	 */
 	if (!(smp->flags & VMCTX_SAMPLE_GUEST)) {
-		err = agg_add(s, &k, w);
+		err = agg_add(&s->agg, &k, w);
 		if (err)
 			return err;
 	}
@@ -476,7 +471,7 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 {
 	struct vmctx_vcpu *v = NULL;
 
-	if (!s || !smp || smp->sz < offsetof(struct vmctx_sample, host_dso) + sizeof(char *))
+	if (!s || !smp || !OPTS_VALID(smp, struct vmctx_sample, host_dso))
 		return -EINVAL;
 	if (s->finished)
 		return -EINVAL;
@@ -537,7 +532,7 @@ int vmctx_session_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uin
 	k.vm_idx = -1;
 	k.vcpu = -1;
 	k.by = -1;
-	return agg_add(s, &k, count);
+	return agg_add(&s->agg, &k, count);
 }
 
 int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
@@ -552,20 +547,23 @@ int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
 	return err;
 }
 
-int session_steal_exit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t count)
+/* The timeline's sink while the caller watches the stream: each run, named. */
+static void stream_run(const struct vmctx_session *s, const struct vmctx_vcpu *v,
+		       const struct agg_key *k, uint64_t time, uint64_t count)
 {
-	struct agg_key e;
+	struct vmctx_tick t = {
+		.sz = sizeof(t),
+		.time = time,
+		.vm_tgid = s->vms[v->vm_idx].tgid,
+		.vcpu = v->id,
+		.cls = k->cls,
+		.count = count,
+		.exit_reason = v->last_exit,
+	};
+	char buf[256];
 
-	memset(&e, 0, sizeof(e));
-	e.scope = AGG_STEAL_EXIT;
-	e.cls = VMCTX_CLASS_STEAL;
-	e.sub = v->isa;
-	e.vm_idx = v->vm_idx;
-	e.vcpu = v->id;
-	e.by = -1;
-	e.exit = v->exit_key;
-	/* a vCPU's waits mostly end on one exit: its row recurs */
-	return agg_add_hinted(s, &v->hint, &e, count);
+	labels_of(s, k, false, &t.function, &t.module, buf, sizeof(buf));
+	s->stream(&t, s->stream_ctx);
 }
 
 void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void *ctx)
@@ -574,6 +572,7 @@ void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void 
 		return;
 	s->stream = fn;
 	s->stream_ctx = ctx;
+	s->sink = fn ? stream_run : NULL;
 }
 
 int vmctx_session_nvms(const struct vmctx_session *s)

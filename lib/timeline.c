@@ -19,14 +19,16 @@
  * vCPUs share a pCPU (each one stolen from by every other); this way a
  * sample costs O(PCPU_RUNS) at most and memory is O(vCPUs + pCPUs).
  *
- * The output is runs of ticks of each vCPU's stream, handed to
- * session_emit(), which counts them and shows them to the caller.
+ * The output is runs of ticks of each vCPU's stream, which timeline_emit()
+ * counts and hands to the session's sink, if any: the timeline never
+ * names or shows them itself.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "session.h"
+#include "timeline.h"
 
 void timeline_add_vcpu(struct vmctx_vcpu *v)
 {
@@ -95,6 +97,23 @@ static bool count_steal_by(struct vmctx_vcpu *v, int by, uint64_t count)
 	return true;
 }
 
+/* @count ticks of @v's steal, by the exit that left it waiting. */
+static int steal_exit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t count)
+{
+	struct agg_key e;
+
+	memset(&e, 0, sizeof(e));
+	e.scope = AGG_STEAL_EXIT;
+	e.cls = VMCTX_CLASS_STEAL;
+	e.sub = v->isa;
+	e.vm_idx = v->vm_idx;
+	e.vcpu = v->id;
+	e.by = -1;
+	e.exit = v->exit_key;
+	/* a vCPU's waits mostly end on one exit: its row recurs */
+	return agg_add_hinted(&s->agg, &v->hint, &e, count);
+}
+
 /*
  * One run of @v's virtual stream: @count ticks of @cls up to @time.  Steal
  * also counts by the vCPU's last exit: now, or added to *@steal for the
@@ -124,14 +143,14 @@ static int emit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time,
 		if (!counted)
 			k.by = OWNER_OTHERS;
 	}
-	err = session_emit(s, v, &k, time, count, counted);
+	err = timeline_emit(s, v, &k, time, count, counted);
 	if (err || cls != VMCTX_CLASS_STEAL)
 		return err;
 	if (steal) {
 		*steal += count;
 		return 0;
 	}
-	return session_steal_exit(s, v, count);
+	return steal_exit(s, v, count);
 }
 
 static enum vmctx_class blank_class(const struct vmctx_vcpu *v)
@@ -256,13 +275,14 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 	struct vmctx_pcpu *p = &s->pcpus[v->home];
 	enum vmctx_class cls = blank_class(v);
 	struct pend_charge c[PCPU_RUNS + 1];
-	uint64_t sum = p->lost - v->snap_lost + (p->ticks - v->snap_ticks), drop = 0, steal = 0;
+	uint64_t sum = vmctx_sat_add(p->lost - v->snap_lost, p->ticks - v->snap_ticks);
+	uint64_t drop = 0, steal = 0;
 	size_t k, n;
 	int err;
 
-	if (v->charged + sum > cap)
-		drop = v->charged + sum - cap;
-	if (!drop && !hold && cls == VMCTX_CLASS_STEAL && !s->stream && p->ticks > v->snap_ticks &&
+	if (vmctx_sat_add(v->charged, sum) > cap)
+		drop = vmctx_sat_add(v->charged, sum) - cap;
+	if (!drop && !hold && cls == VMCTX_CLASS_STEAL && !s->sink && p->ticks > v->snap_ticks &&
 	    (steal = count_known_steal(v, p, v->snap_ticks))) {
 		v->charged += steal;
 		n = 0;
@@ -289,7 +309,7 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 		/* Idle is not attributed to anyone: a halted guest lost nothing. */
 		if (hold)
 			err = hold_charge(v, c[k].owner, d);
-		else if (cls == VMCTX_CLASS_STEAL && !s->stream && count_steal_by(v, c[k].owner, d))
+		else if (cls == VMCTX_CLASS_STEAL && !s->sink && count_steal_by(v, c[k].owner, d))
 			err = 0, steal += d;	/* what emit() would do, without its key */
 		else
 			err = emit(s, v, time, cls, cls == VMCTX_CLASS_STEAL ? c[k].owner : -1,
@@ -298,21 +318,21 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 			return err;
 		v->charged += d;
 	}
-	if (steal && (err = session_steal_exit(s, v, steal)))
+	if (steal && (err = steal_exit(s, v, steal)))
 		return err;
 	if (p->lost != v->snap_lost) {
 		uint64_t d = p->lost - v->snap_lost;
 
 		v->snap_lost = p->lost;
 		if (hold) {
-			v->pend_lost += d;
+			v->pend_lost = vmctx_sat_add(v->pend_lost, d);
 			v->held = true;
 		} else {
 			err = emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, d, NULL);
 			if (err)
 				return err;
 		}
-		v->charged += d;
+		v->charged = vmctx_sat_add(v->charged, d);
 	}
 	return 0;
 }
@@ -332,7 +352,7 @@ static int end_hold(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
 		err = emit(s, v, v->pend_time, cls, idle ? -1 : v->pend[i].owner, NULL, NULL,
 			   v->pend[i].n, &steal);
 	if (!err && steal)
-		err = session_steal_exit(s, v, steal);
+		err = steal_exit(s, v, steal);
 	if (!err && v->pend_lost)
 		err = emit(s, v, v->pend_time, VMCTX_CLASS_LOST, -1, NULL, NULL, v->pend_lost,
 			   NULL);
@@ -589,14 +609,14 @@ int timeline_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t
 		return -errno;
 	if (time > s->last_time)
 		s->last_time = time;
-	p->lost += count;
+	p->lost = vmctx_sat_add(p->lost, count);
 	p->restart = true;	/* the lost ticks are counted here, not by weight */
 	/* The vCPU this pCPU was running lost its own ticks. */
 	if (p->cur > 0) {
 		struct vmctx_vcpu *v = &s->vcpus[p->cur - 1];
 
 		if (v->state == VCPU_RUNNING && v->home == cpu) {
-			v->charged += count;
+			v->charged = vmctx_sat_add(v->charged, count);
 			return emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, count, NULL);
 		}
 	}

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "vmctx-local.h"
+#include "util.h"
 
 /*
  * A large bundle's arrays (tasks, symbols, the lookup structures) are read
@@ -114,6 +114,51 @@ void *vmctx_calloc_big(size_t n, size_t size)
 	advise_huge(p, bytes);
 	memset(p, 0, bytes);
 	return p;
+}
+
+/*
+ * Number of elements of the sorted array @base (@n elements of @size bytes)
+ * whose uint64_t key at offset @off is <= @key: the index after the last
+ * candidate covering @key.
+ */
+size_t vmctx_upper_bound(const void *base, size_t n, size_t size, size_t off, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * size + off, sizeof(k));
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void vmctx_buf_put(struct vmctx_buf *b, const void *data, size_t n)
+{
+	if (b->err || !n)
+		return;
+	if (b->len + n < b->len || vmctx_grow((void **)&b->p, &b->cap, b->len + n, 1)) {
+		b->err = -ENOMEM;
+		return;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+}
+
+bool vmctx_all_zero(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (c[i])
+			return false;
+	return true;
 }
 
 static size_t name_hash(const char *s)

@@ -13,8 +13,12 @@
  * Functions returning pointers give NULL and set errno (to an errno value
  * or a VMCTX_E_* code).  Every handle has one lifetime pair, _new() and
  * _free(): they handle memory only, and _free() accepts NULL.  Options
- * structures start with size_t sz.  The library never prints; see
- * vmctx_set_log().
+ * structures (and the other structures a caller hands in) start with
+ * size_t sz, the caller's sizeof, so that they can grow: an older, smaller
+ * structure is accepted, its missing fields taken as defaults, and a newer
+ * one only if the bytes this library does not know are all zero; too
+ * short for the structure's first version fails with -EINVAL.  Declare
+ * them with VMCTX_OPTS().  The library never prints; see vmctx_set_log().
  *
  * Man pages: libvmctx(3) for the overview, then one page per group below:
  * vmctx_strerror(3), vmctx_exit_reason(3), vmctx_bundle(3),
@@ -32,6 +36,13 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*
+ * Declare the options structure @NAME of type struct @TYPE, its sz set and
+ * every field not named zero: VMCTX_OPTS(vmctx_read_opts, o, .max_size = N);
+ */
+#define VMCTX_OPTS(TYPE, NAME, ...) \
+	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
 
 /* ---- Errors and diagnostics (vmctx_strerror(3)) ---------------------------- */
 
@@ -197,7 +208,8 @@ int vmctx_bundle_seal(struct vmctx_bundle *b);
  * every record, reference and range is checked.  The log callback gets the
  * line and the reason of a rejection.
  *
- * Return: 0; -EINVAL; -ENOMEM; or the VMCTX_E_* code of what is wrong.
+ * Return: 0; -EINVAL (also @opts with sz 0 or a set field this library does
+ * not know); -ENOMEM; or the VMCTX_E_* code of what is wrong.
  */
 int vmctx_bundle_read_mem(const void *buf, size_t len, const struct vmctx_read_opts *opts,
 			  struct vmctx_bundle **out);

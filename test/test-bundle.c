@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "vmctx-local.h"
+#include "bundle.h"
 
 static int failures;
 static char last_log[1024];
@@ -1077,6 +1077,43 @@ static void test_task_maps_are_read_in_address_order(void)
 	free(buf);
 }
 
+/*
+ * vmctx_read_opts follows the options rule every struct does: sz = 0 (no
+ * struct at all) fails instead of meaning the defaults, a newer caller's
+ * struct is read only if the fields this library does not know are zero,
+ * and an older or equal one keeps its limit.
+ */
+static void test_read_opts_follow_the_options_rule(void)
+{
+	struct {
+		struct vmctx_read_opts o;
+		uint64_t newer;
+	} big = { .o = { .max_size = 0 } };
+	VMCTX_OPTS(vmctx_read_opts, small, .max_size = 64);
+	struct vmctx_bundle *b = NULL;
+	struct vmctx_read_opts zero = { .sz = 0 };
+	unsigned char *gz;
+	size_t gzlen;
+
+	gz = gzip_buf(base_text, strlen(base_text), &gzlen);
+	CHECK(vmctx_bundle_read_mem(gz, gzlen, &zero, &b) == -EINVAL && !b,
+	      "read_mem: sz = 0 is refused, not taken as the defaults");
+	CHECK(vmctx_bundle_read_file("/nonexistent", &zero, &b) == -EINVAL && !b,
+	      "read_file: sz = 0 is refused before the file is opened");
+	big.o.sz = sizeof(big);
+	big.newer = 1;
+	CHECK(vmctx_bundle_read_mem(gz, gzlen, &big.o, &b) == -EINVAL && !b,
+	      "a newer struct with a field this library does not know set is refused");
+	big.newer = 0;
+	CHECK(!vmctx_bundle_read_mem(gz, gzlen, &big.o, &b) && b,
+	      "a newer struct whose unknown tail is zero is read");
+	vmctx_bundle_free(b);
+	b = NULL;
+	CHECK(vmctx_bundle_read_mem(gz, gzlen, &small, &b) == -VMCTX_E_LIMIT && !b,
+	      "VMCTX_OPTS sets sz, and the 64-byte limit holds");
+	free(gz);
+}
+
 int main(void)
 {
 	vmctx_set_log(on_log, NULL);
@@ -1109,6 +1146,7 @@ int main(void)
 	test_window_is_optional_once_and_ordered();
 	test_agent_is_optional_and_kept();
 	test_task_maps_are_read_in_address_order();
+	test_read_opts_follow_the_options_rule();
 	if (failures)
 		fprintf(stderr, "test-bundle: %d check(s) failed\n", failures);
 	return failures ? 1 : 0;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmctx-local.h"
+#include "key-index.h"
 #include "tap.h"
 
 static uint64_t rnd_state = 0x2545f4914f6cdd1dULL;

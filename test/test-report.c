@@ -148,6 +148,57 @@ static char *format(const struct vmctx_session *s, enum vmctx_view view, double 
 }
 
 /* Only newlines, and as many as the table has lines; no DEL. */
+/* @c as UTF-8 in @buf (4 bytes and a NUL at most); its length. */
+static size_t utf8(uint32_t c, char *buf)
+{
+	size_t n = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+	size_t i;
+
+	buf[n] = '\0';
+	for (i = n - 1; i > 0; i--, c >>= 6)
+		buf[i] = (char)(0x80 | (c & 0x3f));
+	buf[0] = (char)(n == 1 ? c : (0xf0 << (4 - n) & 0xff) | c);
+	return n;
+}
+
+/*
+ * Issue 29 item 7: the characters that change how a line reads without
+ * showing themselves (bidi embeddings, overrides and isolates, zero-width
+ * characters and marks, line and paragraph separators, the BOM) are
+ * escaped byte by byte, like C1 controls; their neighbours are copied.
+ * Each is built from its code point here, so the expectation does not
+ * restate the escaper's tables.
+ */
+static void bidi_and_invisible_characters_are_escaped(void)
+{
+	static const struct {
+		uint32_t lo, hi;
+	} hidden[] = {
+		{ 0x202a, 0x202e }, { 0x2066, 0x2069 }, { 0x200b, 0x200f }, { 0x2028, 0x2029 },
+		{ 0xfeff, 0xfeff }, { 0x80, 0x9f },
+	};
+	static const uint32_t shown[] = { 0x200a, 0x2010, 0x2027, 0x202f, 0x2065, 0x206a,
+					  0xfefe, 0xff00, 0xa0, 0x7e };
+	char raw[8], want[32], got[32];
+	size_t i, j, n;
+	uint32_t c;
+
+	for (i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++) {
+		for (c = hidden[i].lo; c <= hidden[i].hi; c++) {
+			n = utf8(c, raw);
+			for (j = 0; j < n; j++)
+				sprintf(want + 4 * j, "\\x%02x", (unsigned char)raw[j]);
+			CHECK(vmctx_escape(got, sizeof(got), raw) == (int)(4 * n) &&
+			      !strcmp(got, want), "U+%04X escapes to %s (got %s)", c, want, got);
+		}
+	}
+	for (i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+		n = utf8(shown[i], raw);
+		CHECK(vmctx_escape(got, sizeof(got), raw) == (int)n && !strcmp(got, raw),
+		      "U+%04X, a neighbour, is copied", shown[i]);
+	}
+}
+
 static void no_raw_controls(const char *text, size_t lines, const char *what)
 {
 	size_t i, nl = 0, bad = 0;
@@ -271,10 +322,138 @@ static void percent_limit_leaves_out_small_rows(void)
 	vmctx_bundle_free(b);
 }
 
+/*
+ * One rule for every struct a caller hands in (libvmctx(3), Conventions):
+ * a newer caller's struct, larger than this library's, is refused when a
+ * field this library does not know is set, and taken when that tail is
+ * zero.  Each struct is wrapped with one more word after it.
+ */
+#define NEWER(type) struct { struct type o; uint64_t newer; }
+
+static void every_struct_refuses_a_set_unknown_field(void)
+{
+	struct vmctx_bundle *b = hostile_bundle();
+	struct vmctx_session *s = hostile_session(b), *s2;
+	NEWER(vmctx_session_opts) so = { .o = { .sz = sizeof(so), .tick_ns = 1000 }, .newer = 1 };
+	NEWER(vmctx_format_opts) fo = { .o = { .sz = sizeof(fo) }, .newer = 1 };
+	NEWER(vmctx_export_opts) xo = { .o = { .sz = sizeof(xo) }, .newer = 1 };
+	NEWER(vmctx_sample) smp = { .o = { .sz = sizeof(smp), .vm_tgid = -1, .vcpu = -1 },
+				    .newer = 1 };
+	NEWER(vmctx_clock_tsc) tsc = { .o = { .sz = sizeof(tsc), .time_mult = 1 }, .newer = 1 };
+	struct vmctx_clock *c = vmctx_clock_new();
+	struct vmctx_table *t = vmctx_table_new(s, VMCTX_VIEW_UNIFIED, -1, -1);
+	struct vmctx_export *x;
+	char *text = NULL;
+
+	errno = 0;
+	CHECK(!vmctx_session_new(&so.o) && errno == EINVAL, "session opts: a set unknown field");
+	so.newer = 0;
+	s2 = vmctx_session_new(&so.o);
+	CHECK(s2, "session opts: a zero unknown tail");
+	CHECK_EQ(vmctx_session_sample(s2, &smp.o), -EINVAL, "sample: a set unknown field");
+	smp.newer = 0;
+	CHECK_EQ(vmctx_session_sample(s2, &smp.o), 0, "sample: a zero unknown tail");
+	vmctx_session_free(s2);
+	CHECK_EQ(vmctx_table_format_opts(t, &fo.o, &text), -EINVAL, "format opts: a set unknown field");
+	fo.newer = 0;
+	CHECK_EQ(vmctx_table_format_opts(t, &fo.o, &text), 0, "format opts: a zero unknown tail");
+	free(text);
+	errno = 0;
+	CHECK(!vmctx_export_new(s, &xo.o) && errno == EINVAL, "export opts: a set unknown field");
+	xo.newer = 0;
+	x = vmctx_export_new(s, &xo.o);
+	CHECK(x, "export opts: a zero unknown tail");
+	vmctx_export_free(x);
+	CHECK_EQ(vmctx_clock_set_tsc(c, &tsc.o, b), -EINVAL, "clock_tsc: a set unknown field");
+	vmctx_clock_free(c);
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+	vmctx_bundle_free(b);
+}
+
+/* The largest "N.NN%" in @text, or -1. */
+static double max_percent(const char *text)
+{
+	double max = -1, v;
+	const char *p;
+
+	for (p = strchr(text, '%'); p; p = strchr(p + 1, '%')) {
+		const char *q = p;
+
+		while (q > text && (q[-1] == '.' || (q[-1] >= '0' && q[-1] <= '9')))
+			q--;
+		if (q < p && sscanf(q, "%lf", &v) == 1 && v > max)
+			max = v;
+	}
+	return max;
+}
+
+/*
+ * Issue 29 item 5: lost records that claim 2^64 - 1 samples, twice, on
+ * the pCPU a vCPU runs on and on a host pCPU, saturate the counts instead
+ * of wrapping them: no class or row counts more than the total, the guest
+ * samples keep their number, and no percentage printed exceeds 100.
+ */
+static void huge_lost_counts_saturate(void)
+{
+	struct vmctx_bundle *b = hostile_bundle();
+	enum vmctx_view views[] = { VMCTX_VIEW_GUEST, VMCTX_VIEW_VCPUS, VMCTX_VIEW_HOST,
+				    VMCTX_VIEW_UNIFIED };
+	struct vmctx_session *s2;
+	size_t i, r;
+
+	/* 50 samples of one user function on pCPU 0; two huge losses on pCPUs 0 and 1 */
+	s2 = vmctx_session_new(&(struct vmctx_session_opts){ .sz = sizeof(struct vmctx_session_opts),
+							    .tick_ns = TICK_NS });
+	CHECK(s2 && vmctx_session_add_vm(s2, VM_TGID, NULL) == 1, "VM declared");
+	CHECK(!vmctx_session_attach_bundle(s2, VM_TGID, b, 0), "bundle attached");
+	for (i = 0; i < 50; i++) {
+		struct vmctx_sample smp = {
+			.sz = sizeof(smp), .time = i * TICK_NS, .cpu = 0, .pid = VM_TGID,
+			.tid = VM_TGID + 1, .vm_tgid = VM_TGID, .vcpu = 0,
+			.flags = VMCTX_SAMPLE_GUEST, .cpl = 3, .isa = VMCTX_ISA_VMX,
+			.cr3 = ROOT, .ip = EXE + 0x1010, .exit_reason = 1,
+		};
+
+		CHECK(!vmctx_session_sample(s2, &smp), "sample %zu", i);
+		if (i == 20 || i == 30) {
+			CHECK(!vmctx_session_lost(s2, smp.time, 0, UINT64_MAX), "lost on cpu 0");
+			CHECK(!vmctx_session_lost(s2, smp.time, 1, UINT64_MAX), "lost on cpu 1");
+		}
+	}
+	CHECK(!vmctx_session_finish(s2, 50 * TICK_NS), "finish");
+	for (i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+		struct vmctx_table *t = vmctx_table_new(s2, views[i], VM_TGID, -1);
+		uint64_t total = vmctx_table_total(t), n;
+		char *text = NULL;
+		int c;
+
+		CHECK(t, "view %d", views[i]);
+		for (c = 0; c < VMCTX_CLASS_MAX; c++)
+			CHECK(vmctx_table_class(t, c) <= total,
+			      "view %d: class %d counts no more than the total", views[i], c);
+		for (r = 0; !vmctx_table_row(t, r, &n, NULL, NULL); r++)
+			CHECK(n <= total, "view %d: row %zu counts no more than the total", views[i], r);
+		if (views[i] == VMCTX_VIEW_GUEST)
+			CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_USER), 50,
+				 "the guest's 50 user samples keep their number");
+		CHECK(!vmctx_table_format(t, 0, &text) && text, "view %d formats", views[i]);
+		CHECK(text && max_percent(text) <= 100.0,
+		      "view %d prints no share above 100%%:\n%s", views[i], text);
+		free(text);
+		vmctx_table_free(t);
+	}
+	vmctx_session_free(s2);
+	vmctx_bundle_free(b);
+}
+
 int main(void)
 {
 	escapes_are_exactly_as_documented();
+	bidi_and_invisible_characters_are_escaped();
 	tables_print_no_raw_guest_bytes();
 	percent_limit_leaves_out_small_rows();
+	every_struct_refuses_a_set_unknown_field();
+	huge_lost_counts_saturate();
 	return tap_result("test-report");
 }

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
+/*
+ * libvmctx's bottom layer: memory, searching, a byte buffer, a name
+ * index, escaping and the log (util.c, escape.c, log.c).  Nothing here is
+ * exported.
+ */
+#ifndef VMCTX_UTIL_H
+#define VMCTX_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmctx.h"
+
+#define __hidden __attribute__((visibility("hidden")))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Structs a caller hands in start with size_t sz, the caller's sizeof, so
+ * that they can grow; one rule holds for all of them, as libbpf's
+ * OPTS_VALID() and OPTS_GET() do.  A struct as old as its first version
+ * (up to and including the field @first) or newer is accepted; the fields
+ * an older one lacks read as their defaults (OPTS_GET()); a newer one only
+ * if the bytes this library does not know are all zero, since a caller
+ * who set them expects something this library cannot do.  NULL options
+ * mean every default.
+ */
+#define offsetofend(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+#define OPTS_VALID(opts, type, first) \
+	(!(opts) || vmctx_sz_valid((opts), (opts)->sz, offsetofend(type, first), sizeof(type)))
+#define OPTS_HAS(opts, field) \
+	((opts) && (opts)->sz >= offsetofend(__typeof__(*(opts)), field))
+#define OPTS_GET(opts, field, fallback) (OPTS_HAS(opts, field) ? (opts)->field : (fallback))
+
+/* Are the @n bytes at @p all zero? */
+__hidden bool vmctx_all_zero(const void *p, size_t n);
+
+/* The check of OPTS_VALID(); inline, as vmctx_session_sample() makes it for each sample. */
+static inline bool vmctx_sz_valid(const void *opts, size_t sz, size_t min, size_t known)
+{
+	if (sz < min)
+		return false;
+	return sz <= known || vmctx_all_zero((const char *)opts + known, sz - known);
+}
+
+/*
+ * Counts that come from a recording (lost-sample records claim up to
+ * 2^64 - 1) add saturating: a total stays the largest count, never wraps
+ * below its parts.
+ */
+static inline uint64_t vmctx_sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* log.c */
+__hidden void vmctx_log(enum vmctx_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * escape.c: the printable form of the character at @p, written to @out (4
+ * bytes at most, not terminated); its length, and in *@n the bytes of @p
+ * it stands for.  vmctx_escape() is this over a string.
+ */
+__hidden size_t vmctx_escape_char(const unsigned char *p, char *out, size_t *n);
+
+/* Grow *@arr (elements of @size) so that it holds at least @need; 0 or -ENOMEM. */
+__hidden int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size);
+/* vmctx_grow() into memory aligned to @align, which divides @size: a copy, not realloc(). */
+__hidden int vmctx_grow_aligned(void **arr, size_t *cap, size_t need, size_t size, size_t align);
+/*
+ * The number of elements of the sorted array @base (@n of @size bytes)
+ * whose uint64_t key at offset @off is <= @key.
+ */
+__hidden size_t vmctx_upper_bound(const void *base, size_t n, size_t size, size_t off,
+				  uint64_t key);
+/* calloc() for a lookup structure: 128-byte aligned, huge pages if large; free() frees it. */
+__hidden void *vmctx_calloc_big(size_t n, size_t size);
+
+/* A byte buffer that grows; an error sticks, and is reported once at the end. */
+struct vmctx_buf {
+	uint8_t *p;
+	size_t len, cap;
+	int err;
+};
+/* Append @n bytes of @data to @b (nothing once @b has failed). */
+__hidden void vmctx_buf_put(struct vmctx_buf *b, const void *data, size_t n);
+
+/*
+ * A hash index of names (util.c): the builder finds modules by name and
+ * objects by build-id in O(1), not by a scan.  It stores indices into the
+ * caller's array; @name_of gives the name at an index.
+ */
+struct vmctx_name_index {
+	uint32_t *slot;		/* index + 1, 0 if empty */
+	size_t size, used;
+};
+typedef const char *(*vmctx_name_of_fn)(const void *arr, uint32_t idx);
+/* The index named @name, or -1. */
+__hidden int vmctx_name_find(const struct vmctx_name_index *x, const char *name,
+			     vmctx_name_of_fn name_of, const void *arr);
+/* Add @idx under @name (not there yet); 0 or -ENOMEM. */
+__hidden int vmctx_name_add(struct vmctx_name_index *x, const char *name, uint32_t idx,
+			    vmctx_name_of_fn name_of, const void *arr);
+__hidden void vmctx_name_index_free(struct vmctx_name_index *x);
+
+#endif /* VMCTX_UTIL_H */
