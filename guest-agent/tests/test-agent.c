@@ -946,6 +946,16 @@ static void test_escapes(const struct proc *p1, const struct proc *p2)
 	CHECK(!strchr(err, '\x1b') && !strchr(err, '\x07'), "no raw control byte reaches stderr");
 	free(err);
 	write_tree(p1, p2);
+
+	/* C1 controls (a lone 0x9b, UTF-8 C2 9B) and a bidi override (U+202E) */
+	APPEND(fmt("%s/proc/vmctx_guest/tasks", fake), "93001 93001 1 0x81000 - a%9bb%c2%9bc%e2%80%aed\n");
+	rc = run_agent(fmt("snapshot -v -r %s -o %s", fake, out), &err);
+	CHECK(rc == 0 && strstr(err, "pid 93001 (a\\x9bb\\xc2\\x9bc\\xe2\\x80\\xaed) exited"),
+	      "a comm's C1 bytes and bidi override show as the tables show them (got: %s)", err);
+	CHECK(!strchr(err, '\x9b') && !strstr(err, "\xe2\x80\xae"),
+	      "no raw C1 byte or bidi control reaches stderr");
+	free(err);
+	write_tree(p1, p2);
 }
 
 /*
