@@ -166,6 +166,18 @@ int vmctx_bundle_resolve_kernel(const struct vmctx_bundle *b, uint64_t ip, const
 	lo = key_index_upper(&b->kseg_index, ip, 0);
 	if (lo && b->kseg_mod[lo - 1] >= 0)
 		km = &b->kmods[b->kseg_mod[lo - 1]];
+	/*
+	 * Below the kernel's first symbol and every module: the guest is not
+	 * running its kernel yet (the decompressor, at identity-mapped
+	 * physical addresses, or the firmware), which no symbol describes.
+	 */
+	if (!lo && b->nksyms && ip < b->ksyms[0].addr) {
+		if (sym)
+			*sym = NULL;
+		if (module)
+			*module = VMCTX_EARLY_BOOT;
+		return 0;
+	}
 
 	lo = key_index_upper(&b->ksym_index, ip, 0);
 	if (lo)

@@ -650,12 +650,18 @@ int vmctx_bundle_resolve_user(const struct vmctx_bundle *b, int task, uint64_t i
  * @ip: the guest IP
  * @sym: set to the kernel symbol's name, or NULL if none covers @ip (may
  *	be NULL)
- * @module: set to "vmlinux" or the module's name (may be NULL)
+ * @module: set to "vmlinux" or the module's name (may be NULL); to
+ *	VMCTX_EARLY_BOOT, with no symbol, for an IP below the kernel's first
+ *	symbol and every module: the guest's boot before its kernel runs
+ *	(the decompressor, firmware)
  *
  * Return: 0; -EINVAL; -VMCTX_E_UNSEALED.
  */
 int vmctx_bundle_resolve_kernel(const struct vmctx_bundle *b, uint64_t ip, const char **sym,
 				const char **module);
+
+/* The module vmctx_bundle_resolve_kernel() names for the guest's early boot. */
+#define VMCTX_EARLY_BOOT	"[early boot]"
 
 /* ---- Guest clock: a guest's time on the host's axis (vmctx_clock(3)) -------- */
 

@@ -181,6 +181,10 @@ static void user_and_kernel_ips_resolve(void)
 	      !strcmp(dso, "virtio_net"), "module IP below its first symbol: module, no symbol");
 	CHECK(!vmctx_bundle_resolve_kernel(b, 0xffffffffc0020000ULL, &sym, &dso) && !sym,
 	      "IP past the module is not credited to the module's last symbol");
+	/* where a guest's kernel decompresses itself: identity-mapped, below vmlinux */
+	CHECK(!vmctx_bundle_resolve_kernel(b, 0x4f3a568ULL, &sym, &dso) && !sym &&
+	      !strcmp(dso, VMCTX_EARLY_BOOT),
+	      "an IP below the kernel's first symbol is the guest's early boot, not vmlinux");
 	vmctx_bundle_free(b);
 }
 
