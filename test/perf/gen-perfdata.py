@@ -17,7 +17,12 @@
 #   exact guest clock: a PERF_RECORD_TIME_CONV (host perf ns = host TSC, a
 #   1 GHz TSC) and HEADER_GUEST_VMS naming VM 1000 $VMNAME (default
 #   "lab-vm-1") with KVM TSC offset 5e9 on both vCPUs; gen-bundle's
-#   'reused' bundle has the guest side of that clock.
+#   'reused' bundle has the guest side of that clock.  VMNAME_LEN=N writes
+#   N as the name's length instead (0: an empty string, as no perf writes
+#   it); VMNAME_NONUL=1 fills the name's 64 bytes without a NUL.
+#   Hostile records, as a crafted file may hold them: 'pidm1' and 'pid0'
+#   add a guest-mode sample of vCPU 0 whose host pid and tid are -1 or 0;
+#   'lostmax' adds a PERF_RECORD_LOST of 2^64-1 samples on pCPU 0.
 import os, struct, sys
 
 out = sys.argv[1]
@@ -25,6 +30,9 @@ be = 'be' in sys.argv[2:]
 filemode = 'file' in sys.argv[2:]
 nofeat = 'nofeat' in sys.argv[2:]
 vms = 'vms' in sys.argv[2:]
+pidm1 = 'pidm1' in sys.argv[2:]
+pid0 = 'pid0' in sys.argv[2:]
+lostmax = 'lostmax' in sys.argv[2:]
 TSC_OFFSET = 5000000000
 E = '>' if be else '<'
 
@@ -126,6 +134,13 @@ for k in range(N):
 # one host-for-vcpu sample: KVM exit handling for vCPU 1 after an HLT exit
 buf += sample(KERNEL, 0xffffffff81555555, VM, 1002, T0 + N * TICK, 0,
               (0, 8, HLT_SVM, 1, VALID | SVM | HOSTV))
+# a vCPU's guest-mode context with no host process for its VM
+for bad in ([0xffffffff] if pidm1 else []) + ([0] if pid0 else []):
+    buf += sample(GUSER, 0x401010, bad, bad, T0 + N * TICK + 1000, 0,
+                  (0x1234000 | 0x3, 7, EXTINT_SVM, 0, VALID | SVM | GUEST | (3 << 4)))
+if lostmax:
+    # PERF_RECORD_LOST: id, lost, then the sample_id of pCPU 0
+    buf += hdr(2, 0, struct.pack(E + 'QQ', 0, 2**64 - 1) + id_sample(VM, 1001, T0 + N * TICK + 2000, 0))
 if filemode:
     # drop the pipe header and the attr event, wrap the rest in a file header
     events = buf[16 + 8 + 128:]
@@ -146,7 +161,12 @@ if filemode:
         # HEADER_GUEST_VMS: one VM, its name as a perf_header_string
         name = os.environ.get('VMNAME', 'lab-vm-1').encode() + b'\0'
         name = name.ljust((len(name) + 63) // 64 * 64, b'\0')
-        f = struct.pack(E + 'II', 1, VM) + struct.pack(E + 'I', len(name)) + name
+        if os.environ.get('VMNAME_NONUL'):
+            name = b'A' * 64
+        nlen = int(os.environ.get('VMNAME_LEN', len(name)))
+        if nlen == 0:
+            name = b''
+        f = struct.pack(E + 'II', 1, VM) + struct.pack(E + 'I', nlen) + name
         f += struct.pack(E + 'I', 2)
         for vcpu in (0, 1):
             f += struct.pack(E + 'QqQI', vcpu | 1 << 32, TSC_OFFSET, 0, 0)

@@ -243,6 +243,68 @@ for n in 0 1 2; do
 	check "$rc:$(echo "$out" | grep -c '^# guest clock of VM1 (guest1): fitted from the samples')" "0:1" \
 		"crafted guest VMs header $n: ignored, the clock fitted instead"
 done
+
+# Hostile perf.data files, in both byte orders, as a crafted or damaged
+# recording may hold them.  Each runs under valgrind where it is installed
+# (the ASan build of perf is not the lab's): a read past a buffer or of
+# freed memory fails the check, whatever perf prints.
+cp "$src"/gen-exits.py .
+VG=
+command -v valgrind >/dev/null 2>&1 && VG="valgrind -q --error-exitcode=99"
+# vg NAME ARGS...: perf ARGS under valgrind; its output in $out, rc in $rc
+vg() {
+	name=$1
+	shift
+	out=$(timeout 120 $VG $P "$@" 2>&1); rc=$?
+	check "$rc:$(printf '%s' "$out" | grep -c 'Invalid read\|Invalid write\|uninitialised\|freed')" "0:0" \
+		"$name: no memory error${VG:+ (valgrind)}"
+}
+for bo in le be; do
+	e=; [ $bo = be ] && e=be
+	VMNAME_LEN=0 python3 gen-perfdata.py vmname0-$bo.data $e file vms >/dev/null
+	VMNAME_NONUL=1 python3 gen-perfdata.py vmnonul-$bo.data $e file vms >/dev/null
+	for f in vmname0 vmnonul; do
+		vg "$f ($bo): --header-only" report --header-only -i $f-$bo.data
+		check "$(echo "$out" | grep -c "^WARNING: the file's guest VMs header is malformed (a VM name $(
+			[ $f = vmname0 ] && echo 'of 0 bytes' || echo 'without its NUL')): ignoring it")" 1 \
+			"$f ($bo): the guest VMs header is refused with its reason"
+		check "$(echo "$out" | grep -c '^# guest VMs: 0$'):$(echo "$out" | grep -c '^# hostname : vmctx-lab$')" "1:1" \
+			"$f ($bo): no VM read from it, the file's other features read as before"
+		vg "$f ($bo): --guest-maps" report -i $f-$bo.data --guest-maps=reused.vmctx --guest-view=guest
+		check "$(echo "$out" | grep -c '^# guest-level view: VM1 (guest1)$')" 1 \
+			"$f ($bo): --guest-maps names the VM from its bundle"
+	done
+	python3 gen-perfdata.py nopid-$bo.data $e file pidm1 pid0 >/dev/null
+	vg "a vCPU sample with host pid -1 and 0 ($bo)" report -i nopid-$bo.data --guest-maps=guest1.vmctx --guest-view=vcpu
+	check "$(echo "$out" | grep -c "^WARNING: 2 events had a vCPU's context but no host process (pid 0 or -1): they were left out.$")" 1 \
+		"host pid -1 and 0 ($bo): the two samples are counted and left out"
+	check "$(echo "$out" | grep -c '^# per-vCPU view: VM1 (guest1)$'):$(echo "$out" | grep -v '^WARNING' | grep -c 'pid 0\|VM2')" "1:0" \
+		"host pid -1 and 0 ($bo): the bundle stays with the real VM, no fake VM appears"
+	python3 gen-exits.py exits-$bo.data $e >/dev/null
+	python3 gen-exits.py short-exit-$bo.data $e short >/dev/null
+	vg "kvm_exit records ($bo)" report -i exits-$bo.data --guest-maps=guest1.vmctx --guest-view=exits
+	check "$(echo "$out" | awk '$1 == "bench[321]" {print $2, $3}')" "interrupt 10" \
+		"exits view ($bo): the 10 exits charged to the guest process"
+	vg "a kvm_exit record of 8 bytes ($bo)" report -i short-exit-$bo.data --guest-maps=guest1.vmctx --guest-view=exits
+	check "$(echo "$out" | awk '$1 == "bench[321]" {print $2, $3}'):$(echo "$out" | grep -c 'EXCEPTION_NMI\|exception')" "interrupt 9:0" \
+		"short kvm_exit ($bo): left out, not read past its end as a fake exit"
+	check "$(echo "$out" | grep -c '^WARNING: 1 kvm:kvm_exit records were too short for their fields')" 1 \
+		"short kvm_exit ($bo): counted in a warning"
+	python3 gen-perfdata.py lost-$bo.data $e file lostmax >/dev/null
+	vg "2^64-1 lost samples ($bo)" report -i lost-$bo.data --guest-maps=guest1.vmctx --guest-view=vcpu
+	check "$(echo "$out" | awk '/%/ { for (i = 1; i <= NF; i++) if ($i ~ /%$/ && $i + 0 > 100) bad++ } END { print bad + 0 }')" 0 \
+		"2^64-1 lost samples ($bo): no share over 100%"
+done
+# The debug line of a VM renamed by its bundle (a recording without the
+# guest VMs header: the name comes from the process) prints the new name
+vg "-v --guest-maps, VM renamed by its bundle" report -v -i le-file.data --guest-maps=guest1.vmctx --guest-view=vcpu
+check "$(echo "$out" | grep -c '^--guest-maps: guest1.vmctx is VM guest1 (pid 1000)$')" 1 \
+	"-v: the VM's name after its bundle named it"
+# A VM name's control bytes reach -v's stderr escaped
+VMNAME=$(printf 'vm\033]0;x\007\r') python3 gen-perfdata.py vms-esc.data file vms >/dev/null
+out=$($P report -v -i vms-esc.data --guest-maps=reused.vmctx --guest-view=vcpu 2>&1)
+check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "-v: a VM name's control bytes do not reach stderr"
+
 if [ -n "${PERF_NO_LIBVMCTX:-}" ]; then
 	check "$($PERF_NO_LIBVMCTX report -i le-file.data --stdio --sort guest_comm 2>&1 | grep -c 'need perf built with libvmctx')" 1 "guest keys in a perf without libvmctx: message"
 fi
