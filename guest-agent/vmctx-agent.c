@@ -509,7 +509,7 @@ static void summary(const struct agent *a, const char *cmd, const char *out, uin
 	struct stat st;
 
 	for (i = 0; i < vmctx_bundle_nobjects(a->bundle); i++)
-		nsyms += vmctx_bundle_object_nsyms(a->bundle, i);
+		nsyms += vmctx_bundle_object_nsyms(a->bundle, (int)i);
 	for (i = 0; i < a->tasks.n; i++)
 		exited += a->tasks.v[i].exit != AGENT_TIME_NONE;
 	if (stat(out, &st))

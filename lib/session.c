@@ -575,9 +575,9 @@ void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void 
 	s->sink = fn ? stream_run : NULL;
 }
 
-int vmctx_session_nvms(const struct vmctx_session *s)
+size_t vmctx_session_nvms(const struct vmctx_session *s)
 {
-	return s ? (int)s->nvms : -EINVAL;
+	return s ? s->nvms : 0;
 }
 
 int vmctx_session_vm_tgid(const struct vmctx_session *s, int vm_nr)
@@ -610,29 +610,26 @@ static int cmp_int(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
-int vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm_tgid)
+size_t vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm_tgid)
 {
 	int vm_idx = s ? session_vm_idx(s, vm_tgid) : -ENOENT;
-	size_t i;
-	int n = 0;
+	size_t i, n = 0;
 
 	if (vm_idx < 0)
-		return vm_idx;
+		return 0;
 	for (i = 0; i < s->nvcpus; i++)
 		n += s->vcpus[i].vm_idx == vm_idx;
 	return n;
 }
 
-int vmctx_session_vm_vcpu(const struct vmctx_session *s, int vm_tgid, int i)
+int vmctx_session_vm_vcpu(const struct vmctx_session *s, int vm_tgid, size_t i)
 {
-	int n = vmctx_session_vm_nvcpus(s, vm_tgid), *ids, k = 0, id, vm_idx;
-	size_t j;
+	size_t n = vmctx_session_vm_nvcpus(s, vm_tgid), j, k = 0;
+	int *ids, id, vm_idx;
 
-	if (n < 0)
-		return n;
-	vm_idx = session_vm_idx(s, vm_tgid);
-	if (i < 0 || i >= n)
+	if (i >= n)
 		return -ENOENT;
+	vm_idx = session_vm_idx(s, vm_tgid);
 	ids = malloc(n * sizeof(*ids));
 	if (!ids)
 		return -ENOMEM;

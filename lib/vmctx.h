@@ -370,9 +370,9 @@ int vmctx_bundle_add_object(struct vmctx_bundle *b, const char *path, const char
  *
  * Sealing prunes aliases, so the count may drop when the bundle is sealed.
  *
- * Return: the count, or -EINVAL for a missing object.
+ * Return: the count; 0 for a missing object or a NULL bundle.
  */
-int vmctx_bundle_object_nsyms(const struct vmctx_bundle *b, int object);
+size_t vmctx_bundle_object_nsyms(const struct vmctx_bundle *b, int object);
 
 /**
  * vmctx_bundle_add_symbol() - Add a symbol to an object
@@ -502,7 +502,7 @@ size_t vmctx_bundle_ntasks(const struct vmctx_bundle *b);
 /**
  * vmctx_bundle_task() - Get a task's fields
  * @b: the bundle
- * @i: the task's index, below vmctx_bundle_ntasks()
+ * @task: the task's index, below vmctx_bundle_ntasks()
  * @root: set to the root as added (not normalised) (may be NULL)
  * @pid: set to the guest pid (may be NULL)
  * @tgid: set to the guest tgid (may be NULL)
@@ -512,7 +512,7 @@ size_t vmctx_bundle_ntasks(const struct vmctx_bundle *b);
  *
  * Return: 0, or -EINVAL for a missing task.
  */
-int vmctx_bundle_task(const struct vmctx_bundle *b, size_t i, uint64_t *root, int *pid,
+int vmctx_bundle_task(const struct vmctx_bundle *b, int task, uint64_t *root, int *pid,
 		      int *tgid, const char **comm, uint64_t *start_ns, uint64_t *exit_ns);
 
 /**
@@ -530,7 +530,7 @@ int vmctx_bundle_task(const struct vmctx_bundle *b, size_t i, uint64_t *root, in
  *
  * Return: 0; -ENOENT when the task has no map @i; -EINVAL for a missing task.
  */
-int vmctx_bundle_task_map(const struct vmctx_bundle *b, size_t task, size_t i, uint64_t *start,
+int vmctx_bundle_task_map(const struct vmctx_bundle *b, int task, size_t i, uint64_t *start,
 			  uint64_t *end, uint64_t *pgoff, const char **path);
 
 /**
@@ -1078,9 +1078,9 @@ void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void 
  * vmctx_session_nvms() - Count the declared VMs
  * @s: the session
  *
- * Return: the number of VMs (the highest vm_nr), or -EINVAL.
+ * Return: the number of VMs (the highest vm_nr); 0 when @s is NULL.
  */
-int vmctx_session_nvms(const struct vmctx_session *s);
+size_t vmctx_session_nvms(const struct vmctx_session *s);
 
 /**
  * vmctx_session_vm_tgid() - Get the VM with a given number
@@ -1116,9 +1116,9 @@ const char *vmctx_session_vm_name(const struct vmctx_session *s, int vm_tgid);
  * @s: the session
  * @vm_tgid: the VM
  *
- * Return: the count, or -ENOENT.
+ * Return: the count; 0 for a VM the session does not know.
  */
-int vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm_tgid);
+size_t vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm_tgid);
 
 /**
  * vmctx_session_vm_vcpu() - Get a VM's vCPUs in id order
@@ -1128,7 +1128,7 @@ int vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm_tgid);
  *
  * Return: the @i'th vCPU id; -ENOENT; -ENOMEM.
  */
-int vmctx_session_vm_vcpu(const struct vmctx_session *s, int vm_tgid, int i);
+int vmctx_session_vm_vcpu(const struct vmctx_session *s, int vm_tgid, size_t i);
 
 /* ---- Tables: the paper's reports (vmctx_table(3)) ---------------------------- */
 

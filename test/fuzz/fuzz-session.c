@@ -221,7 +221,7 @@ static void export(const struct vmctx_session *s, uint32_t flags)
  */
 static void check_vcpus(const struct vmctx_session *s, int vm, uint64_t bound)
 {
-	int i, n = vmctx_session_vm_nvcpus(s, vm);
+	size_t i, n = vmctx_session_vm_nvcpus(s, vm);
 	struct vmctx_table *t;
 
 	for (i = 0; i < n; i++) {
