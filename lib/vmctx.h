@@ -1116,6 +1116,8 @@ const char *vmctx_session_vm_name(const struct vmctx_session *s, int vm_tgid);
  * @s: the session
  * @vm_tgid: the VM
  *
+ * O(1): the session keeps each VM's vCPU ids in order as it meets them.
+ *
  * Return: the count; 0 for a VM the session does not know.
  */
 size_t vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm_tgid);
@@ -1126,7 +1128,9 @@ size_t vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm_tgid);
  * @vm_tgid: the VM
  * @i: position, below vmctx_session_vm_nvcpus()
  *
- * Return: the @i'th vCPU id; -ENOENT; -ENOMEM.
+ * O(1), and allocates nothing.
+ *
+ * Return: the @i'th vCPU id; -ENOENT for an unknown VM or @i past the last.
  */
 int vmctx_session_vm_vcpu(const struct vmctx_session *s, int vm_tgid, size_t i);
 

@@ -631,6 +631,34 @@ static void undeclared_vms_are_refused(void)
 	vmctx_bundle_free(b);
 }
 
+/*
+ * A VM's vCPUs come back in id order whatever order they were met in,
+ * from a const session, as often as asked.
+ */
+static void vcpus_are_listed_in_id_order(void)
+{
+	static const int met[] = { 5, 2, 7, 0, 3 }, sorted[] = { 0, 2, 3, 5, 7 };
+	struct vmctx_session *s = vmctx_session_new(NULL);
+	const struct vmctx_session *cs = s;
+	size_t i;
+
+	declare_vm1(s);
+	for (i = 0; i < sizeof(met) / sizeof(met[0]); i++) {
+		struct vmctx_sample smp = gsample(i, met[i]);
+
+		CHECK(!vmctx_session_sample(s, &smp), "sample of vcpu%d", met[i]);
+	}
+	CHECK_EQ(vmctx_session_vm_nvcpus(cs, VM_PID(1)), 5, "five vCPUs seen");
+	for (i = 0; i < 5; i++) {
+		CHECK(vmctx_session_vm_vcpu(cs, VM_PID(1), i) == sorted[i], "vCPU at position %zu", i);
+		CHECK(vmctx_session_vm_vcpu(cs, VM_PID(1), i) == sorted[i], "position %zu again", i);
+	}
+	CHECK_EQ(vmctx_session_vm_vcpu(cs, VM_PID(1), 5), -ENOENT, "past the last vCPU");
+	CHECK_EQ(vmctx_session_vm_vcpu(cs, 1, 0), -ENOENT, "no vCPU of an unknown VM");
+	CHECK_EQ(vmctx_session_vm_vcpu(NULL, VM_PID(1), 0), -ENOENT, "NULL session");
+	vmctx_session_free(s);
+}
+
 /* A VM named by default takes its bundle's host name; a given name stays. */
 static void bundles_name_vms_named_by_default(void)
 {
@@ -1030,6 +1058,7 @@ int main(void)
 	weighting_is_bounded();
 	report_has_the_papers_header();
 	undeclared_vms_are_refused();
+	vcpus_are_listed_in_id_order();
 	bundles_name_vms_named_by_default();
 	bad_input_is_refused();
 	hostile_streams_are_bounded();
