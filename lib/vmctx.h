@@ -1254,23 +1254,6 @@ size_t vmctx_table_nsteal_reasons(const struct vmctx_table *t);
 int vmctx_table_steal_reason(const struct vmctx_table *t, size_t i, uint64_t *reason,
 			     uint64_t *samples);
 
-/**
- * vmctx_table_format() - Render a table as text
- * @t: the table
- * @max_rows: print at most this many rows; 0 prints all
- * @out: set to the malloc'ed text, which the caller frees
- *
- * The text is the "Total samples: N  OS:USER:steal:idle = ..." header,
- * then "Samples %Ratio Function Module" rows, then the steal breakdown.
- *
- * Function and Module texts are printed through vmctx_escape(); the
- * Function column is as wide as the widest escaped text printed (at least
- * 32 columns), so the Module column stays aligned.
- *
- * Return: 0; -EINVAL; -ENOMEM.
- */
-int vmctx_table_format(const struct vmctx_table *t, size_t max_rows, char **out);
-
 struct vmctx_format_opts {
 	size_t sz;		/* sizeof(struct vmctx_format_opts) */
 	size_t max_rows;	/* print at most this many rows; 0 prints all */
@@ -1279,18 +1262,24 @@ struct vmctx_format_opts {
 };
 
 /**
- * vmctx_table_format_opts() - Render a table as text, with options
+ * vmctx_table_format() - Render a table as text
  * @t: the table
  * @opts: the options, or NULL for the defaults (every row)
  * @out: set to the malloc'ed text, which the caller frees
  *
- * As vmctx_table_format(); the header and the steal breakdown still count
- * every row.
+ * The text is the "Total samples: N  OS:USER:steal:idle = ..." header,
+ * then "Samples %Ratio Function Module" rows, then the steal breakdown.
+ * The header and the steal breakdown count every row, also those that
+ * @opts leaves out.
+ *
+ * Function and Module texts are printed through vmctx_escape(); the
+ * Function column is as wide as the widest escaped text printed (at least
+ * 32 columns), so the Module column stays aligned.
  *
  * Return: 0; -EINVAL (also a @percent_limit outside 0 to 100); -ENOMEM.
  */
-int vmctx_table_format_opts(const struct vmctx_table *t, const struct vmctx_format_opts *opts,
-			    char **out);
+int vmctx_table_format(const struct vmctx_table *t, const struct vmctx_format_opts *opts,
+		       char **out);
 
 /* ---- Exports: pprof and folded stacks (vmctx_export(3)) ------------------- */
 

@@ -564,13 +564,14 @@ static void weighting_is_bounded(void)
 
 static void report_has_the_papers_header(void)
 {
+	VMCTX_OPTS(vmctx_format_opts, five, .max_rows = 5);
 	struct vmctx_table *t;
 	struct scen sc;
 	char *text = NULL;
 
 	CHECK(!scen_init(&sc, SCEN_TICK_NS) && !scen_two_vcpus(&sc, 50, 20), "stream accepted");
 	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), 0);
-	CHECK(!vmctx_table_format(t, 5, &text) && text, "format");
+	CHECK(!vmctx_table_format(t, &five, &text) && text, "format");
 	/* 2000 ticks: 1000 (on vcpu1) + 50 (outside) steal; guest 950, 1/20 of it kernel */
 	CHECK(text && strstr(text, "Total samples: 2000  OS:USER:steal:idle = "
 			     "2.35%:45.15%:52.50%:0.00%\n"), "header:\n%s", text ? text : "");
@@ -580,7 +581,7 @@ static void report_has_the_papers_header(void)
 	free(text);
 	vmctx_table_free(t);
 	t = table(&sc, VMCTX_VIEW_HOST, -1, -1);
-	CHECK(!vmctx_table_format(t, 0, &text) && text &&
+	CHECK(!vmctx_table_format(t, NULL, &text) && text &&
 	      strstr(text, "[guestOS1]                       (VM1)"), "host row for the VM");
 	free(text);
 	vmctx_table_free(t);

@@ -101,6 +101,7 @@ static int export_all(struct vmctx_session *s)
 static int print_table(struct vmctx_session *s, const char *title, enum vmctx_view view,
 		       int vm_tgid, int vcpu)
 {
+	VMCTX_OPTS(vmctx_format_opts, o, .max_rows = rows);
 	struct vmctx_table *t = vmctx_table_new(s, view, vm_tgid, vcpu);
 	char *text;
 	int err;
@@ -109,7 +110,7 @@ static int print_table(struct vmctx_session *s, const char *title, enum vmctx_vi
 		fprintf(stderr, "vmctx-scenarios: %s: cannot build table\n", title);
 		return -1;
 	}
-	err = vmctx_table_format(t, rows, &text);
+	err = vmctx_table_format(t, &o, &text);
 	vmctx_table_free(t);
 	if (err) {
 		fprintf(stderr, "vmctx-scenarios: %s: %s\n", title, vmctx_strerror(err));
