@@ -20,6 +20,10 @@
  * short for the structure's first version fails with -EINVAL.  Declare
  * them with VMCTX_OPTS().  The library never prints; see vmctx_set_log().
  *
+ * The kernel-doc comments below are each call's contract; the man pages
+ * say it in prose, and test/check-api-doc.pl holds their prototypes and
+ * error codes to these.
+ *
  * Man pages: libvmctx(3) for the overview, then one page per group below:
  * vmctx_strerror(3), vmctx_exit_reason(3), vmctx_bundle(3),
  * vmctx_bundle_add(3), vmctx_bundle_info(3), vmctx_resolve(3),
@@ -168,7 +172,7 @@ struct vmctx_read_opts {
  * vmctx_bundle_new() - Allocate an empty bundle to build
  *
  * Return: an unsealed bundle that the caller owns and frees with
- * vmctx_bundle_free(), or NULL with errno set.
+ * vmctx_bundle_free(), or NULL with errno ENOMEM.
  */
 struct vmctx_bundle *vmctx_bundle_new(void);
 
@@ -192,8 +196,9 @@ void vmctx_bundle_free(struct vmctx_bundle *b);
  * bundle does nothing.  On failure the bundle stays unsealed, and can only
  * be freed.
  *
- * Return: 0; -VMCTX_E_RANGE for overlapping maps (the log says which
- * task); -ENOMEM.
+ * Return: 0; -EINVAL for a NULL bundle; -VMCTX_E_RANGE for overlapping
+ * maps or clock pairs that do not rise in both TSC and ns (the log says
+ * which); -VMCTX_E_SYNTAX for a build-id or a module name twice; -ENOMEM.
  */
 int vmctx_bundle_seal(struct vmctx_bundle *b);
 
