@@ -2,8 +2,8 @@
 /*
  * The BPF backend: the task table and the events of vmctx_guest.ko, from
  * bpf/agent.bpf.c (embedded through its skeleton) instead of the module.
- * Its output is the module's: struct agent_kmod_table and struct
- * agent_kmod_event, so that agent-tasks.c applies both the same way.
+ * Its output is the module's: struct agent_task_table and struct
+ * agent_event, so that agent-tasks.c applies both the same way.
  *
  * Two things differ.  BPF cannot read the TSC, so the table's clock pair
  * is taken here (agent_clock_pair(), on CLOCK_MONOTONIC, the clock of
@@ -61,7 +61,7 @@ struct agent_bpf {
 	uint64_t seq;
 	uint64_t lost_seen;
 	/* the read under way */
-	struct agent_kmod_event **ev;
+	struct agent_event **ev;
 	size_t *nev;
 	size_t *cap;
 	int err;
@@ -189,7 +189,7 @@ static struct agent_prog *load_skel(struct agent *a, const char **what)
 	return NULL;
 }
 
-int agent_bpf_open(struct agent *a, bool quiet)
+static int bpf_open(struct agent *a, bool quiet)
 {
 	struct agent_bpf *b;
 	const char *what;
@@ -239,7 +239,7 @@ static void free_proc(struct agent_bpf_proc *p)
 	p->n = 0;
 }
 
-void agent_bpf_close(struct agent *a)
+static void bpf_close(struct agent *a)
 {
 	struct agent_bpf *b = a->bpf;
 	size_t i;
@@ -255,7 +255,7 @@ void agent_bpf_close(struct agent *a)
 	a->bpf = NULL;
 }
 
-static void task_from(struct agent_kmod_task *d, const struct agent_bpf_task *s, bool pti)
+static void task_from(struct agent_task_row *d, const struct agent_bpf_task *s, bool pti)
 {
 	d->pid = s->pid;
 	d->tgid = s->tgid;
@@ -267,10 +267,10 @@ static void task_from(struct agent_kmod_task *d, const struct agent_bpf_task *s,
 	d->comm[sizeof(s->comm) - 1] = '\0';
 }
 
-int agent_bpf_read_table(struct agent *a, struct agent_kmod_table *t)
+static int bpf_read_table(struct agent *a, struct agent_task_table *t)
 {
 	struct agent_bpf *b = a->bpf;
-	struct agent_kmod_table nt = { 0 };
+	struct agent_task_table nt = { 0 };
 	struct agent_bpf_task rec;
 	size_t cap = 0, got = 0;
 	int link, fd, err = 0;
@@ -302,7 +302,7 @@ int agent_bpf_read_table(struct agent *a, struct agent_kmod_table *t)
 			continue;
 		got = 0;
 		if (nt.ntasks == cap) {
-			struct agent_kmod_task *nv;
+			struct agent_task_row *nv;
 
 			cap = cap ? 2 * cap : 256;
 			nv = realloc(nt.tasks, cap * sizeof(*nv));
@@ -321,17 +321,17 @@ int agent_bpf_read_table(struct agent *a, struct agent_kmod_table *t)
 out:
 	close(fd);
 	if (err) {
-		agent_kmod_free_table(&nt);
+		agent_task_table_free(&nt);
 		return err;
 	}
-	agent_kmod_free_table(t);
+	agent_task_table_free(t);
 	*t = nt;
 	return 0;
 }
 
-static struct agent_kmod_event *push(struct agent_bpf *b)
+static struct agent_event *push(struct agent_bpf *b)
 {
-	struct agent_kmod_event *e;
+	struct agent_event *e;
 
 	if (*b->nev == *b->cap) {
 		size_t cap = *b->cap ? 2 * *b->cap : 256;
@@ -374,11 +374,11 @@ static int flush_proc(struct agent_bpf *b, struct agent_bpf_proc *p, uint64_t ns
 		return 0;
 	p->dirty = false;
 	for (i = p->n; i-- > 0;) {
-		struct agent_kmod_event *e = push(b);
+		struct agent_event *e = push(b);
 
 		if (!e)
 			return -ENOMEM;
-		e->type = AGENT_KMOD_MAP;
+		e->type = AGENT_EVENT_MAP;
 		e->ns = ns > p->ns ? ns : p->ns;
 		e->task.pid = p->tgid;
 		e->task.tgid = p->tgid;
@@ -489,7 +489,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	struct agent *a = ctx;
 	struct agent_bpf *b = a->bpf;
 	const struct agent_bpf_event *s = data;
-	struct agent_kmod_event *e;
+	struct agent_event *e;
 	struct agent_bpf_proc *p;
 	int err = 0;
 
@@ -513,12 +513,12 @@ static int on_event(void *ctx, void *data, size_t size)
 		err = -ENOMEM;
 		goto out;
 	}
-	e->type = s->type == AGENT_BPF_FORK ? AGENT_KMOD_FORK :
-		  s->type == AGENT_BPF_EXEC ? AGENT_KMOD_EXEC : AGENT_KMOD_EXIT;
+	e->type = s->type == AGENT_BPF_FORK ? AGENT_EVENT_FORK :
+		  s->type == AGENT_BPF_EXEC ? AGENT_EVENT_EXEC : AGENT_EVENT_EXIT;
 	e->ns = s->ns;
 	e->other = s->other;
 	task_from(&e->task, &s->task, b->pti);
-	if (e->type == AGENT_KMOD_EXIT)
+	if (e->type == AGENT_EVENT_EXIT)
 		/* the mm may be gone already: the record keeps the root it had */
 		e->task.root = e->task.user_root = AGENT_NO_ROOT;
 out:
@@ -529,14 +529,15 @@ out:
 
 static int by_ns(const void *x, const void *y)
 {
-	const struct agent_kmod_event *p = x, *q = y;
+	const struct agent_event *p = x, *q = y;
 
 	if (p->ns != q->ns)
 		return p->ns < q->ns ? -1 : 1;
 	return p->seq < q->seq ? -1 : p->seq > q->seq;
 }
 
-int agent_bpf_read_events(struct agent *a, struct agent_kmod_event **ev, size_t *nev, size_t *cap)
+static int bpf_read_events(struct agent *a, struct agent_event **ev, size_t *nev,
+			   size_t *cap)
 {
 	struct agent_bpf *b = a->bpf;
 	size_t first = *nev, i;
@@ -571,3 +572,11 @@ int agent_bpf_read_events(struct agent *a, struct agent_kmod_event **ev, size_t 
 	return agent_interrupted(a) ? -EINTR : 0;
 }
 #endif /* HAVE_BPF */
+
+const struct agent_backend_ops agent_bpf_ops = {
+	.name = "bpf",
+	.open = bpf_open,
+	.close = bpf_close,
+	.read_table = bpf_read_table,
+	.read_events = bpf_read_events,
+};

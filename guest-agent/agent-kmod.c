@@ -17,10 +17,10 @@
 #define KMOD_VERSION	2
 
 static const char *const event_names[] = {
-	[AGENT_KMOD_FORK] = "fork",
-	[AGENT_KMOD_EXEC] = "exec",
-	[AGENT_KMOD_EXIT] = "exit",
-	[AGENT_KMOD_MAP] = "map",
+	[AGENT_EVENT_FORK] = "fork",
+	[AGENT_EVENT_EXEC] = "exec",
+	[AGENT_EVENT_EXIT] = "exit",
+	[AGENT_EVENT_MAP] = "map",
 };
 
 /* Explain why a module file cannot be opened; the module is the usual reason. */
@@ -105,7 +105,7 @@ static size_t split(char *line, char **f, size_t max)
 }
 
 /* "pid tgid start_ns root user_root comm", already split. */
-static int parse_task_fields(char **f, struct agent_kmod_task *t)
+static int parse_task_fields(char **f, struct agent_task_row *t)
 {
 	if (parse_int(f[0], &t->pid) || parse_int(f[1], &t->tgid) ||
 	    parse_u64(f[2], 10, &t->start_ns) || parse_root(f[3], &t->root) ||
@@ -117,7 +117,7 @@ static int parse_task_fields(char **f, struct agent_kmod_task *t)
 	return agent_unescape(t->comm);
 }
 
-int agent_kmod_parse_task_line(char *line, struct agent_kmod_task *t)
+int agent_kmod_parse_task_line(char *line, struct agent_task_row *t)
 {
 	char *f[6];
 
@@ -132,7 +132,7 @@ static int parse_hex(const char *s, uint64_t *v)
 }
 
 /* "seq map tsc ns pid tgid exec|exit start end pgoff path", already split. */
-static int parse_map_event(char **f, struct agent_kmod_event *e)
+static int parse_map_event(char **f, struct agent_event *e)
 {
 	if (parse_u64(f[0], 10, &e->seq) || parse_u64(f[2], 10, &e->tsc) ||
 	    parse_u64(f[3], 10, &e->ns) || parse_int(f[4], &e->task.pid) ||
@@ -153,7 +153,7 @@ static int parse_map_event(char **f, struct agent_kmod_event *e)
  * -ENODATA: the sequence numbers show the gap too).  A map event's path is
  * malloc'ed (-ENOMEM if it cannot be).
  */
-int agent_kmod_parse_event_line(char *line, struct agent_kmod_event *e)
+int agent_kmod_parse_event_line(char *line, struct agent_event *e)
 {
 	char *f[11];
 	size_t i, n;
@@ -162,8 +162,8 @@ int agent_kmod_parse_event_line(char *line, struct agent_kmod_event *e)
 	if (!strncmp(line, "lost ", 5))
 		return -ENODATA;
 	n = split(line, f, 11);
-	if (n == 11 && !strcmp(f[1], event_names[AGENT_KMOD_MAP])) {
-		e->type = AGENT_KMOD_MAP;
+	if (n == 11 && !strcmp(f[1], event_names[AGENT_EVENT_MAP])) {
+		e->type = AGENT_EVENT_MAP;
 		return parse_map_event(f, e);
 	}
 	if (n != 11)
@@ -184,7 +184,7 @@ int agent_kmod_parse_event_line(char *line, struct agent_kmod_event *e)
 }
 
 /* "vmctx_guest 1 key=value ..."; unknown keys are for later versions. */
-static int parse_header(const struct agent *a, char *line, struct agent_kmod_table *t)
+static int parse_header(const struct agent *a, char *line, struct agent_task_table *t)
 {
 	char *tok, *save = NULL;
 	uint64_t v;
@@ -224,15 +224,9 @@ static int parse_header(const struct agent *a, char *line, struct agent_kmod_tab
 	return 0;
 }
 
-void agent_kmod_free_table(struct agent_kmod_table *t)
-{
-	free(t->tasks);
-	memset(t, 0, sizeof(*t));
-}
-
 /* The table read so far, and the room it has for tasks. */
 struct task_list {
-	struct agent_kmod_table *t;
+	struct agent_task_table *t;
 	size_t cap;
 };
 
@@ -241,8 +235,8 @@ static int add_task_line(const struct agent *a, struct agent_bad *bad, size_t li
 			 char *line, void *ctx)
 {
 	struct task_list *l = ctx;
-	struct agent_kmod_table *t = l->t;
-	struct agent_kmod_task *nv;
+	struct agent_task_table *t = l->t;
+	struct agent_task_row *nv;
 
 	if (t->ntasks == l->cap) {
 		l->cap = l->cap ? 2 * l->cap : 512;
@@ -258,9 +252,9 @@ static int add_task_line(const struct agent *a, struct agent_bad *bad, size_t li
 	return 0;
 }
 
-int agent_kmod_read_table(struct agent *a, struct agent_kmod_table *t)
+static int kmod_read_table(struct agent *a, struct agent_task_table *t)
 {
-	struct agent_kmod_table nt = { 0 };
+	struct agent_task_table nt = { 0 };
 	struct task_list l = { .t = &nt };
 	struct agent_bad bad = { 0 };
 	struct agent_lines it;
@@ -298,19 +292,21 @@ int agent_kmod_read_table(struct agent *a, struct agent_kmod_table *t)
 	if (err)
 		goto fail;
 	free(buf);
-	agent_kmod_free_table(t);
+	agent_task_table_free(t);
 	*t = nt;
 	return 0;
 fail:
 	free(buf);
-	agent_kmod_free_table(&nt);
+	agent_task_table_free(&nt);
 	return err;
 }
 
-int agent_kmod_open_events(struct agent *a)
+/* The module logs a process's mappings one by one (agent-tasks.c). */
+static int kmod_open(struct agent *a, bool quiet)
 {
 	int fd;
 
+	a->tasks.batch_by_process = true;
 	if (asprintf(&a->events_path, "%s/events", a->kmod_dir) < 0) {
 		a->events_path = NULL;
 		agent_err(a, "%s", strerror(ENOMEM));
@@ -324,7 +320,7 @@ int agent_kmod_open_events(struct agent *a)
 	return 0;
 }
 
-void agent_kmod_close_events(struct agent *a)
+static void kmod_close(struct agent *a)
 {
 	agent_bad_report(a, &a->events_bad);
 	if (a->events_fd >= 0)
@@ -335,9 +331,9 @@ void agent_kmod_close_events(struct agent *a)
 }
 
 static int push_event(struct agent *a, char *line, size_t len,
-		      struct agent_kmod_event **ev, size_t *nev, size_t *cap)
+		      struct agent_event **ev, size_t *nev, size_t *cap)
 {
-	struct agent_kmod_event e, *nv;
+	struct agent_event e, *nv;
 	int err;
 
 	a->events_lineno++;
@@ -373,20 +369,12 @@ static int push_event(struct agent *a, char *line, size_t len,
 	return 0;
 }
 
-void agent_kmod_free_events(struct agent_kmod_event *ev, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(ev[i].path);
-	free(ev);
-}
-
 /*
  * The module hands out whole lines; a regular file standing in for it in
  * tests may end in a partial line, which waits in a->carry for more.
  */
-int agent_kmod_read_events(struct agent *a, struct agent_kmod_event **ev, size_t *nev, size_t *cap)
+static int kmod_read_events(struct agent *a, struct agent_event **ev, size_t *nev,
+			    size_t *cap)
 {
 	char buf[1 << 16];
 	ssize_t r;
@@ -427,3 +415,11 @@ int agent_kmod_read_events(struct agent *a, struct agent_kmod_event **ev, size_t
 		memcpy(a->carry, line, a->ncarry);
 	}
 }
+
+const struct agent_backend_ops agent_kmod_ops = {
+	.name = "kmod",
+	.open = kmod_open,
+	.close = kmod_close,
+	.read_table = kmod_read_table,
+	.read_events = kmod_read_events,
+};

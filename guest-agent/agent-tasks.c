@@ -17,6 +17,21 @@
 #define SLOT_EMPTY	0
 #define SLOT_GONE	(-1)
 
+void agent_task_table_free(struct agent_task_table *t)
+{
+	free(t->tasks);
+	memset(t, 0, sizeof(*t));
+}
+
+void agent_events_free(struct agent_event *ev, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(ev[i].path);
+	free(ev);
+}
+
 static size_t slot_of(const struct agent_tasks *ts, int pid)
 {
 	return ((unsigned int)pid * 2654435761u) & (ts->pcap - 1);
@@ -122,7 +137,7 @@ void agent_tasks_free(struct agent_tasks *ts)
 	memset(ts, 0, sizeof(*ts));
 }
 
-static int add(struct agent_tasks *ts, const struct agent_kmod_task *k, uint64_t start,
+static int add(struct agent_tasks *ts, const struct agent_task_row *k, uint64_t start,
 	       uint64_t exit)
 {
 	struct agent_task *t;
@@ -198,7 +213,7 @@ static bool overlaps(const struct agent_map *maps, size_t n, uint64_t start, uin
 }
 
 /* Add @e's mapping to the batch @maps, unless full or overlapping. */
-static int batch_add(struct agent_map **maps, size_t *n, const struct agent_kmod_event *e)
+static int batch_add(struct agent_map **maps, size_t *n, const struct agent_event *e)
 {
 	struct agent_map *m;
 
@@ -238,7 +253,7 @@ static void drop_pending(struct agent_tasks *ts, struct agent_pending_maps *p)
 	ts->npending--;
 }
 
-static int add_pending(struct agent_tasks *ts, const struct agent_kmod_event *e, bool same_batch)
+static int add_pending(struct agent_tasks *ts, const struct agent_event *e, bool same_batch)
 {
 	struct agent_pending_maps *p = pending_of(ts, e->task.pid, e->task.root);
 
@@ -261,7 +276,7 @@ static int add_pending(struct agent_tasks *ts, const struct agent_kmod_event *e,
 	return batch_add(&p->maps, &p->n, e);
 }
 
-static int apply_map(struct agent_tasks *ts, const struct agent_kmod_event *e)
+static int apply_map(struct agent_tasks *ts, const struct agent_event *e)
 {
 	struct agent_task *t = agent_tasks_open_of(ts, e->task.tgid);
 	bool same_batch = e->seq == ts->map_next_seq && e->task.pid == ts->map_pid &&
@@ -318,7 +333,7 @@ static int copy_maps(const struct agent_map *src, size_t n, struct agent_map **o
  * runs the parent's code, and no map event or exit batch of the parent's
  * image may ever name them for it.
  */
-static int inherit_maps(struct agent_tasks *ts, const struct agent_kmod_event *e)
+static int inherit_maps(struct agent_tasks *ts, const struct agent_event *e)
 {
 	struct agent_task *parent = agent_tasks_open_of(ts, e->other), *child;
 	struct agent_map *maps;
@@ -362,9 +377,9 @@ static void take_maps_after(struct agent_task *old, uint64_t ns, struct agent_ma
 	old->maps_from = old->maps_to = 0;
 }
 
-static int apply_exec(struct agent_tasks *ts, const struct agent_kmod_event *e)
+static int apply_exec(struct agent_tasks *ts, const struct agent_event *e)
 {
-	const struct agent_kmod_task *k = &e->task;
+	const struct agent_task_row *k = &e->task;
 	struct agent_pending_maps *p;
 	struct agent_map *moved;
 	uint64_t from = 0, to = 0;
@@ -398,23 +413,23 @@ static int apply_exec(struct agent_tasks *ts, const struct agent_kmod_event *e)
 	return err;
 }
 
-int agent_tasks_apply_event(struct agent_tasks *ts, const struct agent_kmod_event *e)
+int agent_tasks_apply_event(struct agent_tasks *ts, const struct agent_event *e)
 {
-	const struct agent_kmod_task *k = &e->task;
+	const struct agent_task_row *k = &e->task;
 	struct agent_task *t;
 	int err;
 
 	switch (e->type) {
-	case AGENT_KMOD_FORK:
+	case AGENT_EVENT_FORK:
 		/* A record still open under this pid missed its exit event. */
 		close_rec(ts, k->pid, e->ns);
 		err = add(ts, k, e->ns, AGENT_TIME_NONE);
 		if (err || k->pid != k->tgid)
 			return err;
 		return inherit_maps(ts, e);
-	case AGENT_KMOD_EXEC:
+	case AGENT_EVENT_EXEC:
 		return apply_exec(ts, e);
-	case AGENT_KMOD_EXIT:
+	case AGENT_EVENT_EXIT:
 		t = agent_tasks_open_of(ts, k->pid);
 		if (!t)
 			/* Older than what we saw: it lived from its start. */
@@ -430,19 +445,19 @@ int agent_tasks_apply_event(struct agent_tasks *ts, const struct agent_kmod_even
 			memcpy(t->comm, k->comm, sizeof(t->comm));
 		close_rec(ts, k->pid, e->ns);
 		return 0;
-	case AGENT_KMOD_MAP:
+	case AGENT_EVENT_MAP:
 		return apply_map(ts, e);
 	}
 	return -EINVAL;
 }
 
-int agent_tasks_apply_table(struct agent_tasks *ts, const struct agent_kmod_table *tab)
+int agent_tasks_apply_table(struct agent_tasks *ts, const struct agent_task_table *tab)
 {
 	size_t i;
 	int err;
 
 	for (i = 0; i < tab->ntasks; i++) {
-		const struct agent_kmod_task *k = &tab->tasks[i];
+		const struct agent_task_row *k = &tab->tasks[i];
 		struct agent_task *t = agent_tasks_open_of(ts, k->pid);
 
 		if (t && (t->root == k->root || k->root == AGENT_NO_ROOT)) {
@@ -460,7 +475,7 @@ int agent_tasks_apply_table(struct agent_tasks *ts, const struct agent_kmod_tabl
 	return 0;
 }
 
-void agent_tasks_close_missing(struct agent_tasks *ts, const struct agent_kmod_table *tab)
+void agent_tasks_close_missing(struct agent_tasks *ts, const struct agent_task_table *tab)
 {
 	bool *alive;
 	size_t i;

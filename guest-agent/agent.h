@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * vmctx-agent internals.  The data flow follows the files:
- *   agent-kmod.c   the vmctx_guest module's task table and event ring
+ *   agent-kmod.c   a backend: the vmctx_guest module's task table and event ring
+ *   agent-bpf.c    a backend: the same table and events from BPF
  *   agent-tasks.c  task records: one page-table root over one lifetime
  *   agent-proc.c   /proc: maps, kallsyms, modules, identity
  *   agent-elf.c    ELF objects: build-id, symbols, load bias (libelf)
@@ -37,8 +38,13 @@
 
 struct agent;
 
-/* One line of the module's task table, or one event from its ring. */
-struct agent_kmod_task {
+/*
+ * What a backend (agent-kmod.c, agent-bpf.c) hands the task records
+ * (agent-tasks.c): the guest's task table with its clock pair, and the
+ * fork, exec, exit and map events since the last read.  A task as a
+ * backend sees it: one row of the table, or the subject of an event.
+ */
+struct agent_task_row {
 	int pid;
 	int tgid;
 	uint64_t start_ns;
@@ -47,36 +53,36 @@ struct agent_kmod_task {
 	char comm[AGENT_COMM_MAX];
 };
 
-enum agent_kmod_event_type {
-	AGENT_KMOD_FORK,
-	AGENT_KMOD_EXEC,
-	AGENT_KMOD_EXIT,
-	AGENT_KMOD_MAP,		/* format 2: an executable mapping, at exec or exit */
+enum agent_event_type {
+	AGENT_EVENT_FORK,
+	AGENT_EVENT_EXEC,
+	AGENT_EVENT_EXIT,
+	AGENT_EVENT_MAP,		/* format 2: an executable mapping, at exec or exit */
 };
 
-struct agent_kmod_event {
+struct agent_event {
 	uint64_t seq;
-	enum agent_kmod_event_type type;
+	enum agent_event_type type;
 	uint64_t tsc;
 	uint64_t ns;
 	int other;		/* fork: parent pid; exec: pid before exec */
-	struct agent_kmod_task task;	/* AGENT_KMOD_MAP: pid and tgid only */
-	/* AGENT_KMOD_MAP; other: 0 logged at exec, 1 at exit */
+	struct agent_task_row task;	/* AGENT_EVENT_MAP: pid and tgid only */
+	/* AGENT_EVENT_MAP; other: 0 logged at exec, 1 at exit */
 	uint64_t start;
 	uint64_t end;
 	uint64_t pgoff;
-	char *path;		/* malloc'ed; see agent_kmod_free_events() */
+	char *path;		/* malloc'ed; see agent_events_free() */
 };
 
-/* The table with its header: the module's clock pair and CR3 facts. */
-struct agent_kmod_table {
+/* The table with its header: the backend's clock pair and CR3 facts. */
+struct agent_task_table {
 	uint64_t tsc_khz;
 	uint64_t tsc;
 	uint64_t ns;
 	bool pti;
 	uint64_t cr3_mask;
 	size_t ntasks;
-	struct agent_kmod_task *tasks;
+	struct agent_task_row *tasks;
 };
 
 /* A mapping read from /proc/PID/maps. */
@@ -188,11 +194,32 @@ enum agent_backend {
 	AGENT_BACKEND_KMOD,
 };
 
+/*
+ * A backend, as trace-cmd's time-sync backends are: one table of calls,
+ * which vmctx-agent.c uses without knowing which backend it holds.
+ */
+struct agent_backend_ops {
+	const char *name;		/* "kmod", "bpf": --backend= and the bundle's agent */
+	/* Start watching; @quiet: say nothing on failure (auto falls back). */
+	int (*open)(struct agent *a, bool quiet);
+	void (*close)(struct agent *a);
+	/* Read the whole task table into @t, replacing what it held. */
+	int (*read_table)(struct agent *a, struct agent_task_table *t);
+	/* Append every event since the last call to *ev (grown as needed). */
+	int (*read_events)(struct agent *a, struct agent_event **ev, size_t *nev, size_t *cap);
+};
+
+extern const struct agent_backend_ops agent_kmod_ops;
+#ifdef HAVE_BPF
+extern const struct agent_backend_ops agent_bpf_ops;
+#endif
+
 struct agent_bpf;
 
 struct agent {
 	const char *prog;
 	enum agent_backend backend;	/* AUTO until chosen */
+	const struct agent_backend_ops *ops;	/* the chosen backend's, once open */
 	struct agent_bpf *bpf;		/* the BPF backend's state, when chosen */
 	const char *root;		/* "/" or a fake tree */
 	char *kmod_dir;			/* the module's /proc directory */
@@ -214,7 +241,7 @@ struct agent {
 	size_t ncarry;
 	char carry[4096];		/* a partial events line */
 	struct agent_tasks tasks;
-	struct agent_kmod_table table;	/* the latest table read */
+	struct agent_task_table table;	/* the latest table read */
 	struct agent_pairs pairs;
 	struct vmctx_bundle *bundle;
 	struct agent_elf_cache *elves;
@@ -278,25 +305,13 @@ int agent_add_kernel(struct agent *a);
 /* Decode "%XX" escapes in place; -EINVAL on a bad escape or a NUL. */
 int agent_unescape(char *s);
 
-/* agent-kmod.c */
-int agent_kmod_read_table(struct agent *a, struct agent_kmod_table *t);
-void agent_kmod_free_table(struct agent_kmod_table *t);
-int agent_kmod_parse_task_line(char *line, struct agent_kmod_task *t);
-int agent_kmod_parse_event_line(char *line, struct agent_kmod_event *e);
-int agent_kmod_open_events(struct agent *a);
-/* Read every event the ring holds for us; append to *ev (grown as needed). */
-int agent_kmod_read_events(struct agent *a, struct agent_kmod_event **ev, size_t *nev, size_t *cap);
-/* Free @n events read by agent_kmod_read_events() and the array. */
-void agent_kmod_free_events(struct agent_kmod_event *ev, size_t n);
-void agent_kmod_close_events(struct agent *a);
+/* agent-kmod.c: the vmctx_guest module's files (agent_kmod_ops); parsers for the tests */
+int agent_kmod_parse_task_line(char *line, struct agent_task_row *t);
+int agent_kmod_parse_event_line(char *line, struct agent_event *e);
 
-/* agent-bpf.c: the module's table and events, from BPF (HAVE_BPF builds only) */
+/* agent-bpf.c: the same table and events from BPF (agent_bpf_ops; HAVE_BPF builds only) */
+/* True where the kernel has BTF, which the programs need (auto mode tries BPF then). */
 bool agent_bpf_available(const struct agent *a);
-/* Load and attach; @quiet: say nothing on failure (auto mode falls back). */
-int agent_bpf_open(struct agent *a, bool quiet);
-void agent_bpf_close(struct agent *a);
-int agent_bpf_read_table(struct agent *a, struct agent_kmod_table *t);
-int agent_bpf_read_events(struct agent *a, struct agent_kmod_event **ev, size_t *nev, size_t *cap);
 /* "/" and @depth names leaf first, NUL-separated in @names, joined root first; NULL if bad. */
 char *agent_bpf_join_path(const char *names, size_t size, unsigned int depth);
 
@@ -309,12 +324,15 @@ int agent_pairs_note(struct agent_pairs *p, uint64_t tsc, uint64_t ns, uint64_t 
 int agent_pairs_take(struct agent_pairs *p);
 
 /* agent-tasks.c */
+void agent_task_table_free(struct agent_task_table *t);
+/* Free @n events a backend read and their array. */
+void agent_events_free(struct agent_event *ev, size_t n);
 void agent_tasks_free(struct agent_tasks *ts);
-int agent_tasks_apply_event(struct agent_tasks *ts, const struct agent_kmod_event *e);
+int agent_tasks_apply_event(struct agent_tasks *ts, const struct agent_event *e);
 /* Bring the records in line with a table read at t->ns. */
-int agent_tasks_apply_table(struct agent_tasks *ts, const struct agent_kmod_table *t);
+int agent_tasks_apply_table(struct agent_tasks *ts, const struct agent_task_table *t);
 /* Close records still open that the final table does not hold. */
-void agent_tasks_close_missing(struct agent_tasks *ts, const struct agent_kmod_table *t);
+void agent_tasks_close_missing(struct agent_tasks *ts, const struct agent_task_table *t);
 /* The open record of @pid, or NULL. */
 struct agent_task *agent_tasks_open_of(struct agent_tasks *ts, int pid);
 /* Drop records that ended before @ns. */

@@ -73,23 +73,15 @@ static const char *signal_name(int sig)
 
 /* ---- Collecting --------------------------------------------------------- */
 
-/* The backend chosen: the module's files, or BPF (the same table and events). */
+/* The backend chosen (a->ops): the module's files, or BPF (the same table and events). */
 static int read_table(struct agent *a)
 {
-#ifdef HAVE_BPF
-	if (a->backend == AGENT_BACKEND_BPF)
-		return agent_bpf_read_table(a, &a->table);
-#endif
-	return agent_kmod_read_table(a, &a->table);
+	return a->ops->read_table(a, &a->table);
 }
 
-static int read_events(struct agent *a, struct agent_kmod_event **ev, size_t *nev, size_t *cap)
+static int read_events(struct agent *a, struct agent_event **ev, size_t *nev, size_t *cap)
 {
-#ifdef HAVE_BPF
-	if (a->backend == AGENT_BACKEND_BPF)
-		return agent_bpf_read_events(a, ev, nev, cap);
-#endif
-	return agent_kmod_read_events(a, ev, nev, cap);
+	return a->ops->read_events(a, ev, nev, cap);
 }
 
 /*
@@ -103,7 +95,8 @@ static int open_backend(struct agent *a)
 
 	if (a->backend == AGENT_BACKEND_BPF ||
 	    (a->backend == AGENT_BACKEND_AUTO && a->real_root && agent_bpf_available(a))) {
-		err = agent_bpf_open(a, a->backend == AGENT_BACKEND_AUTO);
+		a->ops = &agent_bpf_ops;
+		err = a->ops->open(a, a->backend == AGENT_BACKEND_AUTO);
 		if (!err) {
 			a->backend = AGENT_BACKEND_BPF;
 			agent_note(a, "backend: bpf (BTF, no module needed)");
@@ -122,25 +115,21 @@ static int open_backend(struct agent *a)
 	}
 #endif
 	a->backend = AGENT_BACKEND_KMOD;
-	/* the module logs a process's mappings one by one (agent-tasks.c) */
-	a->tasks.batch_by_process = true;
+	a->ops = &agent_kmod_ops;
 	agent_note(a, "backend: kmod (%s)", a->kmod_dir);
-	return agent_kmod_open_events(a);
+	return a->ops->open(a, false);
 }
 
+/* After open_backend(), whether it succeeded or not, as every backend's close allows. */
 static void close_backend(struct agent *a)
 {
-#ifdef HAVE_BPF
-	if (a->backend == AGENT_BACKEND_BPF) {
-		agent_bpf_close(a);
-		return;
-	}
-#endif
-	agent_kmod_close_events(a);
+	if (a->ops)
+		a->ops->close(a);
+	a->ops = NULL;
 }
 
 struct events {
-	struct agent_kmod_event *v;
+	struct agent_event *v;
 	size_t n;
 	size_t cap;
 };
@@ -192,7 +181,7 @@ static int sync_tasks(struct agent *a, bool final)
 		agent_tasks_close_missing(&a->tasks, &a->table);
 	else if (!err)
 		err = apply_events(a, &ev, &i, UINT64_MAX);
-	agent_kmod_free_events(ev.v, ev.n);
+	agent_events_free(ev.v, ev.n);
 	return err;
 }
 
@@ -310,7 +299,7 @@ static int poll_once(struct agent *a)
 	err = read_events(a, &ev.v, &ev.n, &ev.cap);
 	if (!err)
 		err = apply_events(a, &ev, &i, UINT64_MAX);
-	agent_kmod_free_events(ev.v, ev.n);
+	agent_events_free(ev.v, ev.n);
 	if (!err)
 		err = take_pair(a);
 	if (err)
@@ -453,7 +442,7 @@ static int add_task_maps(struct agent *a, int idx, const struct agent_task *t)
 
 static int build_bundle(struct agent *a)
 {
-	const struct agent_kmod_table *tab = &a->table;
+	const struct agent_task_table *tab = &a->table;
 	size_t i;
 	int err;
 
@@ -509,7 +498,7 @@ static void summary(const struct agent *a, const char *cmd, const char *out, uin
 	struct stat st;
 
 	for (i = 0; i < vmctx_bundle_nobjects(a->bundle); i++)
-		nsyms += vmctx_bundle_object_nsyms(a->bundle, i);
+		nsyms += vmctx_bundle_object_nsyms(a->bundle, (int)i);
 	for (i = 0; i < a->tasks.n; i++)
 		exited += a->tasks.v[i].exit != AGENT_TIME_NONE;
 	if (stat(out, &st))
@@ -876,7 +865,7 @@ out:
 	vmctx_bundle_free(a.bundle);
 	agent_tasks_free(&a.tasks);
 	free(a.pairs.v);
-	agent_kmod_free_table(&a.table);
+	agent_task_table_free(&a.table);
 	free(a.kmod_dir);
 	return err ? 1 : 0;
 }

@@ -350,10 +350,10 @@ int vmctx_bundle_add_object(struct vmctx_bundle *b, const char *path, const char
 	return b->nobjects++;
 }
 
-int vmctx_bundle_object_nsyms(const struct vmctx_bundle *b, int object)
+size_t vmctx_bundle_object_nsyms(const struct vmctx_bundle *b, int object)
 {
 	if (!b || object < 0 || (size_t)object >= b->nobjects)
-		return -EINVAL;
+		return 0;
 	return b->objects[object].nsyms;
 }
 
@@ -563,14 +563,14 @@ size_t vmctx_bundle_ntasks(const struct vmctx_bundle *b)
 	return b ? b->ntasks : 0;
 }
 
-int vmctx_bundle_task(const struct vmctx_bundle *b, size_t i, uint64_t *root, int *pid,
+int vmctx_bundle_task(const struct vmctx_bundle *b, int task, uint64_t *root, int *pid,
 		      int *tgid, const char **comm, uint64_t *start_ns, uint64_t *exit_ns)
 {
 	const struct vmctx_task *t;
 
-	if (!b || i >= b->ntasks)
+	if (!b || task < 0 || (size_t)task >= b->ntasks)
 		return -EINVAL;
-	t = &b->tasks[i];
+	t = &b->tasks[task];
 	if (root)
 		*root = t->root;
 	if (pid)
@@ -586,12 +586,12 @@ int vmctx_bundle_task(const struct vmctx_bundle *b, size_t i, uint64_t *root, in
 	return 0;
 }
 
-int vmctx_bundle_task_map(const struct vmctx_bundle *b, size_t task, size_t i, uint64_t *start,
+int vmctx_bundle_task_map(const struct vmctx_bundle *b, int task, size_t i, uint64_t *start,
 			  uint64_t *end, uint64_t *pgoff, const char **path)
 {
 	const struct vmctx_map *m;
 
-	if (!b || task >= b->ntasks)
+	if (!b || task < 0 || (size_t)task >= b->ntasks)
 		return -EINVAL;
 	if (i >= b->tasks[task].nmaps)
 		return -ENOENT;

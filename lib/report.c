@@ -383,15 +383,8 @@ static bool shown_row(const struct vmctx_table *t, size_t i, size_t shown,
 	return pct(t->rows[i].samples, t->total) >= o->percent_limit;
 }
 
-int vmctx_table_format(const struct vmctx_table *t, size_t max_rows, char **out)
-{
-	struct vmctx_format_opts o = { .sz = sizeof(o), .max_rows = max_rows };
-
-	return vmctx_table_format_opts(t, &o, out);
-}
-
-int vmctx_table_format_opts(const struct vmctx_table *t, const struct vmctx_format_opts *opts,
-			    char **out)
+int vmctx_table_format(const struct vmctx_table *t, const struct vmctx_format_opts *opts,
+		       char **out)
 {
 	struct vmctx_format_opts o = {
 		.sz = sizeof(o),

@@ -59,6 +59,7 @@ void vmctx_session_free(struct vmctx_session *s)
 		free(s->vms[i].name);
 		free(s->vms[i].label);
 		free(s->vms[i].tag);
+		free(s->vms[i].vcpu_ids);
 	}
 	for (i = 0; i < s->nvcpus; i++)
 		free(s->vcpus[i].pend);
@@ -257,9 +258,21 @@ static struct vmctx_vcpu *find_vcpu(const struct vmctx_session *s, int vm_tgid, 
 	return NULL;
 }
 
+/* Put a new vCPU's @id among @vm's ids, in order (room was made for it). */
+static void vm_add_vcpu_id(struct vmctx_vm *vm, int id)
+{
+	size_t k = vm->nvcpus;
+
+	for (; k && vm->vcpu_ids[k - 1] > id; k--)
+		vm->vcpu_ids[k] = vm->vcpu_ids[k - 1];
+	vm->vcpu_ids[k] = id;
+	vm->nvcpus++;
+}
+
 /* vCPU @id of VM @vm_idx, whose tgid is @vm_tgid (created on first sight), or NULL with errno. */
 static struct vmctx_vcpu *vcpu_of(struct vmctx_session *s, int vm_idx, int vm_tgid, int id)
 {
+	struct vmctx_vm *vm = &s->vms[vm_idx];
 	struct vmctx_vcpu *v;
 	size_t j;
 
@@ -281,7 +294,9 @@ static struct vmctx_vcpu *vcpu_of(struct vmctx_session *s, int vm_idx, int vm_tg
 		return NULL;
 	}
 	if (vmctx_grow_aligned((void **)&s->vcpus, &s->vcpus_cap, s->nvcpus + 1,
-			       sizeof(*s->vcpus), VCPU_ALIGN))
+			       sizeof(*s->vcpus), VCPU_ALIGN) ||
+	    vmctx_grow((void **)&vm->vcpu_ids, &vm->vcpu_ids_cap, vm->nvcpus + 1,
+		       sizeof(*vm->vcpu_ids)))
 		goto nomem;
 	v = &s->vcpus[s->nvcpus];
 	memset(v, 0, sizeof(*v));
@@ -298,6 +313,7 @@ static struct vmctx_vcpu *vcpu_of(struct vmctx_session *s, int vm_idx, int vm_tg
 	while (s->vcpu_hash[j])
 		j = (j + 1) & (s->vcpu_hash_size - 1);
 	s->vcpu_hash[j] = s->nvcpus;
+	vm_add_vcpu_id(vm, id);
 	return v;
 nomem:
 	errno = ENOMEM;
@@ -575,9 +591,9 @@ void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void 
 	s->sink = fn ? stream_run : NULL;
 }
 
-int vmctx_session_nvms(const struct vmctx_session *s)
+size_t vmctx_session_nvms(const struct vmctx_session *s)
 {
-	return s ? (int)s->nvms : -EINVAL;
+	return s ? s->nvms : 0;
 }
 
 int vmctx_session_vm_tgid(const struct vmctx_session *s, int vm_nr)
@@ -605,42 +621,18 @@ const char *vmctx_session_vm_name(const struct vmctx_session *s, int vm_tgid)
 	return s->vms[i].name;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
-int vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm_tgid)
+size_t vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm_tgid)
 {
 	int vm_idx = s ? session_vm_idx(s, vm_tgid) : -ENOENT;
-	size_t i;
-	int n = 0;
 
-	if (vm_idx < 0)
-		return vm_idx;
-	for (i = 0; i < s->nvcpus; i++)
-		n += s->vcpus[i].vm_idx == vm_idx;
-	return n;
+	return vm_idx < 0 ? 0 : s->vms[vm_idx].nvcpus;
 }
 
-int vmctx_session_vm_vcpu(const struct vmctx_session *s, int vm_tgid, int i)
+int vmctx_session_vm_vcpu(const struct vmctx_session *s, int vm_tgid, size_t i)
 {
-	int n = vmctx_session_vm_nvcpus(s, vm_tgid), *ids, k = 0, id, vm_idx;
-	size_t j;
+	int vm_idx = s ? session_vm_idx(s, vm_tgid) : -ENOENT;
 
-	if (n < 0)
-		return n;
-	vm_idx = session_vm_idx(s, vm_tgid);
-	if (i < 0 || i >= n)
+	if (vm_idx < 0 || i >= s->vms[vm_idx].nvcpus)
 		return -ENOENT;
-	ids = malloc(n * sizeof(*ids));
-	if (!ids)
-		return -ENOMEM;
-	for (j = 0; j < s->nvcpus; j++)
-		if (s->vcpus[j].vm_idx == vm_idx)
-			ids[k++] = s->vcpus[j].id;
-	qsort(ids, n, sizeof(*ids), cmp_int);
-	id = ids[i];
-	free(ids);
-	return id;
+	return s->vms[vm_idx].vcpu_ids[i];
 }

@@ -27,6 +27,9 @@ struct vmctx_vm {
 	char *tag;			/* "(VMk)" */
 	const struct vmctx_bundle *bundle;	/* borrowed, sealed */
 	struct vmctx_clock clock;		/* host time to the bundle's guest time */
+	/* the ids of its vCPUs seen so far, ascending: the queries only read them */
+	int *vcpu_ids;
+	size_t nvcpus, vcpu_ids_cap;
 };
 
 /*

@@ -20,6 +20,10 @@
  * short for the structure's first version fails with -EINVAL.  Declare
  * them with VMCTX_OPTS().  The library never prints; see vmctx_set_log().
  *
+ * The kernel-doc comments below are each call's contract; the man pages
+ * say it in prose, and test/check-api-doc.pl holds their prototypes and
+ * error codes to these.
+ *
  * Man pages: libvmctx(3) for the overview, then one page per group below:
  * vmctx_strerror(3), vmctx_exit_reason(3), vmctx_bundle(3),
  * vmctx_bundle_add(3), vmctx_bundle_info(3), vmctx_resolve(3),
@@ -168,7 +172,7 @@ struct vmctx_read_opts {
  * vmctx_bundle_new() - Allocate an empty bundle to build
  *
  * Return: an unsealed bundle that the caller owns and frees with
- * vmctx_bundle_free(), or NULL with errno set.
+ * vmctx_bundle_free(), or NULL with errno ENOMEM.
  */
 struct vmctx_bundle *vmctx_bundle_new(void);
 
@@ -192,8 +196,9 @@ void vmctx_bundle_free(struct vmctx_bundle *b);
  * bundle does nothing.  On failure the bundle stays unsealed, and can only
  * be freed.
  *
- * Return: 0; -VMCTX_E_RANGE for overlapping maps (the log says which
- * task); -ENOMEM.
+ * Return: 0; -EINVAL for a NULL bundle; -VMCTX_E_RANGE for overlapping
+ * maps or clock pairs that do not rise in both TSC and ns (the log says
+ * which); -VMCTX_E_SYNTAX for a build-id or a module name twice; -ENOMEM.
  */
 int vmctx_bundle_seal(struct vmctx_bundle *b);
 
@@ -370,9 +375,9 @@ int vmctx_bundle_add_object(struct vmctx_bundle *b, const char *path, const char
  *
  * Sealing prunes aliases, so the count may drop when the bundle is sealed.
  *
- * Return: the count, or -EINVAL for a missing object.
+ * Return: the count; 0 for a missing object or a NULL bundle.
  */
-int vmctx_bundle_object_nsyms(const struct vmctx_bundle *b, int object);
+size_t vmctx_bundle_object_nsyms(const struct vmctx_bundle *b, int object);
 
 /**
  * vmctx_bundle_add_symbol() - Add a symbol to an object
@@ -502,7 +507,7 @@ size_t vmctx_bundle_ntasks(const struct vmctx_bundle *b);
 /**
  * vmctx_bundle_task() - Get a task's fields
  * @b: the bundle
- * @i: the task's index, below vmctx_bundle_ntasks()
+ * @task: the task's index, below vmctx_bundle_ntasks()
  * @root: set to the root as added (not normalised) (may be NULL)
  * @pid: set to the guest pid (may be NULL)
  * @tgid: set to the guest tgid (may be NULL)
@@ -512,7 +517,7 @@ size_t vmctx_bundle_ntasks(const struct vmctx_bundle *b);
  *
  * Return: 0, or -EINVAL for a missing task.
  */
-int vmctx_bundle_task(const struct vmctx_bundle *b, size_t i, uint64_t *root, int *pid,
+int vmctx_bundle_task(const struct vmctx_bundle *b, int task, uint64_t *root, int *pid,
 		      int *tgid, const char **comm, uint64_t *start_ns, uint64_t *exit_ns);
 
 /**
@@ -530,7 +535,7 @@ int vmctx_bundle_task(const struct vmctx_bundle *b, size_t i, uint64_t *root, in
  *
  * Return: 0; -ENOENT when the task has no map @i; -EINVAL for a missing task.
  */
-int vmctx_bundle_task_map(const struct vmctx_bundle *b, size_t task, size_t i, uint64_t *start,
+int vmctx_bundle_task_map(const struct vmctx_bundle *b, int task, size_t i, uint64_t *start,
 			  uint64_t *end, uint64_t *pgoff, const char **path);
 
 /**
@@ -1084,9 +1089,9 @@ void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void 
  * vmctx_session_nvms() - Count the declared VMs
  * @s: the session
  *
- * Return: the number of VMs (the highest vm_nr), or -EINVAL.
+ * Return: the number of VMs (the highest vm_nr); 0 when @s is NULL.
  */
-int vmctx_session_nvms(const struct vmctx_session *s);
+size_t vmctx_session_nvms(const struct vmctx_session *s);
 
 /**
  * vmctx_session_vm_tgid() - Get the VM with a given number
@@ -1122,9 +1127,11 @@ const char *vmctx_session_vm_name(const struct vmctx_session *s, int vm_tgid);
  * @s: the session
  * @vm_tgid: the VM
  *
- * Return: the count, or -ENOENT.
+ * O(1): the session keeps each VM's vCPU ids in order as it meets them.
+ *
+ * Return: the count; 0 for a VM the session does not know.
  */
-int vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm_tgid);
+size_t vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm_tgid);
 
 /**
  * vmctx_session_vm_vcpu() - Get a VM's vCPUs in id order
@@ -1132,9 +1139,11 @@ int vmctx_session_vm_nvcpus(const struct vmctx_session *s, int vm_tgid);
  * @vm_tgid: the VM
  * @i: position, below vmctx_session_vm_nvcpus()
  *
- * Return: the @i'th vCPU id; -ENOENT; -ENOMEM.
+ * O(1), and allocates nothing.
+ *
+ * Return: the @i'th vCPU id; -ENOENT for an unknown VM or @i past the last.
  */
-int vmctx_session_vm_vcpu(const struct vmctx_session *s, int vm_tgid, int i);
+int vmctx_session_vm_vcpu(const struct vmctx_session *s, int vm_tgid, size_t i);
 
 /* ---- Tables: the paper's reports (vmctx_table(3)) ---------------------------- */
 
@@ -1256,23 +1265,6 @@ size_t vmctx_table_nsteal_reasons(const struct vmctx_table *t);
 int vmctx_table_steal_reason(const struct vmctx_table *t, size_t i, uint64_t *reason,
 			     uint64_t *samples);
 
-/**
- * vmctx_table_format() - Render a table as text
- * @t: the table
- * @max_rows: print at most this many rows; 0 prints all
- * @out: set to the malloc'ed text, which the caller frees
- *
- * The text is the "Total samples: N  OS:USER:steal:idle = ..." header,
- * then "Samples %Ratio Function Module" rows, then the steal breakdown.
- *
- * Function and Module texts are printed through vmctx_escape(); the
- * Function column is as wide as the widest escaped text printed (at least
- * 32 columns), so the Module column stays aligned.
- *
- * Return: 0; -EINVAL; -ENOMEM.
- */
-int vmctx_table_format(const struct vmctx_table *t, size_t max_rows, char **out);
-
 struct vmctx_format_opts {
 	size_t sz;		/* sizeof(struct vmctx_format_opts) */
 	size_t max_rows;	/* print at most this many rows; 0 prints all */
@@ -1281,18 +1273,24 @@ struct vmctx_format_opts {
 };
 
 /**
- * vmctx_table_format_opts() - Render a table as text, with options
+ * vmctx_table_format() - Render a table as text
  * @t: the table
  * @opts: the options, or NULL for the defaults (every row)
  * @out: set to the malloc'ed text, which the caller frees
  *
- * As vmctx_table_format(); the header and the steal breakdown still count
- * every row.
+ * The text is the "Total samples: N  OS:USER:steal:idle = ..." header,
+ * then "Samples %Ratio Function Module" rows, then the steal breakdown.
+ * The header and the steal breakdown count every row, also those that
+ * @opts leaves out.
+ *
+ * Function and Module texts are printed through vmctx_escape(); the
+ * Function column is as wide as the widest escaped text printed (at least
+ * 32 columns), so the Module column stays aligned.
  *
  * Return: 0; -EINVAL (also a @percent_limit outside 0 to 100); -ENOMEM.
  */
-int vmctx_table_format_opts(const struct vmctx_table *t, const struct vmctx_format_opts *opts,
-			    char **out);
+int vmctx_table_format(const struct vmctx_table *t, const struct vmctx_format_opts *opts,
+		       char **out);
 
 /* ---- Exports: pprof and folded stacks (vmctx_export(3)) ------------------- */
 

@@ -27,7 +27,8 @@ done
 
 # Each file's object, shared build or static.
 obj() {
-	for o in "$builddir/lib/.libs/libvmctx_la-${1%.c}.o" "$builddir/lib/libvmctx_la-${1%.c}.o"; do
+	for o in "$builddir/lib/.libs/libvmctx_internal_la-${1%.c}.o" \
+		 "$builddir/lib/libvmctx_internal_la-${1%.c}.o"; do
 		[ -f "$o" ] && { echo "$o"; return 0; }
 	done
 	return 1

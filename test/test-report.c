@@ -4,7 +4,7 @@
  * kernel module carry ESC, BEL, CR, LF and DEL is recorded; every view's
  * text holds none of those bytes raw, spells them exactly as
  * vmctx_escape(3) documents, and keeps its columns aligned.  Also: the
- * percent cut-off of vmctx_table_format_opts(), and [idle] rows with a
+ * percent cut-off of vmctx_table_format(), and [idle] rows with a
  * module.
  */
 #include <errno.h>
@@ -142,7 +142,7 @@ static char *format(const struct vmctx_session *s, enum vmctx_view view, double 
 	struct vmctx_table *t = vmctx_table_new(s, view, VM_TGID, -1);
 	char *text = NULL;
 
-	CHECK(t && !vmctx_table_format_opts(t, &o, &text) && text, "view %d formats", view);
+	CHECK(t && !vmctx_table_format(t, &o, &text) && text, "view %d formats", view);
 	vmctx_table_free(t);
 	return text;
 }
@@ -300,21 +300,21 @@ static void percent_limit_leaves_out_small_rows(void)
 
 	t = vmctx_table_new(s, VMCTX_VIEW_UNIFIED, -1, -1);
 	o.max_rows = 1;
-	CHECK(!vmctx_table_format_opts(t, &o, &text), "max_rows through opts");
+	CHECK(!vmctx_table_format(t, &o, &text), "max_rows through opts");
 	no_raw_controls(text, 3, "unified view, 1 row");
 	free(text);
-	CHECK(!vmctx_table_format_opts(t, NULL, &text), "NULL opts print every row");
+	CHECK(!vmctx_table_format(t, NULL, &text), "NULL opts print every row");
 	no_raw_controls(text, 6, "unified view, NULL opts");
 	free(text);
 	o.percent_limit = 101;
-	CHECK_EQ(vmctx_table_format_opts(t, &o, &text), -EINVAL, "a limit above 100%");
+	CHECK_EQ(vmctx_table_format(t, &o, &text), -EINVAL, "a limit above 100%");
 	o.percent_limit = -1;
-	CHECK_EQ(vmctx_table_format_opts(t, &o, &text), -EINVAL, "a negative limit");
+	CHECK_EQ(vmctx_table_format(t, &o, &text), -EINVAL, "a negative limit");
 	o.sz = sizeof(size_t);
-	CHECK_EQ(vmctx_table_format_opts(t, &o, &text), -EINVAL, "opts without max_rows");
+	CHECK_EQ(vmctx_table_format(t, &o, &text), -EINVAL, "opts without max_rows");
 	o.sz = offsetof(struct vmctx_format_opts, percent_limit);
 	o.max_rows = 2;
-	CHECK(!vmctx_table_format_opts(t, &o, &text), "opts of an older caller");
+	CHECK(!vmctx_table_format(t, &o, &text), "opts of an older caller");
 	no_raw_controls(text, 4, "older opts: 2 rows, no limit");
 	free(text);
 	vmctx_table_free(t);
@@ -354,9 +354,9 @@ static void every_struct_refuses_a_set_unknown_field(void)
 	smp.newer = 0;
 	CHECK_EQ(vmctx_session_sample(s2, &smp.o), 0, "sample: a zero unknown tail");
 	vmctx_session_free(s2);
-	CHECK_EQ(vmctx_table_format_opts(t, &fo.o, &text), -EINVAL, "format opts: a set unknown field");
+	CHECK_EQ(vmctx_table_format(t, &fo.o, &text), -EINVAL, "format opts: a set unknown field");
 	fo.newer = 0;
-	CHECK_EQ(vmctx_table_format_opts(t, &fo.o, &text), 0, "format opts: a zero unknown tail");
+	CHECK_EQ(vmctx_table_format(t, &fo.o, &text), 0, "format opts: a zero unknown tail");
 	free(text);
 	errno = 0;
 	CHECK(!vmctx_export_new(s, &xo.o) && errno == EINVAL, "export opts: a set unknown field");
@@ -437,7 +437,7 @@ static void huge_lost_counts_saturate(void)
 		if (views[i] == VMCTX_VIEW_GUEST)
 			CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_USER), 50,
 				 "the guest's 50 user samples keep their number");
-		CHECK(!vmctx_table_format(t, 0, &text) && text, "view %d formats", views[i]);
+		CHECK(!vmctx_table_format(t, NULL, &text) && text, "view %d formats", views[i]);
 		CHECK(text && max_percent(text) <= 100.0,
 		      "view %d prints no share above 100%%:\n%s", views[i], text);
 		free(text);

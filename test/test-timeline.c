@@ -564,13 +564,14 @@ static void weighting_is_bounded(void)
 
 static void report_has_the_papers_header(void)
 {
+	VMCTX_OPTS(vmctx_format_opts, five, .max_rows = 5);
 	struct vmctx_table *t;
 	struct scen sc;
 	char *text = NULL;
 
 	CHECK(!scen_init(&sc, SCEN_TICK_NS) && !scen_two_vcpus(&sc, 50, 20), "stream accepted");
 	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), 0);
-	CHECK(!vmctx_table_format(t, 5, &text) && text, "format");
+	CHECK(!vmctx_table_format(t, &five, &text) && text, "format");
 	/* 2000 ticks: 1000 (on vcpu1) + 50 (outside) steal; guest 950, 1/20 of it kernel */
 	CHECK(text && strstr(text, "Total samples: 2000  OS:USER:steal:idle = "
 			     "2.35%:45.15%:52.50%:0.00%\n"), "header:\n%s", text ? text : "");
@@ -580,7 +581,7 @@ static void report_has_the_papers_header(void)
 	free(text);
 	vmctx_table_free(t);
 	t = table(&sc, VMCTX_VIEW_HOST, -1, -1);
-	CHECK(!vmctx_table_format(t, 0, &text) && text &&
+	CHECK(!vmctx_table_format(t, NULL, &text) && text &&
 	      strstr(text, "[guestOS1]                       (VM1)"), "host row for the VM");
 	free(text);
 	vmctx_table_free(t);
@@ -619,7 +620,7 @@ static void undeclared_vms_are_refused(void)
 	CHECK(!strcmp(vmctx_session_vm_name(s, VM_PID(1)), "one"), "VM1 keeps its given name");
 	CHECK(!vmctx_session_vm_name(s, 1) && errno == ENOENT, "no name for tgid 1");
 	CHECK_EQ(vmctx_session_vm_nvcpus(s, VM_PID(1)), 1, "VM1 has one vCPU");
-	CHECK_EQ(vmctx_session_vm_nvcpus(s, 1), -ENOENT, "no vCPUs for tgid 1");
+	CHECK_EQ(vmctx_session_vm_nvcpus(s, 1), 0, "no vCPUs for tgid 1");
 	CHECK_EQ(vmctx_session_vm_vcpu(s, VM_PID(1), 0), 0, "VM1's vcpu0");
 	errno = 0;
 	CHECK(!vmctx_table_new(s, VMCTX_VIEW_GUEST, 1, -1) && errno == ENOENT,
@@ -629,6 +630,34 @@ static void undeclared_vms_are_refused(void)
 	vmctx_table_free(t);
 	vmctx_session_free(s);
 	vmctx_bundle_free(b);
+}
+
+/*
+ * A VM's vCPUs come back in id order whatever order they were met in,
+ * from a const session, as often as asked.
+ */
+static void vcpus_are_listed_in_id_order(void)
+{
+	static const int met[] = { 5, 2, 7, 0, 3 }, sorted[] = { 0, 2, 3, 5, 7 };
+	struct vmctx_session *s = vmctx_session_new(NULL);
+	const struct vmctx_session *cs = s;
+	size_t i;
+
+	declare_vm1(s);
+	for (i = 0; i < sizeof(met) / sizeof(met[0]); i++) {
+		struct vmctx_sample smp = gsample(i, met[i]);
+
+		CHECK(!vmctx_session_sample(s, &smp), "sample of vcpu%d", met[i]);
+	}
+	CHECK_EQ(vmctx_session_vm_nvcpus(cs, VM_PID(1)), 5, "five vCPUs seen");
+	for (i = 0; i < 5; i++) {
+		CHECK(vmctx_session_vm_vcpu(cs, VM_PID(1), i) == sorted[i], "vCPU at position %zu", i);
+		CHECK(vmctx_session_vm_vcpu(cs, VM_PID(1), i) == sorted[i], "position %zu again", i);
+	}
+	CHECK_EQ(vmctx_session_vm_vcpu(cs, VM_PID(1), 5), -ENOENT, "past the last vCPU");
+	CHECK_EQ(vmctx_session_vm_vcpu(cs, 1, 0), -ENOENT, "no vCPU of an unknown VM");
+	CHECK_EQ(vmctx_session_vm_vcpu(NULL, VM_PID(1), 0), -ENOENT, "NULL session");
+	vmctx_session_free(s);
 }
 
 /* A VM named by default takes its bundle's host name; a given name stays. */
@@ -1030,6 +1059,7 @@ int main(void)
 	weighting_is_bounded();
 	report_has_the_papers_header();
 	undeclared_vms_are_refused();
+	vcpus_are_listed_in_id_order();
 	bundles_name_vms_named_by_default();
 	bad_input_is_refused();
 	hostile_streams_are_bounded();

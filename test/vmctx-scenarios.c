@@ -101,6 +101,7 @@ static int export_all(struct vmctx_session *s)
 static int print_table(struct vmctx_session *s, const char *title, enum vmctx_view view,
 		       int vm_tgid, int vcpu)
 {
+	VMCTX_OPTS(vmctx_format_opts, o, .max_rows = rows);
 	struct vmctx_table *t = vmctx_table_new(s, view, vm_tgid, vcpu);
 	char *text;
 	int err;
@@ -109,7 +110,7 @@ static int print_table(struct vmctx_session *s, const char *title, enum vmctx_vi
 		fprintf(stderr, "vmctx-scenarios: %s: cannot build table\n", title);
 		return -1;
 	}
-	err = vmctx_table_format(t, rows, &text);
+	err = vmctx_table_format(t, &o, &text);
 	vmctx_table_free(t);
 	if (err) {
 		fprintf(stderr, "vmctx-scenarios: %s: %s\n", title, vmctx_strerror(err));
@@ -123,12 +124,13 @@ static int print_table(struct vmctx_session *s, const char *title, enum vmctx_vi
 /* Guest level per VM, then per vCPU, then host level and unified. */
 static int print_all(struct vmctx_session *s)
 {
-	int vm_nr, i, ret = 0;
+	size_t nvms = vmctx_session_nvms(s), i;
+	int vm_nr, ret = 0;
 	char title[128];
 
-	for (vm_nr = 1; vm_nr <= vmctx_session_nvms(s); vm_nr++) {
+	for (vm_nr = 1; (size_t)vm_nr <= nvms; vm_nr++) {
 		int vm_tgid = vmctx_session_vm_tgid(s, vm_nr);
-		int n = vmctx_session_vm_nvcpus(s, vm_tgid);
+		size_t n = vmctx_session_vm_nvcpus(s, vm_tgid);
 		char name[64];
 
 		/* a VM's name may be its guest's host name */

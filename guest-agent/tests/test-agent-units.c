@@ -72,7 +72,7 @@ static void test_task_line(void)
 	char bad3[] = "42 40 123456 - - a%00b";
 	char bad4[] = "-1 40 1 - - x";
 	char bad5[] = "1 1 1 - - x y";
-	struct agent_kmod_task t;
+	struct agent_task_row t;
 
 	CHECK(!agent_kmod_parse_task_line(l1, &t) && t.pid == 42 && t.tgid == 40 &&
 	      t.start_ns == 123456 && t.root == 0x1a2b000 && t.user_root == 0x1a2c000 &&
@@ -91,9 +91,9 @@ static void test_event_line(void)
 	char l1[] = "17 exec 99887766 5000 300 300 301 4000 0xb000 - sh";
 	char lost[] = "lost 12";
 	char bad[] = "17 spawn 1 2 3 3 0 1 - - x";
-	struct agent_kmod_event e;
+	struct agent_event e;
 
-	CHECK(!agent_kmod_parse_event_line(l1, &e) && e.seq == 17 && e.type == AGENT_KMOD_EXEC &&
+	CHECK(!agent_kmod_parse_event_line(l1, &e) && e.seq == 17 && e.type == AGENT_EVENT_EXEC &&
 	      e.tsc == 99887766 && e.ns == 5000 && e.task.pid == 300 && e.task.tgid == 300 &&
 	      e.other == 301 && e.task.start_ns == 4000 && e.task.root == 0xb000 &&
 	      e.task.user_root == AGENT_NO_ROOT && !strcmp(e.task.comm, "sh"),
@@ -102,10 +102,10 @@ static void test_event_line(void)
 	CHECK(agent_kmod_parse_event_line(bad, &e) == -EINVAL, "an unknown event type is refused");
 }
 
-static struct agent_kmod_event ev(enum agent_kmod_event_type type, uint64_t ns, int pid,
+static struct agent_event ev(enum agent_event_type type, uint64_t ns, int pid,
 				  int tgid, int other, uint64_t root, const char *comm)
 {
-	struct agent_kmod_event e = { .type = type, .ns = ns, .other = other };
+	struct agent_event e = { .type = type, .ns = ns, .other = other };
 
 	e.task.pid = pid;
 	e.task.tgid = tgid;
@@ -128,19 +128,19 @@ static const struct agent_task *find(const struct agent_tasks *ts, int pid, uint
 static void test_lifetimes(void)
 {
 	struct agent_tasks ts = { 0 };
-	struct agent_kmod_task rows[2] = {
+	struct agent_task_row rows[2] = {
 		{ .pid = 1, .tgid = 1, .start_ns = 5, .root = 0x1000, .comm = "init" },
 		{ .pid = 70, .tgid = 70, .start_ns = 7, .root = 0x7000, .comm = "renamed" },
 	};
-	struct agent_kmod_table tab = { .ns = 1000, .ntasks = 2, .tasks = rows };
+	struct agent_task_table tab = { .ns = 1000, .ntasks = 2, .tasks = rows };
 	const struct agent_task *t;
-	struct agent_kmod_event e;
+	struct agent_event e;
 
-	e = ev(AGENT_KMOD_FORK, 100, 50, 50, 1, 0x5000, "init");
+	e = ev(AGENT_EVENT_FORK, 100, 50, 50, 1, 0x5000, "init");
 	agent_tasks_apply_event(&ts, &e);
-	e = ev(AGENT_KMOD_EXEC, 110, 50, 50, 50, 0x6000, "short");
+	e = ev(AGENT_EVENT_EXEC, 110, 50, 50, 50, 0x6000, "short");
 	agent_tasks_apply_event(&ts, &e);
-	e = ev(AGENT_KMOD_EXIT, 120, 50, 50, 0, 0x6000, "short");
+	e = ev(AGENT_EVENT_EXIT, 120, 50, 50, 0, 0x6000, "short");
 	agent_tasks_apply_event(&ts, &e);
 	t = find(&ts, 50, 0x5000);
 	CHECK(t && t->start == 100 && t->exit == 110 && !strcmp(t->comm, "init"),
@@ -150,22 +150,22 @@ static void test_lifetimes(void)
 	      "exec opens a record with the new root and comm, exit closes it");
 
 	/* pid 55 renames itself after its exec: its record ends with the new name. */
-	e = ev(AGENT_KMOD_EXEC, 130, 55, 55, 55, 0x6800, "exe");
+	e = ev(AGENT_EVENT_EXEC, 130, 55, 55, 55, 0x6800, "exe");
 	agent_tasks_apply_event(&ts, &e);
-	e = ev(AGENT_KMOD_EXIT, 140, 55, 55, 0, 0x6800, "cat");
+	e = ev(AGENT_EVENT_EXIT, 140, 55, 55, 0, 0x6800, "cat");
 	agent_tasks_apply_event(&ts, &e);
 	t = find(&ts, 55, 0x6800);
 	CHECK(t && t->exit == 140 && !strcmp(t->comm, "cat"),
 	      "a process renamed after its exec is named as it was at its exit");
 
 	/* pid 60: a thread of 50's tgid execs; the process takes the leader's pid. */
-	e = ev(AGENT_KMOD_FORK, 200, 80, 80, 1, 0x8000, "mt");
+	e = ev(AGENT_EVENT_FORK, 200, 80, 80, 1, 0x8000, "mt");
 	agent_tasks_apply_event(&ts, &e);
-	e = ev(AGENT_KMOD_FORK, 210, 81, 80, 80, 0x8000, "mt");
+	e = ev(AGENT_EVENT_FORK, 210, 81, 80, 80, 0x8000, "mt");
 	agent_tasks_apply_event(&ts, &e);
-	e = ev(AGENT_KMOD_EXIT, 220, 80, 80, 0, 0x8000, "mt");
+	e = ev(AGENT_EVENT_EXIT, 220, 80, 80, 0, 0x8000, "mt");
 	agent_tasks_apply_event(&ts, &e);
-	e = ev(AGENT_KMOD_EXEC, 230, 80, 80, 81, 0x9000, "new");
+	e = ev(AGENT_EVENT_EXEC, 230, 80, 80, 81, 0x9000, "new");
 	agent_tasks_apply_event(&ts, &e);
 	t = find(&ts, 81, 0x8000);
 	CHECK(t && t->exit == 230, "exec from a thread closes the thread's record (old pid)");
@@ -174,14 +174,14 @@ static void test_lifetimes(void)
 	      "... and the process goes on under the leader's pid");
 
 	/* An exit of a task never seen: it lived from its start time. */
-	e = ev(AGENT_KMOD_EXIT, 300, 90, 90, 0, 0xa000, "old");
+	e = ev(AGENT_EVENT_EXIT, 300, 90, 90, 0, 0xa000, "old");
 	agent_tasks_apply_event(&ts, &e);
 	t = find(&ts, 90, 0xa000);
 	CHECK(t && t->start == 10 && t->exit == 300,
 	      "an exit alone gives a record from the task's start");
 
 	/* pid 70 is in the table with a root we had not seen, pid 1 too. */
-	e = ev(AGENT_KMOD_FORK, 400, 70, 70, 1, 0x7000, "child");
+	e = ev(AGENT_EVENT_FORK, 400, 70, 70, 1, 0x7000, "child");
 	agent_tasks_apply_event(&ts, &e);
 	agent_tasks_apply_table(&ts, &tab);
 	t = find(&ts, 70, 0x7000);
@@ -204,10 +204,10 @@ static void test_lifetimes(void)
 	agent_tasks_free(&ts);
 }
 
-static struct agent_kmod_event map_ev(uint64_t seq, uint64_t ns, int pid, uint64_t root,
+static struct agent_event map_ev(uint64_t seq, uint64_t ns, int pid, uint64_t root,
 				      uint64_t start, const char *path)
 {
-	struct agent_kmod_event e = ev(AGENT_KMOD_MAP, ns, pid, pid, 0, root, "");
+	struct agent_event e = ev(AGENT_EVENT_MAP, ns, pid, pid, 0, root, "");
 
 	e.seq = seq;
 	e.start = start;
@@ -245,12 +245,12 @@ static void poll_maps(struct agent_tasks *ts, int pid, uint64_t from, uint64_t t
 static void fork_read_exec(struct agent_tasks *ts, int pid, uint64_t from, uint64_t to,
 			   uint64_t start, const char *path)
 {
-	struct agent_kmod_event e;
+	struct agent_event e;
 
-	e = ev(AGENT_KMOD_FORK, pid * 10, pid, pid, 10, pid / 10 * 0x2000, "sh");
+	e = ev(AGENT_EVENT_FORK, pid * 10, pid, pid, 10, pid / 10 * 0x2000, "sh");
 	agent_tasks_apply_event(ts, &e);
 	poll_maps(ts, pid, from, to, start, path);
-	e = ev(AGENT_KMOD_EXEC, pid * 10 + 10, pid, pid, pid, pid / 10 * 0x2000 + 0x1000, "prog");
+	e = ev(AGENT_EVENT_EXEC, pid * 10 + 10, pid, pid, pid, pid / 10 * 0x2000 + 0x1000, "prog");
 	agent_tasks_apply_event(ts, &e);
 }
 
@@ -258,18 +258,18 @@ static void test_maps_find_their_image(void)
 {
 	struct agent_tasks ts = { 0 };
 	const struct agent_task *t;
-	struct agent_kmod_event e;
+	struct agent_event e;
 
 	/* a shell with its maps; its fork runs its code before any exec */
-	e = ev(AGENT_KMOD_FORK, 100, 10, 10, 1, 0x1000, "sh");
+	e = ev(AGENT_EVENT_FORK, 100, 10, 10, 1, 0x1000, "sh");
 	agent_tasks_apply_event(&ts, &e);
 	poll_maps(&ts, 10, 105, 106, 0x400000, "/bin/sh");
-	e = ev(AGENT_KMOD_FORK, 110, 11, 11, 10, 0x2000, "sh");
+	e = ev(AGENT_EVENT_FORK, 110, 11, 11, 10, 0x2000, "sh");
 	agent_tasks_apply_event(&ts, &e);
 	t = find(&ts, 11, 0x2000);
 	CHECK(has_map(t, 0x400000, "/bin/sh") && t->nmaps == 1,
 	      "a forked child starts with its parent's mappings");
-	e = ev(AGENT_KMOD_FORK, 115, 12, 10, 10, 0x1000, "sh");
+	e = ev(AGENT_EVENT_FORK, 115, 12, 10, 10, 0x1000, "sh");
 	agent_tasks_apply_event(&ts, &e);
 	t = find(&ts, 12, 0x1000);
 	CHECK(t && !t->nmaps, "a new thread has none of its own (it uses its leader's)");
@@ -283,7 +283,7 @@ static void test_maps_find_their_image(void)
 	t = find(&ts, 11, 0x2000);
 	CHECK(has_map(t, 0x400000, "/bin/sh") && !has_map(t, 0x30000000, "/bin/prog"),
 	      "a mapping of an image not open yet does not go to the one open");
-	e = ev(AGENT_KMOD_EXEC, 130, 11, 11, 11, 0x3000, "prog");
+	e = ev(AGENT_EVENT_EXEC, 130, 11, 11, 11, 0x3000, "prog");
 	agent_tasks_apply_event(&ts, &e);
 	t = find(&ts, 11, 0x3000);
 	CHECK(has_map(t, 0x30000000, "/bin/prog") && t->nmaps == 1,
@@ -392,15 +392,15 @@ static void test_batch_across_other_events(void)
 {
 	struct agent_tasks ts = { .batch_by_process = true };
 	const struct agent_task *t;
-	struct agent_kmod_event e;
+	struct agent_event e;
 	bool bpf;
 
 	for (bpf = false; ; bpf = true) {
 		memset(&ts, 0, sizeof(ts));
 		ts.batch_by_process = !bpf;
-		e = ev(AGENT_KMOD_FORK, 100, 20, 20, 1, 0x5000, "sh");
+		e = ev(AGENT_EVENT_FORK, 100, 20, 20, 1, 0x5000, "sh");
 		agent_tasks_apply_event(&ts, &e);
-		e = ev(AGENT_KMOD_EXEC, 110, 20, 20, 20, 0x6000, "hot");
+		e = ev(AGENT_EVENT_EXEC, 110, 20, 20, 20, 0x6000, "hot");
 		e.seq = 2;
 		agent_tasks_apply_event(&ts, &e);
 		/* the exec's batch: the program and its interpreter */
@@ -412,7 +412,7 @@ static void test_batch_across_other_events(void)
 		e = map_ev(10, 500, 20, AGENT_NO_ROOT, 0x20001000, "/bin/hot");
 		e.other = 1;
 		agent_tasks_apply_event(&ts, &e);
-		e = ev(AGENT_KMOD_FORK, 501, 30, 30, 1, 0x7000, "sh");
+		e = ev(AGENT_EVENT_FORK, 501, 30, 30, 1, 0x7000, "sh");
 		e.seq = 11;
 		agent_tasks_apply_event(&ts, &e);
 		e = map_ev(12, 502, 20, AGENT_NO_ROOT, 0x7e0000001000, "/lib/libc.so.6");

@@ -184,6 +184,7 @@ static uint64_t vcpu_bound(const struct offered *o, bool weighted)
 static void render(const struct vmctx_session *s, enum vmctx_view view, int vm, int vcpu,
 		   uint64_t bound, size_t max_rows)
 {
+	VMCTX_OPTS(vmctx_format_opts, o, .max_rows = 20);
 	struct vmctx_table *t = vmctx_table_new(s, view, vm, vcpu);
 	char *out = NULL;
 
@@ -191,7 +192,7 @@ static void render(const struct vmctx_session *s, enum vmctx_view view, int vm, 
 		return;
 	if (vmctx_table_total(t) > bound || vmctx_table_nrows(t) > max_rows)
 		abort();
-	check(vmctx_table_format(t, 20, &out));
+	check(vmctx_table_format(t, &o, &out));
 	free(out);
 	vmctx_table_free(t);
 }
@@ -221,7 +222,7 @@ static void export(const struct vmctx_session *s, uint32_t flags)
  */
 static void check_vcpus(const struct vmctx_session *s, int vm, uint64_t bound)
 {
-	int i, n = vmctx_session_vm_nvcpus(s, vm);
+	size_t i, n = vmctx_session_vm_nvcpus(s, vm);
 	struct vmctx_table *t;
 
 	for (i = 0; i < n; i++) {

@@ -276,10 +276,11 @@ static int64_t fit_offset(const char *path, int qemu, struct vmctx_bundle *b)
 static void print_view(struct vmctx_session *s, const char *title, enum vmctx_view view,
 		       int vm_tgid, int rows)
 {
+	VMCTX_OPTS(vmctx_format_opts, o, .max_rows = rows);
 	struct vmctx_table *t = vmctx_table_new(s, view, vm_tgid, -1);
 	char *text;
 
-	if (t && !vmctx_table_format(t, rows, &text)) {
+	if (t && !vmctx_table_format(t, &o, &text)) {
 		printf("---- %s\n%s", title, text);
 		free(text);
 	}
