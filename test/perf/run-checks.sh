@@ -53,6 +53,25 @@ ev=$($P evlist -v -i /tmp/shim-x.data 2>/dev/null)
 check "$(echo "$ev" | grep -E '^kvm:kvm_(exit|entry)' | grep -c 'sample_freq }: 1,')" 2 \
 	"--vmcs-ctx -c 100000: every kvm_exit and kvm_entry is recorded, for --guest-view=exits"
 
+# Precise events sample no guest (the host's PEBS stops at VM entry):
+# refused with one sentence, whatever the PMU; the default event is not one.
+out=$($P record --vmcs-ctx -e cycles:P -a -o /tmp/pebs.data -- true 2>&1); rc=$?
+check "$rc:$(echo "$out" | grep -c '^perf record: --vmcs-ctx: cycles:P is a precise event, which samples no guest (the host.s PEBS stops at VM entry): use it without :p or :P, or -e cpu-clock.$')" \
+	"$([ $rc -ne 0 ] && echo $rc):1" "record --vmcs-ctx -e cycles:P: refused in one sentence"
+out=$(LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -a -o /tmp/dflt.data -- sleep 0.2 2>&1)
+check "$(echo "$out" | grep -c 'precise event')" 0 "record --vmcs-ctx without -e: the default event is not a precise one"
+check "$($P evlist -v -i /tmp/dflt.data 2>/dev/null | grep -v '^dummy\|^kvm' | grep -c 'precise_ip')" 0 \
+	"record --vmcs-ctx without -e: no precise_ip in the recording"
+out=$(LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock:H -a -o /tmp/h.data -- sleep 0.2 2>&1)
+check "$(echo "$out" | grep -c '^WARNING: --vmcs-ctx: cpu-clock:H excludes the guest (:H), so its samples carry no guest context.$')" 1 \
+	"record --vmcs-ctx -e cpu-clock:H: says its samples carry no guest context"
+# A Linux 7.0 host with a mediated-vPMU VM answers EOPNOTSUPP: one sentence
+# that names cpu-clock, not perf's fallback to exclude_guest.
+out=$(VMCTX_SHIM_ERRNO=95 LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cycles -a -o /tmp/eop.data -- true 2>&1); rc=$?
+check "$rc:$(echo "$out" | grep -v '^Error:$')" \
+	"$([ $rc -ne 0 ] && echo $rc):--vmcs-ctx: cycles counts guest time, which this kernel refuses while a VM uses the mediated vPMU: record with -e cpu-clock, or run the VMs without the mediated vPMU." \
+	"record --vmcs-ctx on a kernel that answers EOPNOTSUPP: one sentence"
+
 # Linker-script markers that kallsyms lists at a kernel function's address
 # (such as __cpuidle_text_start at default_idle) do not take its name: put
 # one after the function that has most of a real recording's kernel samples.
