@@ -33,6 +33,6 @@ for lib in $(ldd "$tc" "$plugin" | awk '/=> \// { print $3 }'); do
 	cp -L "$lib" "$stage$lib"
 done
 echo "$(dirname "$plugin")" > "$stage/lab/plugin-dir"
-install -m 755 "$LAB_SRC/init.sh" "$stage/init"
-(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -9) > "$LAB_DIR/initramfs.cpio.gz"
+install_init "$LAB_SRC/init.sh" "$stage"
+pack_initramfs "$stage" "$LAB_DIR/initramfs.cpio.gz" 9
 log "initramfs: $LAB_DIR/initramfs.cpio.gz ($(du -k "$LAB_DIR/initramfs.cpio.gz" | cut -f1) KiB)"

@@ -11,29 +11,10 @@
 # whose clock follows its instruction count, so its timings repeat;
 # vmctx.exp_secs, vmctx.bench_rounds, vmctx.bench_reps).
 # Results go to the console as "VMCTX-LAB: ..." lines, then the VM powers off.
-/bin/busybox --install -s /bin
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
+. /lib/vmctx-init-common.sh
 
 mode=patched secs=3 period=100000 vcpus=2 halt_us=1000 exps=1,2,3,4,5,6 bench=0 also= exp_secs= bench_rounds=400 bench_reps=5
-for arg in $(cat /proc/cmdline); do
-	case $arg in
-	vmctx.mode=*) mode=${arg#*=} ;;
-	vmctx.secs=*) secs=${arg#*=} ;;
-	vmctx.period=*) period=${arg#*=} ;;
-	vmctx.vcpus=*) vcpus=${arg#*=} ;;
-	vmctx.halt_us=*) halt_us=${arg#*=} ;;
-	vmctx.exps=*) exps=${arg#*=} ;;
-	vmctx.bench=*) bench=${arg#*=} ;;
-	vmctx.bench_rounds=*) bench_rounds=${arg#*=} ;;
-	vmctx.bench_reps=*) bench_reps=${arg#*=} ;;
-	vmctx.also=*) also=${arg#*=} ;;
-	vmctx.exp_secs=*) exp_secs=${arg#*=} ;;
-	esac
-done
+lab_args mode secs period vcpus halt_us exps bench bench_rounds bench_reps also exp_secs
 
 isa=none
 grep -qw svm /proc/cpuinfo && isa=svm

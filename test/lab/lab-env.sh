@@ -32,6 +32,20 @@ lab_lock() {
 VMCTX_A=$LAB_DIR/vmctx/lib/libvmctx.a
 
 log() { printf '[lab %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+
+# install_init INIT STAGE: INIT as STAGE's /init, with the prologue every
+# lab init sources (init-common.sh)
+install_init() {
+	mkdir -p "$2/lib"
+	install -m 755 "$1" "$2/init"
+	install -m 644 "$LAB_SRC/init-common.sh" "$2/lib/vmctx-init-common.sh"
+}
+
+# pack_initramfs STAGE OUT LEVEL: STAGE as a newc cpio, gzipped at LEVEL
+# (9 where it is packed once, 1 where a big one is packed every run)
+pack_initramfs() {
+	(cd "$1" && find . | cpio -o -H newc --quiet | gzip -"$3") > "$2"
+}
 die() { log "ERROR: $*"; exit 1; }
 
 # tree_state patched|stock: push or pop the whole series (quilt exits 2 when

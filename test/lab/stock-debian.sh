@@ -32,7 +32,7 @@ if [ "$(cat "$dest/.vmctx-pkg" 2>/dev/null)" != "$pkg" ]; then
 		[ -f "$src" ] || die "$pkg has no $m.ko.xz"
 		xz -dc "$src" > "$dest/cpio/lib/vmctx-stock/$(basename "$m").ko"
 	done
-	(cd "$dest/cpio" && find . | cpio -o -H newc --quiet | gzip -9) > "$dest/modules.cpio.gz"
+	pack_initramfs "$dest/cpio" "$dest/modules.cpio.gz" 9
 	echo "$pkg" > "$dest/.vmctx-pkg"
 fi
 # the kernel takes concatenated cpio archives: the lab's, then the modules

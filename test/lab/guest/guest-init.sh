@@ -7,25 +7,14 @@
 # for SECS seconds),
 # and writes the bundle to the virtio disk the host gave it.  Then it
 # loads and unloads the module while processes churn, and powers off.
-/bin/busybox --install -s /bin
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
+. /lib/vmctx-init-common.sh
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 
 # vmctx.backend: kmod (the module), bpf (no module loaded: BPF only), or
 # both (two agents over the same window, the module's bundle and BPF's,
 # which the host compares)
 secs=4 churn=0 backend=kmod
-for arg in $(cat /proc/cmdline); do
-	case $arg in
-	vmctx.secs=*) secs=${arg#*=} ;;
-	vmctx.churn=*) churn=${arg#*=} ;;
-	vmctx.backend=*) backend=${arg#*=} ;;
-	esac
-done
+lab_args secs churn backend
 # the window covers the work: hot's secs, churn's if longer
 wsecs=$secs
 [ "$churn" -gt "$wsecs" ] && wsecs=$churn

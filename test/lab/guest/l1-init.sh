@@ -14,28 +14,10 @@
 # need from the guests' consoles back to the lab's host on the second
 # serial port (a tar, gzipped), where run-linux-lab.sh runs perf-check.sh
 # natively; vmctx.checks=l1 (bochs) runs it here.
-/bin/busybox --install -s /bin
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
+. /lib/vmctx-init-common.sh
 
 period=1000000 secs=4 pti=on dump=0 host=lab-record churn=0 guests=1 together=0 cost=1 checks=l1
-for arg in $(cat /proc/cmdline); do
-	case $arg in
-	vmctx.period=*) period=${arg#*=} ;;
-	vmctx.secs=*) secs=${arg#*=} ;;
-	vmctx.pti=*) pti=${arg#*=} ;;
-	vmctx.dump=*) dump=${arg#*=} ;;
-	vmctx.host=*) host=${arg#*=} ;;
-	vmctx.churn=*) churn=${arg#*=} ;;
-	vmctx.guests=*) guests=${arg#*=} ;;
-	vmctx.together=*) together=${arg#*=} ;;
-	vmctx.cost=*) cost=${arg#*=} ;;
-	vmctx.checks=*) checks=${arg#*=} ;;
-	esac
-done
+lab_args period secs pti dump host churn guests together cost checks
 finish() {
 	echo "VMCTX-LAB: RESULT $1"
 	sleep 2

@@ -133,9 +133,9 @@ pack_l2() {
 	cp "$gmods"/modules.dep "$gmods"/modules.alias "$gmods"/modules.builtin \
 		"$gmods"/modules.order "$st/lib/modules/$kver/" 2>/dev/null || true
 	echo "$modlist" > "$st/lib/vmctx-modules"
-	install -m 755 "$G/guest-init.sh" "$st/init"
+	install_init "$G/guest-init.sh" "$st"
 	mkdir -p "$out"
-	(cd "$st" && find . | cpio -o -H newc --quiet | gzip -6) > "$out/initramfs.cpio.gz"
+	pack_initramfs "$st" "$out/initramfs.cpio.gz" 6
 	cp "$vmlinuz" "$out/bzImage"
 }
 # guest1: Debian 12's kernel (6.1); guest2, in the perf run beside it:
@@ -167,8 +167,8 @@ fi
 cp "$W/hot.syms" "$W/churn.syms" "$W/perl.syms" "$st/lab/"
 install -m 755 "$G/perf-check.sh" "$st/lab/"
 stage_perf "$st"
-install -m 755 "$G/l1-init.sh" "$st/init"
-(cd "$st" && find . | cpio -o -H newc --quiet | gzip -1) > "$W/l1-initramfs.cpio.gz"
+install_init "$G/l1-init.sh" "$st"
+pack_initramfs "$st" "$W/l1-initramfs.cpio.gz" 1
 log "L1 initramfs: $(du -k "$W/l1-initramfs.cpio.gz" | cut -f1) KiB"
 
 # check_handover: perf-check.sh, here, on what L1 wrote on its second

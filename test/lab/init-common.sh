@@ -1,0 +1,29 @@
+# SPDX-License-Identifier: GPL-2.0
+# Sourced first by every /init of the lab (the L1 host's init.sh, the
+# Linux-guest lab's l1-init.sh and its L2 guest's guest-init.sh), from
+# /lib/vmctx-init-common.sh where install_init (lab-env.sh) puts it:
+# busybox's applets, the pseudo file systems, and the vmctx.KEY=VALUE
+# words of the kernel command line.
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+
+# lab_args KEY...: set the shell variable KEY from vmctx.KEY=VALUE on the
+# kernel command line, for the KEYs named; other words are left alone.
+lab_args() {
+	local arg key
+	for arg in $(cat /proc/cmdline); do
+		case $arg in
+		vmctx.*=*) ;;
+		*) continue ;;
+		esac
+		key=${arg%%=*}
+		key=${key#vmctx.}
+		case " $* " in
+		*" $key "*) eval "$key=\${arg#*=}" ;;
+		esac
+	done
+}
