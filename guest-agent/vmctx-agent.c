@@ -629,14 +629,15 @@ static const char *privilege_problem(const struct agent *a)
  */
 static int share_with_group(const struct agent *a, const struct options *o)
 {
+	int err;
+
 	if (!o->group)
 		return 0;
-	if (chown(o->output, (uid_t)-1, o->gid) || chmod(o->output, 0640)) {
-		agent_err(a, "%s: cannot give it to group %s: %s", o->output, o->group,
-			  strerror(errno));
-		return -errno;
-	}
-	return 0;
+	if (!chown(o->output, (uid_t)-1, o->gid) && !chmod(o->output, 0640))
+		return 0;
+	err = errno;
+	agent_err(a, "%s: cannot give it to group %s: %s", o->output, o->group, strerror(err));
+	return -err;
 }
 
 static int run(struct agent *a, bool record, const struct options *o)
