@@ -44,25 +44,14 @@ bool agent_said_error(void)
  */
 static void put_escaped(const char *s, FILE *f)
 {
-	char small[256], *buf = small;
-	int n = vmctx_escape(small, sizeof(small), s);
+	int n = vmctx_escape(NULL, 0, s);
+	char *buf = n < 0 ? NULL : malloc((size_t)n + 1);
 
-	if (n < 0) {
+	if (buf && vmctx_escape(buf, (size_t)n + 1, s) >= 0)
+		fputs(buf, f);
+	else
 		fputs("?", f);
-		return;
-	}
-	if ((size_t)n >= sizeof(small)) {
-		buf = malloc((size_t)n + 1);
-		if (!buf || vmctx_escape(buf, (size_t)n + 1, s) < 0) {
-			/* the part that fits, whole escapes only */
-			fputs(small, f);
-			free(buf);
-			return;
-		}
-	}
-	fputs(buf, f);
-	if (buf != small)
-		free(buf);
+	free(buf);
 }
 
 static void vmsg(const char *prog, const char *what, const char *fmt, va_list ap)
