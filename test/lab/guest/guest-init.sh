@@ -40,13 +40,16 @@ while [ ! -b /dev/vda ] && [ $n -lt 50 ]; do usleep 100000; n=$((n + 1)); done
 say "modules: $(wc -l < /proc/modules) loaded"
 # The window: the agents first, so every exec and exit is in their logs.
 # agent BACKEND OUT ERR [SECS]: start vmctx-agent record for SECS (the
-# work's and 2 more) and wait until its window is open (-v says so);
+# work's and 2 more), and longer if the blinks below are not done by then
+# (20 execs of a dynamically linked program take seconds when the host is
+# busy), and wait until its window is open (-v says so);
 # under TCG the BPF backend takes most of a minute to load its programs.
 # Sets $last to its pid.
 agent() {
 	local t0 i=0
 	t0=$(cut -d. -f1 /proc/uptime)
-	vmctx-agent record -v --backend=$1 -o $2 -d ${4:-$((wsecs + 2))} 2>$3 &
+	vmctx-agent record -v --backend=$1 -o $2 -- sh -c "sleep ${4:-$((wsecs + 2))}
+		while [ ! -f /tmp/blink.done ]; do usleep 100000; done" 2>$3 &
 	last=$!
 	# (the module's window opens at once: no polling then, whose short
 	# processes would run into the window's start)
@@ -87,7 +90,7 @@ blip -t 1 > /tmp/blip.out &
 # of their own, one after the other: dynamically linked, so their code is
 # in hot and, mapped by ld.so, in libc.so.6; each is gone before a poll.
 ln -sf hot /bin/blink
-(sleep 1; i=0; while [ $i -lt 20 ]; do blink -t 0 > /dev/null; i=$((i + 1)); done) &
+(sleep 1; i=0; while [ $i -lt 20 ]; do blink -t 0 > /dev/null; i=$((i + 1)); done; touch /tmp/blink.done) &
 # perl: Debian's own /usr/bin/perl, unmodified, two copies started from a
 # shell on vCPU 1 once hot is done: one loops for 5 s, the other for 10 s,
 # so that they share the vCPU for the first 5 s.  Each says where its text

@@ -35,9 +35,11 @@
 #    own readings around that CPUID, give or take one constant: the
 #    readings bound the chain's error to an interval, which must hold 0
 #    within 50 us;
-#  - perf script --guest-maps' guest_time bounds the guest clock chain's
-#    error against churn's process starts and exits in the bundle, and the
-#    bound is under 10 ms (see below);
+#  - perf script --guest-maps' guest_time puts every churn sample inside
+#    its process's life in the bundle (the chain's error interval against
+#    churn's starts and exits holds 0; its width, printed, is how long
+#    exec and exit took, which the emulator's speed decides, so mark's
+#    check below is the one that bounds the error tightly);
 #  - blip, which lived 1 s, is named;
 #  - hot is dynamically linked, as Debian's programs are: >= 95% of the
 #    guest user samples in its libc.so.6 code are named with that library
@@ -148,8 +150,10 @@ if [ "$churn_ip" -gt 0 ]; then
 	# most g - start and more than g - exit, for every sample: the
 	# smallest of each over all samples bound it.  The bound also holds
 	# what lies between an exec and the program's first instruction, and
-	# between its last and the exit, and the gaps between samples; it is
-	# checked only against half a churn process's life (10 ms).
+	# between its last and the exit, and the gaps between samples, so it
+	# must hold 0 but is as wide as an exec under the emulator (3 to 11
+	# ms in the lab): a constant error beyond it names a sample outside
+	# its process's life.
 	bundle=$(echo "$maps" | tr ',' '\n' | sed -n "s/^$name=//p")
 	zcat "$bundle" | awk '$1 == "task" && $NF == "comm=churn" && $7 != "exit=-" {
 		sub(/^pid=/, "", $4); sub(/^start=/, "", $6); sub(/^exit=/, "", $7); print $4, $6, $7 }' > $tmp/churn.life
@@ -166,8 +170,8 @@ if [ "$churn_ip" -gt 0 ]; then
 	read res_n res_procs res_a res_b < $tmp/residual
 	echo "perf-check: the guest clock chain against churn's starts and exits (perf script --guest-maps, $res_n samples of $res_procs processes): error in (-$res_b us, +$res_a us]"
 	[ "$res_n" -gt 0 ] || no "perf script --guest-maps named no churn sample with its guest time"
-	[ "$res_a" -lt 10000 ] && [ "$res_b" -lt 10000 ] ||
-		no "the clock chain is not shown within 10 ms of churn's starts and exits"
+	[ "$res_a" -gt 0 ] && [ "$res_b" -gt 0 ] ||
+		no "the clock chain puts churn samples outside their processes' lives"
 fi
 
 # The clock chain against the guest's own clock.  mark read the guest's
