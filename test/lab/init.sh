@@ -67,7 +67,8 @@ lab-record -c "$period" -o /tmp/samples.txt -- $vmm || finish "FAIL recording"
 cat /tmp/truth.txt
 lab-check -t /tmp/truth.txt -s /tmp/samples.txt -i "$isa" || finish "FAIL checks isa=$isa"
 
-# the bit is hypervisor state: EINVAL with exclude_guest, EACCES for an
+# the bit is hypervisor state: EOPNOTSUPP with exclude_guest (EINVAL is
+# an unknown bit's), EACCES for an
 # unprivileged user at perf_event_paranoid 2, allowed for root
 # (and perf record, run as that user, says so in one sentence)
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)

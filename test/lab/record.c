@@ -8,7 +8,7 @@
  *        lab-record -p     probe only: exit 0 if the kernel has the sample
  *                          type, 3 (with a message) if it does not
  *        lab-record -P [-- command]
- *                          the bit's open rules: EINVAL with exclude_guest,
+ *                          the bit's open rules: EOPNOTSUPP with exclude_guest,
  *                          EACCES for an unprivileged user at
  *                          perf_event_paranoid 2, success for root; exit 0
  *                          if all three hold.  Then runs the command, if
@@ -176,7 +176,7 @@ static int privilege_probe(char **cmd)
 	int fails = 0, status;
 	pid_t child;
 
-	fails += !!open_as(0, 1, EINVAL, "root, exclude_guest=1");
+	fails += !!open_as(0, 1, EOPNOTSUPP, "root, exclude_guest=1");
 	fails += !!open_as(0, 0, 0, "root");
 	if (write_int("/proc/sys/kernel/perf_event_paranoid", 2))
 		return 1;

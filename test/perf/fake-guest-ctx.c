@@ -8,7 +8,10 @@
  *
  * VMCTX_SHIM_ERRNO=N makes every open with the bit fail with errno N
  * instead, as a kernel that refuses it would: 95 (EOPNOTSUPP) is what a
- * Linux 7.0 host answers while a VM uses the mediated vPMU.
+ * Linux 7.0 host answers while a VM uses the mediated vPMU.  With
+ * VMCTX_SHIM_PROBE_OK=1, perf's probe for the bit (a dummy event whose
+ * sample_type is the bit alone) is let through all the same: a kernel
+ * that knows the bit and refuses the events for another reason.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -33,12 +36,17 @@ long syscall(long nr, ...)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
 	if (nr == SYS_perf_event_open) {
-		struct perf_event_attr attr;
-
 		const char *fail = getenv("VMCTX_SHIM_ERRNO");
+		struct perf_event_attr attr;
+		int probe;
 
 		memcpy(&attr, (void *)a[0], sizeof(attr));
-		if (fail && (attr.sample_type & (1ULL << 25))) {
+		probe = attr.type == PERF_TYPE_SOFTWARE &&
+			attr.config == PERF_COUNT_SW_DUMMY &&
+			attr.sample_type == (1ULL << 25);
+
+		if (fail && (attr.sample_type & (1ULL << 25)) &&
+		    !(probe && getenv("VMCTX_SHIM_PROBE_OK"))) {
 			errno = atoi(fail);
 			return -1;
 		}

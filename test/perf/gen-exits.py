@@ -147,7 +147,7 @@ data_off = ids_off + len(ids_sec)
 fattrs = b''.join(a + u8(ids_off + 8 * i) + u8(8) for i, a in enumerate(attrs))
 # adds_features: HEADER_TRACING_DATA (1), HEADER_HOSTNAME (3), HEADER_GUEST_CTX (32)
 host = b'vmctx-lab'.ljust(64, b'\0')
-feats = [tracing_data(), u4(len(host)) + host, struct.pack(E + 'II', 25, 1)]
+feats = [tracing_data(), u4(len(host)) + host, struct.pack(E + 'QII', 0x4755455354435458, 25, 1)]
 bits = (1 << 1) | (1 << 3) | (1 << 32)
 fhdr = struct.pack(E + 'QQQ', 0x32454c4946524550, 104, fattr_size)
 fhdr += struct.pack(E + 'QQQQQQ', attr_off, len(fattrs), data_off, len(ev), 0, 0)

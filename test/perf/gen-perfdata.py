@@ -12,7 +12,10 @@
 #   perf.data file (header, one attr, data section, and the HEADER_GUEST_CTX
 #   feature that says what bit 25 is) instead of a pipe stream: perf sets
 #   evsel->needs_swap only for files.  'nofeat' leaves that feature out, as
-#   a perf that does not know it would, so the file must be refused.
+#   a perf that does not know it would, so the file must be refused;
+#   'feat32other' writes a feature 32 without HEADER_GUEST_CTX's magic (as
+#   another proposal that claims the number would), which must be refused
+#   alike.
 #   'vms' (with 'file') adds what 'perf record --vmcs-ctx' records for the
 #   exact guest clock: a PERF_RECORD_TIME_CONV (host perf ns = host TSC, a
 #   1 GHz TSC) and HEADER_GUEST_VMS naming VM 1000 $VMNAME (default
@@ -29,6 +32,8 @@ out = sys.argv[1]
 be = 'be' in sys.argv[2:]
 filemode = 'file' in sys.argv[2:]
 nofeat = 'nofeat' in sys.argv[2:]
+feat32other = 'feat32other' in sys.argv[2:]
+GUEST_CTX_MAGIC = 0x4755455354435458  # "GUESTCTX", HEADER_GUEST_CTX's first u64
 vms = 'vms' in sys.argv[2:]
 pidm1 = 'pidm1' in sys.argv[2:]
 pid0 = 'pid0' in sys.argv[2:]
@@ -149,13 +154,18 @@ if filemode:
     fhdr += struct.pack(E + 'QQQQQQ', 104, len(fattr), 104 + len(fattr), len(events), 0, 0)
     # adds_features: HEADER_HOSTNAME (3), which perf needs to tell how a
     # swapped file's bitmap was written, and HEADER_GUEST_CTX (32): sample_type
-    # bit 25, block version 1.  The section table follows the data, one
+    # magic, bit 25, block version 1.  The section table follows the data, one
     # {offset, size} per feature in bit order, then the features themselves.
     host = b'vmctx-lab'.ljust(64, b'\0')
     feats = [struct.pack(E + 'I', len(host)) + host]
     bits = 1 << 3
     if not nofeat:
-        feats.append(struct.pack(E + 'II', 25, 1))
+        # 'feat32other': feature 32 as another proposal might use it (here
+        # the first draft of this one: bit and version, no magic)
+        if feat32other:
+            feats.append(struct.pack(E + 'II', 25, 1))
+        else:
+            feats.append(struct.pack(E + 'QII', GUEST_CTX_MAGIC, 25, 1))
         bits |= 1 << 32
     if vms:
         # HEADER_GUEST_VMS: one VM, its name as a perf_header_string

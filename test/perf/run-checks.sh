@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Checks of the perf patches (kernel-patches/0009-0015) that run without a
+# Checks of the perf patches (the tools half of kernel-patches/) that run without a
 # vmctx kernel: synthetic perf.data files (both endiannesses, pipe and file)
 # and bundles, an LD_PRELOAD shim for the record options, the unpatched-
 # kernel message.  PERF=path/to/patched/perf; libvmctx must be findable by
@@ -24,6 +24,8 @@ head -c 5 v1.vmctx > trunc.vmctx
 python3 gen-perfdata.py le.data >/dev/null; python3 gen-perfdata.py be.data be >/dev/null
 python3 gen-perfdata.py le-file.data file >/dev/null; python3 gen-perfdata.py be-file.data be file >/dev/null
 python3 gen-perfdata.py nofeat.data file nofeat >/dev/null
+python3 gen-perfdata.py feat32.data file feat32other >/dev/null
+python3 gen-perfdata.py feat32-be.data be file feat32other >/dev/null
 ./gen-bundle guest1.vmctx
 ./gen-bundle hostile.vmctx hostile
 
@@ -35,6 +37,13 @@ check "$($P report --header-only -i le-file.data 2>&1 | grep -c '^# guest ctx: P
 out=$($P report --stdio -i nofeat.data 2>&1); rc=$?
 check "$(echo "$out" | grep -c 'does not say it is one (no guest ctx header): refusing to guess')" 1 "a file with bit 25 but no HEADER_GUEST_CTX is refused"
 check "$([ $rc -ne 0 ] && echo failed)" failed "a file with bit 25 but no HEADER_GUEST_CTX: exit status"
+# Feature 32 is as private as bit 25: one without HEADER_GUEST_CTX's magic
+# (another proposal's, or this series' first draft) is no such header.
+for f in feat32.data feat32-be.data; do
+	out=$($P report --stdio -i $f 2>&1); rc=$?
+	check "$rc:$(echo "$out" | grep -c 'does not say it is one (no guest ctx header): refusing to guess')" \
+		"$([ $rc -ne 0 ] && echo $rc):1" "$f: a feature 32 without the magic is refused"
+done
 check "$($P test 'Sample parsing' 2>&1 | grep -c ': Ok')" 2 "perf test Sample parsing (generic + x86)"
 
 LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -B -o /tmp/shim.data -- sleep 0.2 >/dev/null 2>&1
@@ -52,6 +61,14 @@ LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -c 100000 -e kv
 ev=$($P evlist -v -i /tmp/shim-x.data 2>/dev/null)
 check "$(echo "$ev" | grep -E '^kvm:kvm_(exit|entry)' | grep -c 'sample_freq }: 1,')" 2 \
 	"--vmcs-ctx -c 100000: every kvm_exit and kvm_entry is recorded, for --guest-view=exits"
+
+# An EINVAL is blamed on the bit only if the bit alone, on a dummy event,
+# gets EINVAL too: with the shim refusing every event but that probe, the
+# kernel knows the bit, and the later fallbacks and perf's own message run.
+out=$(VMCTX_SHIM_ERRNO=22 VMCTX_SHIM_PROBE_OK=1 LD_PRELOAD=./fake-guest-ctx.so \
+	$P record --vmcs-ctx -e cpu-clock -a -o /tmp/einval.data -- true 2>&1); rc=$?
+check "$([ $rc -ne 0 ] && echo failed):$(echo "$out" | grep -c 'needs a kernel with PERF_SAMPLE_GUEST_CTX'):$(echo "$out" | grep -c 'returned with 22 (Invalid argument)')" \
+	"failed:0:1" "record --vmcs-ctx, EINVAL from a kernel that knows the bit: not blamed on the bit"
 
 # Precise events sample no guest (the host's PEBS stops at VM entry):
 # refused with one sentence, whatever the PMU; the default event is not one.
