@@ -32,4 +32,5 @@ gcc "${CFLAGS[@]}" -I"$src/tools/include/uapi" "$LAB_SRC/check.c" "$LAB_SRC/samp
 	-o "$TOOLS_DIR/lab-check"
 gcc "${CFLAGS[@]}" "$LAB_SRC/exp-check.c" -lm -o "$TOOLS_DIR/lab-exp-check"
 gcc "${CFLAGS[@]}" "$LAB_SRC/exits-check.c" -o "$TOOLS_DIR/lab-exits-check"
+gcc "${CFLAGS[@]}" -I"$src/tools/include/uapi" "$LAB_SRC/leak.c" -o "$TOOLS_DIR/lab-leak"
 log "tools ready in $TOOLS_DIR"

@@ -95,6 +95,17 @@ roots=$(grep -cE 'guest_cr3 0x1(0|4)00[0-2]$' /tmp/exits.txt || true)
 grep -m 2 kvm_exit /tmp/exits.txt
 echo "VMCTX-LAB: kvm_exit events: $roots/$total carry guest_cr3 = one of the guest's roots"
 [ "$total" -gt 0 ] && [ "$roots" -eq "$total" ] || finish "FAIL kvm_exit guest_cr3 isa=$isa"
+# no cross-user leak: a sleeper's timer fires while the vCPU runs on its
+# CPU, so its wakeup runs in the vCPU thread; sched_waking then reaches
+# the sleeper's owner's per-task event without the guest context, and
+# root's CPU-wide event with it (test/lab/leak.c)
+if [ "$(grep -c ^processor /proc/cpuinfo)" -ge 2 ]; then
+	lab-leak -c 1 -- lab-vmm -g /lab/guest.elf -o /tmp/truth-leak.txt -n 1 -t 1 -H $halt_us -c 1 \
+		> /tmp/leak.txt 2>&1
+	rc=$?
+	cat /tmp/leak.txt
+	[ $rc -eq 0 ] || finish "FAIL guest context leak check isa=$isa"
+fi
 # the PMI path from real NMIs (test/lab/nmi): the vCPU pinned to CPU 1, NMIs
 # sent to it one at a time; what perf's guest callbacks return in the NMI
 # handler is checked like the samples
