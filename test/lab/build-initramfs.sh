@@ -16,6 +16,10 @@ fi
 for t in lab-vmm lab-record lab-check lab-exp-check lab-exits-check lab-leak; do
 	cp "$TOOLS_DIR/$t" "$stage/bin/"
 done
+# the series' KVM selftest, where it has one (build-tools.sh)
+if [ -f "$TOOLS_DIR/guest_ctx_test" ]; then
+	cp "$TOOLS_DIR/guest_ctx_test" "$stage/bin/"
+fi
 cp "$TOOLS_DIR/guest.elf" "$stage/lab/"
 install -m 755 "$LAB_SRC/experiments.sh" "$REPO_TOP/test/bench/lab-overhead.sh" "$stage/lab/"
 

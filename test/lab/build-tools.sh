@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Build the static lab programs into $VMCTX_LAB_DIR/tools: the L2 guest, the
-# test VMM, the libperf recorder (libperf from the patched tree) and the
-# checkers.
+# test VMM, the libperf recorder (libperf from the patched tree), the
+# checkers, and the series' KVM selftest guest_ctx_test where it has one.
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
@@ -33,4 +33,21 @@ gcc "${CFLAGS[@]}" -I"$src/tools/include/uapi" "$LAB_SRC/check.c" "$LAB_SRC/samp
 gcc "${CFLAGS[@]}" "$LAB_SRC/exp-check.c" -lm -o "$TOOLS_DIR/lab-exp-check"
 gcc "${CFLAGS[@]}" "$LAB_SRC/exits-check.c" -o "$TOOLS_DIR/lab-exits-check"
 gcc "${CFLAGS[@]}" -I"$src/tools/include/uapi" "$LAB_SRC/leak.c" -o "$TOOLS_DIR/lab-leak"
+
+# The series' KVM selftest, where the series has it, static for the
+# busybox L1, with the uapi headers of the patched build (out/patched/usr:
+# "make headers" in the tree itself would leave it unfit for O= builds)
+# and its objects out of the tree too.
+selftest=tools/testing/selftests/kvm/x86_64/guest_ctx_test
+rm -f "$TOOLS_DIR/guest_ctx_test"
+if [ -f "$src/$selftest.c" ]; then
+	out=$LAB_DIR/out/patched
+	[ -f "$out/.config" ] || die "no patched build in $out; run build-kernel.sh patched first"
+	log "building the KVM selftest $selftest"
+	make -s -C "$src" O="$out" ARCH=x86_64 headers
+	make -s -C "$src/tools/testing/selftests/kvm" CC="ccache gcc" -j"$JOBS" \
+		OUTPUT="$LAB_DIR/out/selftests/kvm" KHDR_INCLUDES="-isystem $out/usr/include" \
+		EXTRA_CFLAGS=-static "$LAB_DIR/out/selftests/kvm/x86_64/guest_ctx_test"
+	cp "$LAB_DIR/out/selftests/kvm/x86_64/guest_ctx_test" "$TOOLS_DIR/"
+fi
 log "tools ready in $TOOLS_DIR"

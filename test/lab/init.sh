@@ -83,6 +83,22 @@ if [ -n "$cmd" ]; then
 		finish "FAIL perf record's privilege message isa=$isa"
 fi
 
+# the series' KVM selftest (tools/testing/selftests/kvm/x86_64/guest_ctx_test),
+# where the series has one: every sample of its own vCPU thread checked
+# against a CPL-0 loop, a CPUID loop and a CPL-3 loop; its counts per
+# phase and its TAP lines go to the console
+if [ -x /bin/guest_ctx_test ]; then
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	/bin/guest_ctx_test > /tmp/selftest.txt 2>&1
+	rc=$?
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	sed 's/^/VMCTX-LAB: selftest /' /tmp/selftest.txt
+	echo "VMCTX-LAB: selftest guest_ctx_test exit $rc in $(awk "BEGIN { print $t1 - $t0 }") s of L1 time"
+	[ $rc -eq 0 ] || finish "FAIL selftest guest_ctx_test isa=$isa"
+else
+	echo "VMCTX-LAB: selftest guest_ctx_test not in the initramfs (not in the series)"
+fi
+
 # kvm:kvm_exit must carry the guest's CR3: one of the two roots
 tr=/sys/kernel/tracing
 mount -t tracefs tracefs $tr || finish "FAIL no tracefs"
