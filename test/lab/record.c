@@ -4,7 +4,7 @@
  * CPUs with PERF_SAMPLE_GUEST_CTX while a command runs, and writes one text
  * line per sample for lab-check.
  *
- * usage: lab-record [-o samples.txt] [-c period_ns] [-N] -- command [args]
+ * usage: lab-record [-o samples.txt] [-c period_ns] [-N] [-C cpus] [-q] -- command [args]
  *        lab-record -p     probe only: exit 0 if the kernel has the sample
  *                          type, 3 (with a message) if it does not
  *        lab-record -P [-- command]
@@ -14,6 +14,10 @@
  *                          if all three hold.  Then runs the command, if
  *                          any, as that user (its status is not used)
  *   -N  stock mode: leave PERF_SAMPLE_GUEST_CTX out (for unpatched kernels)
+ *   -C  sample only these CPUs (a perf CPU list such as 0 or 0-1), not all
+ *   -q  count the samples and their bytes, but write no line per sample:
+ *       the overhead benchmark times the block against -N with the least
+ *       work in the reader (test/bench/lab-overhead.sh)
  *
  * The block is a u64 size, then struct perf_guest_ctx, or size 0 when no
  * vCPU was loaded; a missing block is written as zeros.
@@ -48,6 +52,7 @@ static unsigned long nr_samples, nr_lost;
 /* sample record bytes, [0] without and [1] with a guest context */
 static unsigned long long sample_bytes[2], sample_count[2];
 static int exclude_guest;
+static int quiet;		/* -q: no line per sample */
 
 static int libperf_print(enum libperf_print_level level, const char *fmt, va_list ap)
 {
@@ -117,13 +122,15 @@ static void parse_sample(FILE *out, union perf_event *event, uint64_t sample_typ
 	}
 	sample_bytes[!!size] += event->header.size;
 	sample_count[!!size]++;
+	nr_samples++;
+	if (quiet)
+		return;
 	/* struct perf_guest_ctx: cr3; asid, exit_reason; vcpu_id, flags */
 	fprintf(out, "S %u %u %u %llu 0x%llx %u 0x%llx %u 0x%x %u 0x%x\n", cpu, pid, tid,
 		(unsigned long long)time, (unsigned long long)ip,
 		event->header.misc & PERF_RECORD_MISC_CPUMODE_MASK,
 		(unsigned long long)ctx[0], (uint32_t)ctx[1], (uint32_t)(ctx[1] >> 32),
 		(uint32_t)ctx[2], (uint32_t)(ctx[2] >> 32));
-	nr_samples++;
 }
 
 /* In a child: become the unprivileged user the rules are checked for. */
@@ -209,7 +216,8 @@ static void drain(struct perf_evlist *evlist, FILE *out, uint64_t sample_type)
 				parse_sample(out, event, sample_type);
 			} else if (event->header.type == PERF_RECORD_LOST) {
 				nr_lost += event->lost.lost;
-				fprintf(out, "L %llu\n", (unsigned long long)event->lost.lost);
+				if (!quiet)
+					fprintf(out, "L %llu\n", (unsigned long long)event->lost.lost);
 			}
 			perf_mmap__consume(map);
 		}
@@ -220,7 +228,7 @@ static void drain(struct perf_evlist *evlist, FILE *out, uint64_t sample_type)
 int main(int argc, char **argv)
 {
 	uint64_t period = 100000, sample_type = base_type | PERF_SAMPLE_GUEST_CTX;
-	const char *path = "samples.txt";
+	const char *path = "samples.txt", *cpu_list = NULL;
 	struct perf_thread_map *threads;
 	struct perf_evlist *evlist;
 	struct perf_cpu_map *cpus;
@@ -230,16 +238,18 @@ int main(int argc, char **argv)
 	pid_t child;
 	FILE *out;
 
-	while ((c = getopt(argc, argv, "+o:c:NpP")) != -1) {
+	while ((c = getopt(argc, argv, "+o:c:NC:qpP")) != -1) {
 		switch (c) {
 		case 'o': path = optarg; break;
 		case 'c': period = strtoull(optarg, NULL, 0); break;
 		case 'N': sample_type = base_type; break;
+		case 'C': cpu_list = optarg; break;
+		case 'q': quiet = 1; break;
 		case 'p': return probe();
 		case 'P': return privilege_probe(argv + optind + (optind < argc &&
 							 !strcmp(argv[optind], "--")));
 		default:
-			fprintf(stderr, "usage: %s [-o file] [-c period_ns] [-N] -- command... | -p | -P\n", argv[0]);
+			fprintf(stderr, "usage: %s [-o file] [-c period_ns] [-N] [-C cpus] [-q] -- command... | -p | -P\n", argv[0]);
 			return 2;
 		}
 	}
@@ -264,7 +274,7 @@ int main(int argc, char **argv)
 	/* sets libperf's page size, which perf_evlist__mmap() needs */
 	libperf_init(libperf_print);
 	init_attr(&attr, sample_type, period);
-	cpus = perf_cpu_map__new(NULL);
+	cpus = perf_cpu_map__new(cpu_list);
 	threads = perf_thread_map__new_dummy();
 	evlist = perf_evlist__new();
 	evsel = perf_evsel__new(&attr);

@@ -66,6 +66,17 @@ static long halt_us = 1000;
 static int in_kernel_halt;	/* -I: KVM handles HLT, the vCPU thread blocks */
 static int use_pcid = -1;	/* -1: if the CPU has it; 0: -p */
 static struct timespec t_start;
+/*
+ * -r: what the host did meanwhile, from the vCPUs' start to the end of the
+ * rounds: the parent's CPU time (the profiler, when one runs the VMM, as
+ * perf record and lab-record do), and the host's context switches and
+ * interrupts (/proc/stat ctxt and intr, all CPUs)
+ */
+static struct host_use {
+	pid_t parent;
+	double parent_cpu_s;
+	unsigned long long ctxt, intr;
+} use_start, use_end;
 
 static void die(const char *fmt, ...)
 {
@@ -87,6 +98,88 @@ static double since_start(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return now.tv_sec - t_start.tv_sec + (now.tv_nsec - t_start.tv_nsec) / 1e9;
+}
+
+/* utime + stime of @pid in seconds, -1 if unknown */
+static double proc_cpu_s(pid_t pid)
+{
+	unsigned long long ut, st;
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	/* after "(comm)", which may hold spaces: state is field 3, utime 14 */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
+}
+
+static void host_use(struct host_use *u)
+{
+	char line[256];
+	FILE *f;
+
+	u->parent = getppid();
+	u->parent_cpu_s = proc_cpu_s(u->parent);
+	f = fopen("/proc/stat", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "ctxt %llu", &u->ctxt);
+		sscanf(line, "intr %llu", &u->intr);
+	}
+	fclose(f);
+}
+
+/*
+ * -L: no VM, a fixed amount of host work instead (the overhead benchmark's
+ * samples with no vCPU loaded), timed and reported as -r's rounds are
+ */
+static int host_work(const char *path, unsigned long long loops, int pin)
+{
+	volatile unsigned long long i;
+	double done_s;
+	FILE *f;
+
+	if (pin >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(pin, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			die("pin to CPU %d", pin);
+	}
+	host_use(&use_start);
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
+	for (i = 0; i < loops; i++)
+		;
+	done_s = since_start();
+	host_use(&use_end);
+	f = fopen(path, "w");
+	errno = 0;
+	if (!f)
+		die("open %s", path);
+	fprintf(f, "# vmctx lab host work (lab-vmm -L)\nhost_work loops %llu done_s %.6f\n",
+		loops, done_s);
+	fprintf(f, "host parent %d cpu_s %.2f ctxt %llu intr %llu\n", (int)use_end.parent,
+		use_start.parent_cpu_s < 0 || use_end.parent_cpu_s < 0 ? -1 :
+		use_end.parent_cpu_s - use_start.parent_cpu_s,
+		use_end.ctxt - use_start.ctxt, use_end.intr - use_start.intr);
+	if (fclose(f))
+		die("write %s", path);
+	fprintf(stderr, "lab-vmm: %llu host loops in %.6f s\n", loops, done_s);
+	return 0;
 }
 
 static void add_range(const char *name, uint64_t start, uint64_t size)
@@ -442,6 +535,11 @@ static void write_truth(const char *path, struct vcpu *vcpus, int nr_vcpus, int 
 	for (i = 0; i < nr_vcpus; i++)
 		fprintf(f, "vcpu %d tid %d runs %lu hlt %lu io %lu done_s %.6f\n", vcpus[i].id,
 			vcpus[i].tid, vcpus[i].runs, vcpus[i].hlts, vcpus[i].ios, vcpus[i].done_s);
+	if (use_end.parent)
+		fprintf(f, "host parent %d cpu_s %.2f ctxt %llu intr %llu\n", (int)use_end.parent,
+			use_start.parent_cpu_s < 0 || use_end.parent_cpu_s < 0 ? -1 :
+			use_end.parent_cpu_s - use_start.parent_cpu_s,
+			use_end.ctxt - use_start.ctxt, use_end.intr - use_start.intr);
 	if (fclose(f))
 		die("write %s", path);
 }
@@ -574,11 +672,14 @@ static void usage(FILE *f, const char *prog)
 		"  -H US     pause per HLT exit to user space (1000)\n"
 		"  -I        in-kernel halt: KVM handles HLT, the vCPU thread blocks\n"
 		"  -i F      go idle (HLT for good) after fraction F of the run\n"
-		"  -r N      run N rounds per vCPU, then stop; report the time taken\n"
+		"  -r N      run N rounds per vCPU, then stop; report the time taken, and\n"
+		"            the parent's CPU time and the host's context switches and\n"
+		"            interrupts meanwhile (truth line \"host\")\n"
 		"  -c CPU    pin the vCPU threads to host CPU CPU\n"
 		"  -p        no PCID even if the CPU has it\n"
 		"  -E FIFO   perf record's control fifo: enable at the start, disable at the end\n"
-		"  -W FILE   when set up, create FILE.PID, then start the vCPUs when FILE exists\n",
+		"  -W FILE   when set up, create FILE.PID, then start the vCPUs when FILE exists\n"
+		"  -L N      no VM: N iterations of a host loop (pinned by -c), timed as -r\n",
 		prog);
 }
 
@@ -590,9 +691,10 @@ int main(int argc, char **argv)
 	int nr_vcpus = 2, i, c, failed = 0, nprocs = 2, same = 0, halts = 2, pin = -1;
 	double seconds = 2.0, idle_after = 0;
 	long rounds = 0, cpuids = 0;
+	unsigned long long host_loops = 0;
 	struct sigaction sa;
 
-	while ((c = getopt(argc, argv, "g:o:b:N:n:t:P:SX:h:H:Ii:r:c:E:W:p")) != -1) {
+	while ((c = getopt(argc, argv, "g:o:b:N:n:t:P:SX:h:H:Ii:r:c:E:W:pL:")) != -1) {
 		switch (c) {
 		case 'g': guest = optarg; break;
 		case 'o': out = optarg; break;
@@ -612,6 +714,7 @@ int main(int argc, char **argv)
 		case 'E': ctl = optarg; break;
 		case 'W': go = optarg; break;
 		case 'p': use_pcid = 0; break;
+		case 'L': host_loops = strtoull(optarg, NULL, 0); break;
 		default:
 			usage(stderr, argv[0]);
 			return 2;
@@ -625,6 +728,8 @@ int main(int argc, char **argv)
 		die("bad option value (see -? for usage)");
 	if (in_kernel_halt && halts)
 		die("-I needs -h 0: nothing would wake a HLT in the rounds");
+	if (host_loops)
+		return host_work(out, host_loops, pin);
 
 	/* SIGUSR1 ends a vCPU's KVM_RUN (no SA_RESTART) */
 	memset(&sa, 0, sizeof(sa));
@@ -668,6 +773,8 @@ int main(int argc, char **argv)
 	put64(CFG_ADDR + CFG_CR3_B, ROOT_B | (use_pcid > 0 ? 2 : 0));
 	wait_for(go);
 	perf_control(ctl, "enable");
+	if (rounds)
+		host_use(&use_start);
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
 	for (i = 0; i < nr_vcpus; i++) {
 		if (pthread_create(&vcpus[i].thread, NULL, vcpu_thread, &vcpus[i]))
@@ -691,6 +798,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "lab-vmm: vcpu %d: %ld rounds in %.6f s\n", i, rounds,
 				vcpus[i].done_s);
 		}
+		host_use(&use_end);
 		perf_control(ctl, "disable");
 		write_truth(out, vcpus, nr_vcpus, nprocs, same);
 		return failed;
