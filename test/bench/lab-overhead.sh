@@ -132,7 +132,7 @@ sample_type() {
 
 all="stock switch wakeup noblock vmcs lrN lr"
 echo "lab-bench: overhead of guest sampling: $rounds rounds of guest work, $reps runs of each mode, interleaved; $ncpu CPU(s)${on1:+, the profiler on CPU 1}"
-# what perf record --vmcs-ctx looks at besides the samples (patch 17 reads
+# what perf record --vmcs-ctx looks at besides the samples (patch 18 reads
 # KVM's debugfs every 500 ms), and how many processes there are
 echo "lab-bench: debugfs mounts: $(grep -c ' debugfs ' /proc/mounts); processes: $(ls -d /proc/[0-9]* | wc -l)"
 [ -n "$on1" ] || echo "lab-bench: one CPU: the profiler's reader shares CPU 0 with the guest work, so its CPU time is in the figures"
