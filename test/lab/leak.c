@@ -42,6 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sysctl-int.h"
+
 #define NOBODY		65534
 #define RING_PAGES	64
 #define TRACEPOINT_ID	"/sys/kernel/tracing/events/sched/sched_waking/id"
@@ -58,29 +60,6 @@ struct ring {
 struct tally {
 	unsigned long all, vmm, ctx;
 };
-
-static int read_int(const char *path, int *val)
-{
-	FILE *f = fopen(path, "r");
-	int ok;
-
-	if (!f)
-		return -1;
-	ok = fscanf(f, "%d", val) == 1;
-	fclose(f);
-	return ok ? 0 : -1;
-}
-
-static int write_int(const char *path, int val)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -1;
-	ret = fprintf(f, "%d\n", val) < 0;
-	return fclose(f) || ret ? -1 : 0;
-}
 
 static int ring_open(struct ring *r, int tp_id, pid_t pid, int cpu)
 {

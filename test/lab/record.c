@@ -44,6 +44,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sysctl-int.h"
+
 #define EXIT_NO_SUPPORT	3
 
 static const uint64_t base_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
@@ -164,17 +166,6 @@ static int open_as(int nobody, int excl, int want, const char *what)
 	printf("lab-record: %s: %s (want %s)\n", what, err ? strerror(err) : "opened",
 	       want ? strerror(want) : "opened");
 	return err == want ? 0 : -1;
-}
-
-static int write_int(const char *path, int val)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -1;
-	ret = fprintf(f, "%d\n", val) < 0;
-	return fclose(f) || ret ? -1 : 0;
 }
 
 /* The bit is hypervisor state: gated like PERF_SAMPLE_PHYS_ADDR. */
