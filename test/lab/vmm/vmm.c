@@ -142,6 +142,15 @@ static void host_use(struct host_use *u)
 	fclose(f);
 }
 
+/* The ground truth's "host" line: what the host did between the two readings. */
+static void print_host_use(FILE *f)
+{
+	fprintf(f, "host parent %d cpu_s %.2f ctxt %llu intr %llu\n", (int)use_end.parent,
+		use_start.parent_cpu_s < 0 || use_end.parent_cpu_s < 0 ? -1 :
+		use_end.parent_cpu_s - use_start.parent_cpu_s,
+		use_end.ctxt - use_start.ctxt, use_end.intr - use_start.intr);
+}
+
 /*
  * -L: no VM, a fixed amount of host work instead (the overhead benchmark's
  * samples with no vCPU loaded), timed and reported as -r's rounds are
@@ -172,10 +181,7 @@ static int host_work(const char *path, unsigned long long loops, int pin)
 		die("open %s", path);
 	fprintf(f, "# vmctx lab host work (lab-vmm -L)\nhost_work loops %llu done_s %.6f\n",
 		loops, done_s);
-	fprintf(f, "host parent %d cpu_s %.2f ctxt %llu intr %llu\n", (int)use_end.parent,
-		use_start.parent_cpu_s < 0 || use_end.parent_cpu_s < 0 ? -1 :
-		use_end.parent_cpu_s - use_start.parent_cpu_s,
-		use_end.ctxt - use_start.ctxt, use_end.intr - use_start.intr);
+	print_host_use(f);
 	if (fclose(f))
 		die("write %s", path);
 	fprintf(stderr, "lab-vmm: %llu host loops in %.6f s\n", loops, done_s);
@@ -536,10 +542,7 @@ static void write_truth(const char *path, struct vcpu *vcpus, int nr_vcpus, int 
 		fprintf(f, "vcpu %d tid %d runs %lu hlt %lu io %lu done_s %.6f\n", vcpus[i].id,
 			vcpus[i].tid, vcpus[i].runs, vcpus[i].hlts, vcpus[i].ios, vcpus[i].done_s);
 	if (use_end.parent)
-		fprintf(f, "host parent %d cpu_s %.2f ctxt %llu intr %llu\n", (int)use_end.parent,
-			use_start.parent_cpu_s < 0 || use_end.parent_cpu_s < 0 ? -1 :
-			use_end.parent_cpu_s - use_start.parent_cpu_s,
-			use_end.ctxt - use_start.ctxt, use_end.intr - use_start.intr);
+		print_host_use(f);
 	if (fclose(f))
 		die("write %s", path);
 }
