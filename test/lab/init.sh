@@ -120,10 +120,10 @@ grep -m 2 kvm_exit /tmp/exits.txt
 echo "VMCTX-LAB: kvm_exit events: $roots/$total carry guest_cr3 = one of the guest's roots"
 [ "$total" -gt 0 ] && [ "$roots" -eq "$total" ] || finish "FAIL kvm_exit guest_cr3 isa=$isa"
 # no cross-user leak: a sleeper's timer fires while the vCPU runs on its
-# CPU, so its wakeup runs in the vCPU thread; sched_waking then reaches
-# the sleeper's owner's per-task event without the guest context, and
-# root's CPU-wide event with it (test/lab/leak.c); on CPU 1 where there
-# is one (bochs has one CPU)
+# CPU, so its wakeup runs in the vCPU thread; the sleeper's owner's
+# per-task sched_waking event gets no guest context, root's CPU-wide
+# event does (test/lab/leak.c); on CPU 1 where there is one (bochs has
+# one CPU)
 leak_cpu=$(($(grep -c ^processor /proc/cpuinfo) > 1))
 lab-leak -c $leak_cpu -- lab-vmm -g /lab/guest.elf -o /tmp/truth-leak.txt -n 1 -t 1 -H $halt_us \
 	-c $leak_cpu > /tmp/leak.txt 2>&1
