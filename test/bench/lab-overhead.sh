@@ -78,19 +78,13 @@ once() {
 	vmcs)
 		$on1 perf record -q --vmcs-ctx -e cpu-clock -c "$2" -C 0 \
 			-o $W/$1-$2.data -- $work 2>$W/err ;;
-	lrN)
-		$on1 lab-record -q -N -C 0 -c "$2" -o /dev/null -- $work 2>$W/err
-		cp $W/err $W/$1-$2.err ;;
-	lr)
-		$on1 lab-record -q -C 0 -c "$2" -o /dev/null -- $work 2>$W/err
-		cp $W/err $W/$1-$2.err ;;
 	hnone)
 		$hwork 2>$W/err ;;
-	hN)
-		$on1 lab-record -q -N -C 0 -c "$2" -o /dev/null -- $hwork 2>$W/err
-		cp $W/err $W/$1-$2.err ;;
-	h)
-		$on1 lab-record -q -C 0 -c "$2" -o /dev/null -- $hwork 2>$W/err
+	lrN|lr|hN|h)
+		# -N: without the bit; h*: the host loop instead of the guest work
+		case $1 in *N) nobit=-N ;; *) nobit= ;; esac
+		case $1 in h*) w=$hwork ;; *) w=$work ;; esac
+		$on1 lab-record -q $nobit -C 0 -c "$2" -o /dev/null -- $w 2>$W/err
 		cp $W/err $W/$1-$2.err ;;
 	esac
 	[ -f $W/truth ] || return 0
@@ -213,7 +207,6 @@ for p in 1000000 100000; do
 			per(vm - nb, vm, ivm, b, ib), per(lr - ln, lr, ilr, b, ib), (lr - ln) * pp,
 			per(h - hn, h, ih, hb, ihb), 100 * (h - hn) / hb }'
 done
-base=$t_none_1000000
 for p in 1000000 100000; do
 	eval "st=\$t_stock_$p; vm=\$t_vmcs_$p"
 	awk -v b="$base" -v s="$st" -v v="$vm" -v p="$p" 'BEGIN {
