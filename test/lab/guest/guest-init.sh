@@ -63,7 +63,6 @@ case $backend in
 bpf)
 	agent bpf /tmp/guest1.vmctx /tmp/agent.err
 	agent=$last
-	window_t0=$(cut -d' ' -f1 /proc/uptime)
 	;;
 *)
 	insmod /lib/vmctx_guest.ko || bye "FAIL insmod"
@@ -75,9 +74,10 @@ bpf)
 	fi
 	agent kmod /tmp/guest1.vmctx /tmp/agent.err
 	agent=$last
-	window_t0=$(cut -d' ' -f1 /proc/uptime)
 	;;
 esac
+# the window's start: the agent whose bundle the checks read is recording
+window_t0=$(cut -d' ' -f1 /proc/uptime)
 sleep 1
 # both on vCPU 1, so that the guest's scheduler shares it between them
 taskset -c 1 hot -t "$secs" > /tmp/hot1.out &
