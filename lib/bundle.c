@@ -586,16 +586,27 @@ int vmctx_bundle_task(const struct vmctx_bundle *b, int task, uint64_t *root, in
 	return 0;
 }
 
-int vmctx_bundle_task_map(const struct vmctx_bundle *b, int task, size_t i, uint64_t *start,
-			  uint64_t *end, uint64_t *pgoff, const char **path)
+/* Map @i of task @task, or the error both map inspectors return. */
+static int task_map_at(const struct vmctx_bundle *b, int task, size_t i,
+		       const struct vmctx_map **m)
 {
-	const struct vmctx_map *m;
-
 	if (!b || task < 0 || (size_t)task >= b->ntasks)
 		return -EINVAL;
 	if (i >= b->tasks[task].nmaps)
 		return -ENOENT;
-	m = &b->tasks[task].maps[i];
+	*m = &b->tasks[task].maps[i];
+	return 0;
+}
+
+int vmctx_bundle_task_map(const struct vmctx_bundle *b, int task, size_t i, uint64_t *start,
+			  uint64_t *end, uint64_t *pgoff, const char **path)
+{
+	const struct vmctx_map *m;
+	int err;
+
+	err = task_map_at(b, task, i, &m);
+	if (err)
+		return err;
 	if (start)
 		*start = m->start;
 	if (end)
@@ -607,9 +618,70 @@ int vmctx_bundle_task_map(const struct vmctx_bundle *b, int task, size_t i, uint
 	return 0;
 }
 
+int vmctx_bundle_task_map_object(const struct vmctx_bundle *b, int task, size_t i, int *object,
+				 uint64_t *bias)
+{
+	const struct vmctx_map *m;
+	int err;
+
+	err = task_map_at(b, task, i, &m);
+	if (err)
+		return err;
+	if (object)
+		*object = m->object;
+	if (bias)
+		*bias = m->bias;
+	return 0;
+}
+
+int vmctx_bundle_task_maps_owner(const struct vmctx_bundle *b, int task)
+{
+	int err = bundle_check_sealed(b);
+
+	if (err)
+		return err;
+	if (task < 0 || (size_t)task >= b->ntasks)
+		return -EINVAL;
+	return b->tasks[task].maps_from;
+}
+
 size_t vmctx_bundle_nobjects(const struct vmctx_bundle *b)
 {
 	return b ? b->nobjects : 0;
+}
+
+int vmctx_bundle_object(const struct vmctx_bundle *b, int object, const char **path,
+			const char **build_id)
+{
+	const struct vmctx_object *o;
+
+	if (!b || object < 0 || (size_t)object >= b->nobjects)
+		return -EINVAL;
+	o = &b->objects[object];
+	if (path)
+		*path = o->path;
+	if (build_id)
+		*build_id = o->build_id;
+	return 0;
+}
+
+int vmctx_bundle_object_symbol(const struct vmctx_bundle *b, int object, size_t i,
+			       uint64_t *start, uint64_t *end, const char **name)
+{
+	const struct vmctx_sym *s;
+
+	if (!b || object < 0 || (size_t)object >= b->nobjects)
+		return -EINVAL;
+	if (i >= b->objects[object].nsyms)
+		return -ENOENT;
+	s = &b->objects[object].syms[i];
+	if (start)
+		*start = s->start;
+	if (end)
+		*end = s->end;
+	if (name)
+		*name = s->name;
+	return 0;
 }
 
 size_t vmctx_bundle_nmaps(const struct vmctx_bundle *b)
@@ -617,9 +689,50 @@ size_t vmctx_bundle_nmaps(const struct vmctx_bundle *b)
 	return b ? b->maps_total : 0;
 }
 
+size_t vmctx_bundle_nkmodules(const struct vmctx_bundle *b)
+{
+	return b ? b->nkmods : 0;
+}
+
+int vmctx_bundle_kmodule(const struct vmctx_bundle *b, int module, const char **name,
+			 uint64_t *start, uint64_t *end)
+{
+	const struct vmctx_kmod *k;
+
+	if (!b || module < 0 || (size_t)module >= b->nkmods)
+		return -EINVAL;
+	k = &b->kmods[module];
+	if (name)
+		*name = k->name;
+	if (start)
+		*start = k->start;
+	if (end)
+		*end = k->end;
+	return 0;
+}
+
 size_t vmctx_bundle_nksyms(const struct vmctx_bundle *b)
 {
 	return b ? b->nksyms : 0;
+}
+
+int vmctx_bundle_ksym(const struct vmctx_bundle *b, size_t i, uint64_t *addr, const char **name,
+		      int *module)
+{
+	const struct vmctx_ksym *k;
+
+	if (!b)
+		return -EINVAL;
+	if (i >= b->nksyms)
+		return -ENOENT;
+	k = &b->ksyms[i];
+	if (addr)
+		*addr = k->addr;
+	if (name)
+		*name = k->name;
+	if (module)
+		*module = k->module;
+	return 0;
 }
 
 size_t vmctx_bundle_nclock_pairs(const struct vmctx_bundle *b)

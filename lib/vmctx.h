@@ -531,12 +531,44 @@ int vmctx_bundle_task(const struct vmctx_bundle *b, int task, uint64_t *root, in
  * @path: set to the mapped file's path, owned by the bundle (may be NULL)
  *
  * The maps a task was given, in the order added; sealed, in address order.
- * A thread's maps are its process's, which this does not follow.  O(1).
+ * A thread's maps are its process's, which this does not follow (see
+ * vmctx_bundle_task_maps_owner()).  O(1).
  *
  * Return: 0; -ENOENT when the task has no map @i; -EINVAL for a missing task.
  */
 int vmctx_bundle_task_map(const struct vmctx_bundle *b, int task, size_t i, uint64_t *start,
 			  uint64_t *end, uint64_t *pgoff, const char **path);
+
+/**
+ * vmctx_bundle_task_map_object() - Get what one of a task's maps maps
+ * @b: the bundle
+ * @task: the task's index, below vmctx_bundle_ntasks()
+ * @i: the map's index among the task's own maps, as for vmctx_bundle_task_map()
+ * @object: set to the mapped object's index, or -1 if none (may be NULL)
+ * @bias: set to the map's bias: an IP in it is the object's ELF virtual
+ *	address ip - bias (may be NULL)
+ *
+ * O(1).
+ *
+ * Return: 0; -ENOENT when the task has no map @i; -EINVAL for a missing task.
+ */
+int vmctx_bundle_task_map_object(const struct vmctx_bundle *b, int task, size_t i, int *object,
+				 uint64_t *bias);
+
+/**
+ * vmctx_bundle_task_maps_owner() - Find the task whose maps a task uses
+ * @b: the sealed bundle
+ * @task: the task's index, below vmctx_bundle_ntasks()
+ *
+ * Sealing picks, for each task, the maps that resolve its IPs: its own, or,
+ * for a thread that has none, its process leader's (the task with pid ==
+ * tgid, the same tgid and the same root) when the leader has some.
+ * vmctx_bundle_resolve_user() uses that task's maps.  O(1).
+ *
+ * Return: the index of @task or of its leader; -EINVAL for a NULL bundle
+ * or a missing task; -VMCTX_E_UNSEALED.
+ */
+int vmctx_bundle_task_maps_owner(const struct vmctx_bundle *b, int task);
 
 /**
  * vmctx_bundle_nobjects() - Count the ELF objects
@@ -547,6 +579,40 @@ int vmctx_bundle_task_map(const struct vmctx_bundle *b, int task, size_t i, uint
 size_t vmctx_bundle_nobjects(const struct vmctx_bundle *b);
 
 /**
+ * vmctx_bundle_object() - Get an ELF object's path and build-id
+ * @b: the bundle
+ * @object: the object's index, below vmctx_bundle_nobjects()
+ * @path: set to the object's path in the guest, owned by the bundle (may
+ *	be NULL)
+ * @build_id: set to its build-id in lowercase hex, owned by the bundle, or
+ *	to NULL when it has none (may be NULL)
+ *
+ * Return: 0, or -EINVAL for a missing object.
+ */
+int vmctx_bundle_object(const struct vmctx_bundle *b, int object, const char **path,
+			const char **build_id);
+
+/**
+ * vmctx_bundle_object_symbol() - Get one of an object's symbols
+ * @b: the bundle
+ * @object: the object's index, below vmctx_bundle_nobjects()
+ * @i: the symbol's index, below vmctx_bundle_object_nsyms()
+ * @start: set to its first ELF virtual address (may be NULL)
+ * @end: set to the address after it (may be NULL)
+ * @name: set to its name, owned by the bundle (may be NULL)
+ *
+ * Sealed, the symbols are in address order, one per address, apart, and
+ * each has its end: a zero-sized one reaches to the next (the last, one
+ * byte).  Unsealed, they are as added, and a zero-sized symbol's @end is
+ * its @start.  O(1).
+ *
+ * Return: 0; -ENOENT when the object has no symbol @i; -EINVAL for a
+ * missing object.
+ */
+int vmctx_bundle_object_symbol(const struct vmctx_bundle *b, int object, size_t i,
+			       uint64_t *start, uint64_t *end, const char **name);
+
+/**
  * vmctx_bundle_nmaps() - Count the maps of all tasks together
  * @b: the bundle
  *
@@ -555,12 +621,51 @@ size_t vmctx_bundle_nobjects(const struct vmctx_bundle *b);
 size_t vmctx_bundle_nmaps(const struct vmctx_bundle *b);
 
 /**
+ * vmctx_bundle_nkmodules() - Count the guest kernel modules
+ * @b: the bundle
+ *
+ * Return: the number of modules; 0 when @b is NULL.
+ */
+size_t vmctx_bundle_nkmodules(const struct vmctx_bundle *b);
+
+/**
+ * vmctx_bundle_kmodule() - Get a guest kernel module
+ * @b: the bundle
+ * @module: the module's index, below vmctx_bundle_nkmodules(): the one
+ *	vmctx_bundle_add_kmodule() returned, which sealing does not change
+ * @name: set to its name, owned by the bundle (may be NULL)
+ * @start: set to its first address (may be NULL)
+ * @end: set to the address after it (may be NULL)
+ *
+ * Return: 0, or -EINVAL for a missing module.
+ */
+int vmctx_bundle_kmodule(const struct vmctx_bundle *b, int module, const char **name,
+			 uint64_t *start, uint64_t *end);
+
+/**
  * vmctx_bundle_nksyms() - Count the guest kernel symbols
  * @b: the bundle
  *
  * Return: the number of kernel symbols; 0 when @b is NULL.
  */
 size_t vmctx_bundle_nksyms(const struct vmctx_bundle *b);
+
+/**
+ * vmctx_bundle_ksym() - Get a guest kernel symbol
+ * @b: the bundle
+ * @i: the symbol's index, below vmctx_bundle_nksyms()
+ * @addr: set to its address (may be NULL)
+ * @name: set to its name, owned by the bundle (may be NULL)
+ * @module: set to its module's index for vmctx_bundle_kmodule(), or -1 for
+ *	vmlinux (may be NULL)
+ *
+ * The kernel symbols as added; sealed, in address order.  O(1).
+ *
+ * Return: 0; -ENOENT when the bundle has no kernel symbol @i; -EINVAL when
+ * @b is NULL.
+ */
+int vmctx_bundle_ksym(const struct vmctx_bundle *b, size_t i, uint64_t *addr, const char **name,
+		      int *module);
 
 /**
  * vmctx_bundle_nclock_pairs() - Count the guest TSC/ns pairs

@@ -1077,6 +1077,294 @@ static void test_task_maps_are_read_in_address_order(void)
 	free(buf);
 }
 
+/* ---- listing a bundle's records ---------------------------------------------- */
+
+/*
+ * A bundle to list: symbols added out of order, with an alias, a
+ * zero-sized symbol between two others and one at the end; maps out of
+ * order with their biases; a process leader with maps, a thread without
+ * (it uses the leader's), a thread with its own, and a process without
+ * any; modules and kernel symbols out of order.  Left unsealed.
+ */
+static struct vmctx_bundle *build_listing(void)
+{
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	int app, libc, t;
+
+	CHECK(b, "alloc");
+	app = vmctx_bundle_add_object(b, "/usr/bin/app", "aabbccdd");
+	libc = vmctx_bundle_add_object(b, "/usr/lib/libc.so.6", NULL);
+	CHECK(app == 0 && libc == 1, "objects %d %d", app, libc);
+	CHECK(!vmctx_bundle_add_symbol(b, app, 0x1200, 0x10, "late") &&
+	      !vmctx_bundle_add_symbol(b, app, 0x1000, 0, "label") &&
+	      !vmctx_bundle_add_symbol(b, app, 0x1100, 0x20, "mid") &&
+	      !vmctx_bundle_add_symbol(b, app, 0x1100, 0x8, "mid_alias") &&
+	      !vmctx_bundle_add_symbol(b, app, 0x1300, 0, "tail"), "symbols");
+
+	t = vmctx_bundle_add_task(b, 0x10000, 10, 10, "app", 100, VMCTX_TIME_NONE);
+	CHECK(t == 0, "leader %d", t);
+	CHECK(vmctx_bundle_add_task(b, 0x10000, 11, 10, "worker", 110, VMCTX_TIME_NONE) == 1 &&
+	      vmctx_bundle_add_task(b, 0x10000, 12, 10, "jit", 120, VMCTX_TIME_NONE) == 2 &&
+	      vmctx_bundle_add_task(b, 0x20000, 20, 20, "idle", 200, VMCTX_TIME_NONE) == 3,
+	      "threads and a process without maps");
+	CHECK(!vmctx_bundle_add_map(b, 0, 0x7f0000001000, 0x7f0000100000, 0x1000,
+				    0x7f0000000000, libc, "/usr/lib/libc.so.6") &&
+	      !vmctx_bundle_add_map(b, 0, 0x555555554000, 0x555555556000, 0, 0x555555553000,
+				    app, "/usr/bin/app") &&
+	      !vmctx_bundle_add_map(b, 0, 0x7ffff000, 0x80000000, 0, 0, -1, "[stack]") &&
+	      !vmctx_bundle_add_map(b, 2, 0x10000000, 0x10001000, 0, 0x20, -1, "[anon:jit]"),
+	      "maps");
+
+	CHECK(vmctx_bundle_add_kmodule(b, "kvm", 0xffffffffc0100000ull, 0x20000) == 0 &&
+	      vmctx_bundle_add_kmodule(b, "e1000", 0xffffffffc0000000ull, 0x8000) == 1, "modules");
+	CHECK(!vmctx_bundle_add_ksym(b, 0xffffffffc0100040ull, "kvm_init", "kvm") &&
+	      !vmctx_bundle_add_ksym(b, 0xffffffff81000000ull, "_stext", NULL) &&
+	      !vmctx_bundle_add_ksym(b, 0xffffffffc0000010ull, "e1000_intr", "e1000") &&
+	      !vmctx_bundle_add_ksym(b, 0xffffffff81000100ull, "do_idle", NULL), "ksyms");
+	return b;
+}
+
+static const struct listed_sym {
+	uint64_t start, end;
+	const char *name;
+} listing_sealed_syms[] = {
+	{ 0x1000, 0x1100, "label" },	/* zero-sized: up to the next */
+	{ 0x1100, 0x1120, "mid" },	/* the longest of two at one address */
+	{ 0x1200, 0x1210, "late" },
+	{ 0x1300, 0x1301, "tail" },	/* zero-sized and last: one byte */
+};
+
+static void check_sym(const struct vmctx_bundle *b, int object, size_t i,
+		      const struct listed_sym *want, const char *what)
+{
+	uint64_t start = 0, end = 0;
+	const char *name = NULL;
+	int err;
+
+	err = vmctx_bundle_object_symbol(b, object, i, &start, &end, &name);
+	CHECK(!err && start == want->start && end == want->end && streq(name, want->name),
+	      "%s: symbol %zu: %d %#llx-%#llx %s, want %#llx-%#llx %s", what, i, err,
+	      (unsigned long long)start, (unsigned long long)end, name ? name : "(null)",
+	      (unsigned long long)want->start, (unsigned long long)want->end, want->name);
+}
+
+/* Unsealed, symbols are as added and a zero-sized one ends at its start. */
+static void test_unsealed_symbols_are_listed_as_added(void)
+{
+	static const struct listed_sym want[] = {
+		{ 0x1200, 0x1210, "late" },
+		{ 0x1000, 0x1000, "label" },
+		{ 0x1100, 0x1120, "mid" },
+		{ 0x1100, 0x1108, "mid_alias" },
+		{ 0x1300, 0x1300, "tail" },
+	};
+	struct vmctx_bundle *b = build_listing();
+	uint64_t addr = 0;
+	const char *name = NULL;
+	size_t i;
+	int mod = 0;
+
+	CHECK(vmctx_bundle_object_nsyms(b, 0) == 5, "every symbol added is there");
+	for (i = 0; i < 5; i++)
+		check_sym(b, 0, i, &want[i], "unsealed");
+	CHECK(vmctx_bundle_object_symbol(b, 0, 5, NULL, NULL, NULL) == -ENOENT, "past the last");
+	CHECK(!vmctx_bundle_ksym(b, 0, &addr, &name, &mod) && addr == 0xffffffffc0100040ull &&
+	      streq(name, "kvm_init") && mod == 0, "kernel symbols as added");
+	CHECK(vmctx_bundle_task_maps_owner(b, 1) == -VMCTX_E_UNSEALED,
+	      "the maps' owner needs a sealed bundle");
+	vmctx_bundle_free(b);
+}
+
+/* Sealed: objects as added, symbols in address order with every end. */
+static void test_sealed_objects_list_sorted_symbols_with_ends(void)
+{
+	struct vmctx_bundle *b = build_listing();
+	const char *path = NULL, *id = NULL;
+	size_t i, n = ARRAY_SIZE(listing_sealed_syms);
+
+	CHECK(!vmctx_bundle_seal(b), "seal");
+	CHECK(!vmctx_bundle_object(b, 0, &path, &id) && streq(path, "/usr/bin/app") &&
+	      streq(id, "aabbccdd"), "object 0: its path and build-id");
+	id = "x";
+	CHECK(!vmctx_bundle_object(b, 1, &path, &id) && streq(path, "/usr/lib/libc.so.6") && !id,
+	      "object 1: no build-id reads as NULL");
+	CHECK(!vmctx_bundle_object(b, 1, NULL, NULL), "every output may be NULL");
+	CHECK(vmctx_bundle_object(b, 2, &path, &id) == -EINVAL, "a missing object");
+	CHECK(vmctx_bundle_object(b, -1, &path, &id) == -EINVAL, "a negative object");
+	CHECK(vmctx_bundle_object(NULL, 0, &path, &id) == -EINVAL, "NULL bundle");
+
+	CHECK(vmctx_bundle_object_nsyms(b, 0) == n, "the alias is pruned");
+	for (i = 0; i < n; i++)
+		check_sym(b, 0, i, &listing_sealed_syms[i], "sealed");
+	CHECK(vmctx_bundle_object_symbol(b, 0, n, NULL, NULL, NULL) == -ENOENT, "past the last");
+	CHECK(vmctx_bundle_object_symbol(b, 1, 0, NULL, NULL, NULL) == -ENOENT,
+	      "an object without symbols");
+	CHECK(!vmctx_bundle_object_symbol(b, 0, 0, NULL, NULL, NULL), "every output may be NULL");
+	CHECK(vmctx_bundle_object_symbol(b, 2, 0, NULL, NULL, NULL) == -EINVAL, "a missing object");
+	CHECK(vmctx_bundle_object_symbol(b, -1, 0, NULL, NULL, NULL) == -EINVAL,
+	      "a negative object");
+	CHECK(vmctx_bundle_object_symbol(NULL, 0, 0, NULL, NULL, NULL) == -EINVAL, "NULL bundle");
+	vmctx_bundle_free(b);
+}
+
+/*
+ * Each map names its object and bias, and the owner of a task's maps is
+ * the task that resolution uses: the leader for a thread without maps.
+ */
+static void test_task_maps_name_object_bias_and_owner(void)
+{
+	static const struct {
+		int object;
+		uint64_t bias;
+	} want[] = {
+		{ -1, 0 },				/* [stack], lowest */
+		{ 0, 0x555555553000 },			/* app */
+		{ 1, 0x7f0000000000 },			/* libc */
+	};
+	struct vmctx_bundle *b = build_listing();
+	const char *sym = NULL, *dso = NULL;
+	uint64_t bias = 1;
+	int object = 7;
+	size_t i;
+
+	CHECK(!vmctx_bundle_seal(b), "seal");
+	for (i = 0; i < ARRAY_SIZE(want); i++)
+		CHECK(!vmctx_bundle_task_map_object(b, 0, i, &object, &bias) &&
+		      object == want[i].object && bias == want[i].bias,
+		      "task 0 map %zu: object %d bias %#llx", i, object, (unsigned long long)bias);
+	CHECK(!vmctx_bundle_task_map_object(b, 2, 0, &object, &bias) && object == -1 &&
+	      bias == 0x20, "a thread's own map");
+	CHECK(vmctx_bundle_task_map_object(b, 0, 3, &object, &bias) == -ENOENT, "past the last map");
+	CHECK(vmctx_bundle_task_map_object(b, 1, 0, &object, &bias) == -ENOENT,
+	      "a thread without maps has none of its own");
+	CHECK(!vmctx_bundle_task_map_object(b, 0, 0, NULL, NULL), "every output may be NULL");
+	CHECK(vmctx_bundle_task_map_object(b, 4, 0, NULL, NULL) == -EINVAL, "a missing task");
+	CHECK(vmctx_bundle_task_map_object(b, -1, 0, NULL, NULL) == -EINVAL, "a negative task");
+	CHECK(vmctx_bundle_task_map_object(NULL, 0, 0, NULL, NULL) == -EINVAL, "NULL bundle");
+
+	CHECK(vmctx_bundle_task_maps_owner(b, 0) == 0, "a leader with maps owns them");
+	CHECK(vmctx_bundle_task_maps_owner(b, 1) == 0, "a thread without maps uses its leader's");
+	CHECK(vmctx_bundle_task_maps_owner(b, 2) == 2, "a thread with maps uses its own");
+	CHECK(vmctx_bundle_task_maps_owner(b, 3) == 3, "a process without maps is its own owner");
+	CHECK(vmctx_bundle_task_maps_owner(b, 4) == -EINVAL, "a missing task");
+	CHECK(vmctx_bundle_task_maps_owner(b, -1) == -EINVAL, "a negative task");
+	CHECK(vmctx_bundle_task_maps_owner(NULL, 0) == -EINVAL, "NULL bundle");
+	/* the owner is whom resolution follows: ip - bias is the symbol's address */
+	CHECK(!vmctx_bundle_resolve_user(b, 1, 0x555555553000 + 0x1110, &sym, &dso) &&
+	      streq(sym, "mid") && streq(dso, "app"), "the thread resolves in its leader's maps");
+	vmctx_bundle_free(b);
+}
+
+/* Modules keep the index add_kmodule() gave; kernel symbols sort by address. */
+static void test_kernel_modules_and_symbols_are_listed(void)
+{
+	static const struct {
+		uint64_t addr;
+		const char *name;
+		int module;
+	} want[] = {
+		{ 0xffffffff81000000ull, "_stext", -1 },
+		{ 0xffffffff81000100ull, "do_idle", -1 },
+		{ 0xffffffffc0000010ull, "e1000_intr", 1 },
+		{ 0xffffffffc0100040ull, "kvm_init", 0 },
+	};
+	struct vmctx_bundle *b = build_listing();
+	uint64_t addr = 0, start = 0, end = 0;
+	const char *name = NULL;
+	int module = 7;
+	size_t i;
+
+	CHECK(!vmctx_bundle_seal(b), "seal");
+	CHECK(vmctx_bundle_nkmodules(b) == 2 && vmctx_bundle_nkmodules(NULL) == 0, "nkmodules");
+	CHECK(!vmctx_bundle_kmodule(b, 0, &name, &start, &end) && streq(name, "kvm") &&
+	      start == 0xffffffffc0100000ull && end == 0xffffffffc0120000ull, "module 0");
+	CHECK(!vmctx_bundle_kmodule(b, 1, &name, &start, &end) && streq(name, "e1000") &&
+	      start == 0xffffffffc0000000ull && end == 0xffffffffc0008000ull,
+	      "module 1 keeps its index though it lies lower");
+	CHECK(!vmctx_bundle_kmodule(b, 1, NULL, NULL, NULL), "every output may be NULL");
+	CHECK(vmctx_bundle_kmodule(b, 2, &name, NULL, NULL) == -EINVAL, "a missing module");
+	CHECK(vmctx_bundle_kmodule(b, -1, &name, NULL, NULL) == -EINVAL, "a negative module");
+	CHECK(vmctx_bundle_kmodule(NULL, 0, &name, NULL, NULL) == -EINVAL, "NULL bundle");
+
+	CHECK(vmctx_bundle_nksyms(b) == ARRAY_SIZE(want), "nksyms");
+	for (i = 0; i < ARRAY_SIZE(want); i++)
+		CHECK(!vmctx_bundle_ksym(b, i, &addr, &name, &module) && addr == want[i].addr &&
+		      streq(name, want[i].name) && module == want[i].module,
+		      "ksym %zu: %#llx %s %d", i, (unsigned long long)addr,
+		      name ? name : "(null)", module);
+	CHECK(vmctx_bundle_ksym(b, ARRAY_SIZE(want), &addr, &name, &module) == -ENOENT,
+	      "past the last kernel symbol");
+	CHECK(!vmctx_bundle_ksym(b, 0, NULL, NULL, NULL), "every output may be NULL");
+	CHECK(vmctx_bundle_ksym(NULL, 0, NULL, NULL, NULL) == -EINVAL, "NULL bundle");
+	vmctx_bundle_free(b);
+}
+
+/* What the listing calls give of @a, they give of @b (both sealed). */
+static void compare_listing(const struct vmctx_bundle *a, const struct vmctx_bundle *b)
+{
+	uint64_t s1, s2, e1, e2, x1, x2;
+	const char *n1, *n2, *p1, *p2;
+	int k, o1, o2, err1, err2;
+	size_t j;
+
+	CHECK(vmctx_bundle_nobjects(a) == vmctx_bundle_nobjects(b), "nobjects");
+	for (k = 0; (size_t)k < vmctx_bundle_nobjects(a); k++) {
+		CHECK(!vmctx_bundle_object(a, k, &p1, &n1) && !vmctx_bundle_object(b, k, &p2, &n2) &&
+		      streq(p1, p2) && (n1 ? streq(n1, n2) : !n2), "object %d", k);
+		CHECK(vmctx_bundle_object_nsyms(a, k) == vmctx_bundle_object_nsyms(b, k),
+		      "object %d nsyms", k);
+		for (j = 0; j <= vmctx_bundle_object_nsyms(a, k); j++) {
+			err1 = vmctx_bundle_object_symbol(a, k, j, &s1, &e1, &n1);
+			err2 = vmctx_bundle_object_symbol(b, k, j, &s2, &e2, &n2);
+			CHECK(err1 == err2 && (err1 || (s1 == s2 && e1 == e2 && streq(n1, n2))),
+			      "object %d symbol %zu", k, j);
+		}
+	}
+	CHECK(vmctx_bundle_ntasks(a) == vmctx_bundle_ntasks(b), "ntasks");
+	for (k = 0; (size_t)k < vmctx_bundle_ntasks(a); k++) {
+		CHECK(vmctx_bundle_task_maps_owner(a, k) == vmctx_bundle_task_maps_owner(b, k),
+		      "task %d's maps' owner", k);
+		for (j = 0, err1 = 0; !err1; j++) {
+			err1 = vmctx_bundle_task_map_object(a, k, j, &o1, &x1);
+			err2 = vmctx_bundle_task_map_object(b, k, j, &o2, &x2);
+			CHECK(err1 == err2 && (err1 || (o1 == o2 && x1 == x2)),
+			      "task %d map %zu", k, j);
+		}
+	}
+	CHECK(vmctx_bundle_nkmodules(a) == vmctx_bundle_nkmodules(b), "nkmodules");
+	for (k = 0; (size_t)k < vmctx_bundle_nkmodules(a); k++)
+		CHECK(!vmctx_bundle_kmodule(a, k, &n1, &s1, &e1) &&
+		      !vmctx_bundle_kmodule(b, k, &n2, &s2, &e2) &&
+		      streq(n1, n2) && s1 == s2 && e1 == e2, "module %d", k);
+	for (j = 0, err1 = 0; !err1; j++) {
+		err1 = vmctx_bundle_ksym(a, j, &s1, &n1, &o1);
+		err2 = vmctx_bundle_ksym(b, j, &s2, &n2, &o2);
+		CHECK(err1 == err2 && (err1 || (s1 == s2 && streq(n1, n2) && o1 == o2)),
+		      "ksym %zu", j);
+	}
+}
+
+/* A bundle read back lists what the written one did, ends and owners included. */
+static void test_listing_survives_a_round_trip(void)
+{
+	struct vmctx_bundle *b = build_listing(), *r = NULL;
+	void *buf = NULL;
+	size_t i, len = 0;
+
+	CHECK(!vmctx_bundle_seal(b), "seal");
+	CHECK(!vmctx_bundle_write_mem(b, &buf, &len) && !vmctx_bundle_read_mem(buf, len, NULL, &r),
+	      "round trip");
+	if (r) {
+		compare_listing(b, r);
+		for (i = 0; i < ARRAY_SIZE(listing_sealed_syms); i++)
+			check_sym(r, 0, i, &listing_sealed_syms[i], "read back");
+		CHECK(vmctx_bundle_task_maps_owner(r, 1) == 0, "the thread's owner read back");
+	}
+	vmctx_bundle_free(r);
+	vmctx_bundle_free(b);
+	free(buf);
+}
+
 /*
  * vmctx_read_opts follows the options rule every struct does: sz = 0 (no
  * struct at all) fails instead of meaning the defaults, a newer caller's
@@ -1146,6 +1434,11 @@ int main(void)
 	test_window_is_optional_once_and_ordered();
 	test_agent_is_optional_and_kept();
 	test_task_maps_are_read_in_address_order();
+	test_unsealed_symbols_are_listed_as_added();
+	test_sealed_objects_list_sorted_symbols_with_ends();
+	test_task_maps_name_object_bias_and_owner();
+	test_kernel_modules_and_symbols_are_listed();
+	test_listing_survives_a_round_trip();
 	test_read_opts_follow_the_options_rule();
 	if (failures)
 		fprintf(stderr, "test-bundle: %d check(s) failed\n", failures);
