@@ -26,6 +26,10 @@
 #   Hostile records, as a crafted file may hold them: 'pidm1' and 'pid0'
 #   add a guest-mode sample of vCPU 0 whose host pid and tid are -1 or 0;
 #   'lostmax' adds a PERF_RECORD_LOST of 2^64-1 samples on pCPU 0.
+#   'ident' adds PERF_SAMPLE_IDENTIFIER (id 1, listed as the attr's id in a
+#   file), as 'perf record --vmcs-ctx' records it: 'perf inject
+#   --guest-maps' needs it.  'times' (with 'file') adds HEADER_NRCPUS (2
+#   CPUs) and HEADER_SAMPLE_TIME, which --cpu and --time's percentages need.
 import os, struct, sys
 
 out = sys.argv[1]
@@ -38,14 +42,20 @@ vms = 'vms' in sys.argv[2:]
 pidm1 = 'pidm1' in sys.argv[2:]
 pid0 = 'pid0' in sys.argv[2:]
 lostmax = 'lostmax' in sys.argv[2:]
+ident = 'ident' in sys.argv[2:]
+times = 'times' in sys.argv[2:]
 TSC_OFFSET = 5000000000
 E = '>' if be else '<'
 
 PERF_SAMPLE_IP, PERF_SAMPLE_TID, PERF_SAMPLE_TIME = 1 << 0, 1 << 1, 1 << 2
 PERF_SAMPLE_CPU, PERF_SAMPLE_PERIOD = 1 << 7, 1 << 8
 PERF_SAMPLE_GUEST_CTX = 1 << 25
+PERF_SAMPLE_IDENTIFIER = 1 << 16
 ST = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
      PERF_SAMPLE_PERIOD | PERF_SAMPLE_GUEST_CTX
+if ident:
+    ST |= PERF_SAMPLE_IDENTIFIER
+SAMPLE_ID = 1
 VALID, VMX, SVM, GUEST, HOSTV = 0x1, 0x2, 0x4, 0x8, 0x40
 KERNEL, USER, GKERNEL, GUSER = 1, 2, 4, 5
 SWITCH_OUT, SWITCH_PREEMPT = 0x2000, 0x4000
@@ -60,7 +70,8 @@ def hdr(typ, misc, body):
 def id_sample(pid, tid, time, cpu):
     if not sample_id_all:
         return b''
-    return struct.pack(E + 'IIQII', pid, tid, time, cpu, 0)
+    return struct.pack(E + 'IIQII', pid, tid, time, cpu, 0) + \
+        (struct.pack(E + 'Q', SAMPLE_ID) if ident else b'')
 
 # pipe header
 buf += struct.pack(E + 'QQ', 0x32454c4946524550, 16)
@@ -83,7 +94,8 @@ def comm(pid, tid, name, time):
 # (cr3; asid, exit_reason; vcpu_id, flags), or size 0 without a vCPU.
 def sample(misc, ip, pid, tid, time, cpu, ctx):
     cr3, asid, exit_reason, vcpu, fl = ctx
-    body = struct.pack(E + 'QIIQIIQ', ip, pid, tid, time, cpu, 0, 1000000)
+    body = struct.pack(E + 'Q', SAMPLE_ID) if ident else b''
+    body += struct.pack(E + 'QIIQIIQ', ip, pid, tid, time, cpu, 0, 1000000)
     if fl:
         body += struct.pack(E + 'QQIIII', 24, cr3, asid, exit_reason, vcpu, fl)
     else:
@@ -149,9 +161,12 @@ if lostmax:
 if filemode:
     # drop the pipe header and the attr event, wrap the rest in a file header
     events = buf[16 + 8 + 128:]
-    fattr = attr + struct.pack(E + 'QQ', 0, 0)
+    # the attr's ids, if any, right after the attrs section
+    ids = struct.pack(E + 'Q', SAMPLE_ID) if ident else b''
+    fattr = attr + struct.pack(E + 'QQ', 104 + 128 + 16 if ident else 0, len(ids))
     fhdr = struct.pack(E + 'QQQ', 0x32454c4946524550, 104, len(fattr))
-    fhdr += struct.pack(E + 'QQQQQQ', 104, len(fattr), 104 + len(fattr), len(events), 0, 0)
+    fhdr += struct.pack(E + 'QQQQQQ', 104, len(fattr), 104 + len(fattr) + len(ids),
+                        len(events), 0, 0)
     # adds_features: HEADER_HOSTNAME (3), which perf needs to tell how a
     # swapped file's bitmap was written, and HEADER_GUEST_CTX (32): sample_type
     # magic, bit 25, block version 1.  The section table follows the data, one
@@ -159,6 +174,14 @@ if filemode:
     host = b'vmctx-lab'.ljust(64, b'\0')
     feats = [struct.pack(E + 'I', len(host)) + host]
     bits = 1 << 3
+    if times:
+        # HEADER_NRCPUS (7): CPUs available, online
+        feats.append(struct.pack(E + 'II', 2, 2))
+        bits |= 1 << 7
+    if times:
+        # HEADER_SAMPLE_TIME (21): the first and last samples' times
+        feats.append(struct.pack(E + 'QQ', T0, T0 + N * TICK + 10))
+        bits |= 1 << 21
     if not nofeat:
         # 'feat32other': feature 32 as another proposal might use it (here
         # the first draft of this one: bit and version, no magic)
@@ -183,7 +206,7 @@ if filemode:
         feats.append(f)
         bits |= 1 << 33
     fhdr += struct.pack(E + 'QQQQ', bits, 0, 0, 0)
-    buf = fhdr + fattr + events
+    buf = fhdr + fattr + ids + events
     off = len(buf) + 16 * len(feats)
     for f in feats:
         buf += struct.pack(E + 'QQ', off, len(f))
