@@ -150,6 +150,54 @@ void vmctx_buf_put(struct vmctx_buf *b, const void *data, size_t n)
 	b->len += n;
 }
 
+#define ROTL(x, b)	((x) << (b) | (x) >> (64 - (b)))
+
+static void sip_round(uint64_t v[4])
+{
+	v[0] += v[1];
+	v[1] = ROTL(v[1], 13) ^ v[0];
+	v[0] = ROTL(v[0], 32);
+	v[2] += v[3];
+	v[3] = ROTL(v[3], 16) ^ v[2];
+	v[0] += v[3];
+	v[3] = ROTL(v[3], 21) ^ v[0];
+	v[2] += v[1];
+	v[1] = ROTL(v[1], 17) ^ v[2];
+	v[2] = ROTL(v[2], 32);
+}
+
+/* SipHash-2-4 (Aumasson and Bernstein), its words in host byte order. */
+uint64_t vmctx_siphash(const uint64_t key[2], const void *data, size_t n)
+{
+	uint64_t v[4] = {
+		key[0] ^ 0x736f6d6570736575ULL, key[1] ^ 0x646f72616e646f6dULL,
+		key[0] ^ 0x6c7967656e657261ULL, key[1] ^ 0x7465646279746573ULL,
+	};
+	const unsigned char *p = data;
+	uint64_t m = (uint64_t)n << 56;
+	size_t i;
+
+	for (; n >= 8; n -= 8, p += 8) {
+		uint64_t w;
+
+		memcpy(&w, p, sizeof(w));
+		v[3] ^= w;
+		sip_round(v);
+		sip_round(v);
+		v[0] ^= w;
+	}
+	for (i = 0; i < n; i++)
+		m |= (uint64_t)p[i] << (8 * i);
+	v[3] ^= m;
+	sip_round(v);
+	sip_round(v);
+	v[0] ^= m;
+	v[2] ^= 0xff;
+	for (i = 0; i < 4; i++)
+		sip_round(v);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
 bool vmctx_all_zero(const void *p, size_t n)
 {
 	const unsigned char *c = p;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * libvmctx's bottom layer: memory, searching, a byte buffer, a name
- * index, escaping and the log (util.c, escape.c, log.c).  Nothing here is
- * exported.
+ * index, a keyed hash, escaping and the log (util.c, escape.c, log.c).
+ * Nothing here is exported.
  */
 #ifndef VMCTX_UTIL_H
 #define VMCTX_UTIL_H
@@ -77,6 +77,13 @@ __hidden size_t vmctx_upper_bound(const void *base, size_t n, size_t size, size_
 				  uint64_t key);
 /* calloc() for a lookup structure: 128-byte aligned, huge pages if large; free() frees it. */
 __hidden void *vmctx_calloc_big(size_t n, size_t size);
+
+/*
+ * SipHash-2-4 of the @n bytes at @data under the secret @key: a hash of
+ * names a guest chose that the guest cannot flood, as it cannot know the
+ * key.
+ */
+__hidden uint64_t vmctx_siphash(const uint64_t key[2], const void *data, size_t n);
 
 /* A byte buffer that grows; an error sticks, and is reported once at the end. */
 struct vmctx_buf {

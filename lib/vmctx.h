@@ -13,12 +13,14 @@
  * Functions returning pointers give NULL and set errno (to an errno value
  * or a VMCTX_E_* code).  Every handle has one lifetime pair, _new() and
  * _free(): they handle memory only, and _free() accepts NULL.  Options
- * structures (and the other structures a caller hands in) start with
- * size_t sz, the caller's sizeof, so that they can grow: an older, smaller
- * structure is accepted, its missing fields taken as defaults, and a newer
- * one only if the bytes this library does not know are all zero; too
- * short for the structure's first version fails with -EINVAL.  Declare
- * them with VMCTX_OPTS().  The library never prints; see vmctx_set_log().
+ * structures (and the other structures a caller hands in one at a time)
+ * start with size_t sz, the caller's sizeof, so that they can grow: an
+ * older, smaller structure is accepted, its missing fields taken as
+ * defaults, and a newer one only if the bytes this library does not know
+ * are all zero; too short for the structure's first version fails with
+ * -EINVAL.  Declare them with VMCTX_OPTS().  Records that come in arrays
+ * (struct vmctx_frame, struct vmctx_label) have a fixed layout instead.
+ * The library never prints; see vmctx_set_log().
  *
  * The kernel-doc comments below are each call's contract; the man pages
  * say it in prose, and test/check-api-doc.pl holds their prototypes and
@@ -28,7 +30,7 @@
  * vmctx_strerror(3), vmctx_exit_reason(3), vmctx_bundle(3),
  * vmctx_bundle_add(3), vmctx_bundle_info(3), vmctx_resolve(3),
  * vmctx_clock(3), vmctx_clock_fit(3), vmctx_session(3), vmctx_table(3),
- * vmctx_export(3), vmctx_escape(3).
+ * vmctx_export(3), vmctx_profile(3), vmctx_escape(3).
  */
 #ifndef VMCTX_H
 #define VMCTX_H
@@ -1471,6 +1473,124 @@ int vmctx_export_write_mem(const struct vmctx_export *x, enum vmctx_export_forma
  * Return: 0; -errno of write(); or as vmctx_export_write_mem().
  */
 int vmctx_export_write_fd(const struct vmctx_export *x, enum vmctx_export_format format, int fd);
+
+/* ---- Profiles: stacks the caller makes, as pprof or folded (vmctx_profile(3)) */
+
+/*
+ * A profile is samples that the caller makes, each a stack of frames of
+ * any depth, labels and one or two values, written in an export's two
+ * formats: perf writes its own histogram entries so, and
+ * vmctx_export_new() a session's counts.  Samples with the same stack and
+ * labels add up.  Every string is copied and escaped as vmctx_escape()
+ * does, once, as it comes in: a guest names most of them.
+ */
+struct vmctx_profile;
+
+/* The deepest stack and the most labels a sample may have. */
+#define VMCTX_PROFILE_MAX_FRAMES	4096
+#define VMCTX_PROFILE_MAX_LABELS	64
+
+struct vmctx_profile_opts {
+	size_t sz;			/* sizeof(struct vmctx_profile_opts) */
+	size_t nvalues;			/* values per sample, 1 or 2; 0: 1 */
+	const char *value_type[2];	/* pprof's sample types; NULL: "samples", "cpu" */
+	const char *value_unit[2];	/* their units; NULL: "count", "nanoseconds" */
+	uint64_t time_ns;		/* pprof time_nanos: the start, ns since the
+					   epoch; 0: unknown */
+	uint64_t duration_ns;		/* pprof duration_nanos; 0: unknown */
+	int64_t period;			/* what one sample stands for, in the last
+					   value's unit, whose type is then pprof's
+					   period type and default; 0: none */
+	const char *const *comments;	/* pprof comments, @ncomments of them */
+	size_t ncomments;
+};
+
+/*
+ * A frame of a sample's stack.  Frames and labels come in arrays, so
+ * unlike the options they have no sz: their layout is fixed, and a call
+ * that needs more will take a new structure.
+ */
+struct vmctx_frame {
+	const char *function;	/* its name; NULL: unnamed */
+	const char *module;	/* the object it is in, its pprof mapping; NULL: unknown */
+	uint64_t address;	/* 0: unknown */
+};
+
+/* A label of a sample: the string @str, or the number @num when @str is NULL. */
+struct vmctx_label {
+	const char *key;
+	const char *str;
+	int64_t num;
+};
+
+/**
+ * vmctx_profile_new() - Make an empty profile
+ * @opts: options, or NULL for the defaults (one value, "samples" in
+ *	"count", no times, period or comments); the profile copies its
+ *	strings
+ *
+ * Return: the profile, which the caller frees with vmctx_profile_free(),
+ * or NULL with errno EINVAL (a short @opts, or one that sets a field this
+ * library does not know; more than two values; a negative period; a NULL
+ * comment), EOVERFLOW (a string too long to escape) or ENOMEM.
+ */
+struct vmctx_profile *vmctx_profile_new(const struct vmctx_profile_opts *opts);
+
+/**
+ * vmctx_profile_free() - Free a profile
+ * @p: the profile, or NULL
+ */
+void vmctx_profile_free(struct vmctx_profile *p);
+
+/**
+ * vmctx_profile_add() - Add a sample to a profile
+ * @p: the profile
+ * @frames: the sample's stack, leaf first (pprof's order)
+ * @nframes: its depth, 1 to VMCTX_PROFILE_MAX_FRAMES
+ * @labels: its labels, or NULL when @nlabels is 0; a label whose string
+ *	is "" is left out, as pprof could not tell it from the number 0
+ * @nlabels: 0 to VMCTX_PROFILE_MAX_LABELS
+ * @values: its values, as many as the profile's options say
+ *
+ * A sample with the same frames and the same labels, in the same order,
+ * as one added before adds its values to that one's, saturating.  Strings
+ * are copied: the caller's may go once this returns.  O(@nframes +
+ * @nlabels) amortised, whatever names the strings are.
+ *
+ * Return: 0; -EINVAL (a NULL @p, @frames or @values, no frame, a label
+ * without a key); -E2BIG (too many frames or labels, or 2^32 - 1 distinct
+ * strings, frames or samples in the profile); -EOVERFLOW (a string too
+ * long to escape); -ENOMEM.  On failure no sample is added or changed.
+ */
+int vmctx_profile_add(struct vmctx_profile *p, const struct vmctx_frame *frames, size_t nframes,
+		      const struct vmctx_label *labels, size_t nlabels, const int64_t *values);
+
+/**
+ * vmctx_profile_write_mem() - Write a profile to memory
+ * @p: the profile
+ * @format: VMCTX_EXPORT_PPROF or VMCTX_EXPORT_FOLDED
+ * @buf: set to the malloc'ed bytes, which the caller frees
+ * @len: set to their number
+ *
+ * The same samples give the same bytes, in whatever order they were
+ * added.  O(n log n) in the frames and labels of the samples.
+ *
+ * Return: 0; -EINVAL (also an unknown @format); -ENOMEM; -EIO when zlib
+ * fails.
+ */
+int vmctx_profile_write_mem(const struct vmctx_profile *p, enum vmctx_export_format format,
+			    void **buf, size_t *len);
+
+/**
+ * vmctx_profile_write_fd() - Write a profile to a file descriptor
+ * @p: the profile
+ * @format: VMCTX_EXPORT_PPROF or VMCTX_EXPORT_FOLDED
+ * @fd: where to write, from its current offset; the caller opens and
+ *	closes it
+ *
+ * Return: 0; -errno of write(); or as vmctx_profile_write_mem().
+ */
+int vmctx_profile_write_fd(const struct vmctx_profile *p, enum vmctx_export_format format, int fd);
 
 /* ---- Printing guest strings (vmctx_escape(3)) ------------------------------ */
 

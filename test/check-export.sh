@@ -6,7 +6,10 @@
 # (Tables 8/9, 750 slots each); pprof's totals, -tagfocus, -tagroot and
 # labels are checked against the counts those parameters give, and against
 # the folded stacks of the same export.  A hostile guest's names reach
-# pprof's output escaped.  Skipped (77) where go is not installed.
+# pprof's output escaped.  A profile that test-profile makes (stacks of
+# depth 1 to 50, unnamed frames, string and numeric labels) reads back with
+# its stacks, values and labels whole.  Skipped (77) where go is not
+# installed.
 set -eu
 srcdir=${top_srcdir:-.}
 builddir=${top_builddir:-.}
@@ -138,6 +141,21 @@ grep -qF 'guest_comm:[a;b c\x0a]' "$tmp/hostile.raw" || fail "-raw: the escaped 
 grep -qF 'vm:[h;o\x1bst]' "$tmp/hostile.raw" || fail "-raw: the escaped VM name"
 grep -qF 'f;g\x07 99' "$tmp/hostile.raw" || fail "-raw: the escaped symbol"
 
+# --- a profile the caller makes (test-profile.c, shared_prefixes() and 50 frames)
+"$builddir/test/test-profile" "$tmp" >/dev/null
+pprof -raw "$tmp/profile.pb.gz" >"$tmp/profile.raw" ||
+	fail "go tool pprof -raw cannot read profile.pb.gz"
+expect "profile: all samples" "$(total samples "$tmp/profile.pb.gz")" \
+	"$(folded_sum "$tmp/profile.folded")"
+expect "profile: cpu" "$(total cpu "$tmp/profile.pb.gz")" "390ns"
+expect "profile: vm x" "$(total samples -tagfocus=vm=x "$tmp/profile.pb.gz")" 6
+expect "profile: the 50 frames of the deep stack" \
+	"$(awk '$1 == 11 && $2 == "110:" { print NF - 2 }' "$tmp/profile.raw")" 50
+grep -qF 'vcpu:[-1]' "$tmp/profile.raw" || fail "-raw: a numeric label"
+grep -q ' libc\.so\.6 *$' "$tmp/profile.raw" || fail "-raw: the mapping of the unnamed frame"
+grep -q '^ *[0-9]*: 0x1a2b M=[0-9]* *$' "$tmp/profile.raw" ||
+	fail "-raw: the unnamed frame's location, its address and no function"
+
 [ "$rc" = 0 ] &&
-	echo "check-export: go tool pprof reads the exports, and they hold the scenarios' counts"
+	echo "check-export: go tool pprof reads the exports and a profile, and they hold their counts"
 exit $rc
