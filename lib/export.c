@@ -2,10 +2,10 @@
 /*
  * Exports: a session's counts as profiles that other tools read.  One pass
  * over the aggregation makes rows (a count, a stack of up to three frames
- * and pprof's labels), with every string escaped once into one table; the
- * table is sorted and merged, then the rows, identical ones merged, so the
- * output is the same from run to run.  The formats are written from the rows:
- * folded stacks here, pprof in export-pprof.c.
+ * and pprof's labels), and adds each to the export's two profiles
+ * (export.h): the profiles escape every string once, sum identical rows,
+ * sort by text so that the output is the same from run to run, and write
+ * the formats (profile.c).
  *
  * What goes in: each vCPU's virtual time (AGG_VCPU: guest functions,
  * [steal], [idle], [lost]) under its VM, and the host's own work (AGG_HOST
@@ -18,13 +18,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #include "bundle.h"
 #include "export.h"
 #include "labels.h"
 #include "session.h"
+
+/* The module, and so the pprof mapping, of vmctx's own frames ([steal], [idle], [lost]). */
+#define VMCTX_MODULE	"[vmctx]"
+
+/* Labels of a row, in pprof's order; each names a string. */
+enum export_label {
+	XL_VM,			/* the VM's name, "[host]" for host work */
+	XL_VM_PID,		/* its QEMU process's host tgid */
+	XL_VCPU,
+	XL_CLASS,		/* guest_os, guest_user, steal, idle, lost, host_os, ... */
+	XL_GUEST_COMM,		/* the guest process's label, or "[guest kernel]", "[steal]", ... */
+	XL_GUEST_PID,
+	XL_MAX,
+};
 
 /* Label keys, in enum export_label's order. */
 static const char *const label_names[XL_MAX] = {
@@ -51,106 +63,75 @@ static const char *const host_class[VMCTX_CLASS_MAX] = {
 	[VMCTX_CLASS_LOST] = "host_lost",
 };
 
-/* Words of pprof's value types, interned up front (see export-pprof.c's word()). */
-static const char *const pprof_words[] = { "samples", "count", "cpu", "nanoseconds" };
+#define ROW_MAX_FRAMES	3
 
 /*
- * Add @raw, escaped, to the string table; its index, or -ENOMEM.  Every
- * occurrence gets its own index until finish_strings() sorts the table and
- * merges equal strings: unlike a hash of names a guest picks, a sort stays
- * O(n log n) whatever the names are.
+ * A row being built: raw strings, which the profiles escape.  The leaf
+ * frame is the function, in the module @module: for guest objects the
+ * module with the VM's "(VMk)", so that a guest's vmlinux is not the
+ * host's.  Strings made here are the row's to free.
  */
-static int64_t intern(struct vmctx_export *x, const char *raw)
-{
-	int n = vmctx_escape(NULL, 0, raw);
-	char *esc;
-
-	if (n < 0)
-		return n;
-	if (x->nstrs >= UINT32_MAX ||
-	    vmctx_grow((void **)&x->strs, &x->strs_cap, x->nstrs + 1, sizeof(*x->strs)))
-		return -ENOMEM;
-	esc = malloc((size_t)n + 1);
-	if (!esc)
-		return -ENOMEM;
-	vmctx_escape(esc, (size_t)n + 1, raw);
-	x->strs[x->nstrs] = esc;
-	return x->nstrs++;
-}
-
-/* Intern a printf-made string. */
-static int64_t internf(struct vmctx_export *x, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int64_t internf(struct vmctx_export *x, const char *fmt, ...)
-{
-	char *raw;
-	va_list ap;
-	int64_t i;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&raw, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return -ENOMEM;
-	i = intern(x, raw);
-	free(raw);
-	return i;
-}
-
-/* A row being built; strings are interned as they are set. */
-struct row_builder {
-	struct vmctx_export *x;
-	struct export_row r;
+struct row {
+	uint64_t count;
+	const char *frame[ROW_MAX_FRAMES];	/* root first */
+	size_t nframes;
+	const char *module;
+	const char *label[XL_MAX];		/* NULL: none */
+	char num[XL_MAX][24];			/* numeric labels, printed */
+	char *made[ROW_MAX_FRAMES + 1];
+	size_t nmade;
 	int err;
 };
 
-static void set(struct row_builder *rb, uint32_t *field, int64_t i)
+/* A printf-made string, the row's; NULL (and the row failed) without memory. */
+static const char *rowf(struct row *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static const char *rowf(struct row *r, const char *fmt, ...)
 {
-	if (i < 0 && !rb->err)
-		rb->err = (int)i;
-	*field = i < 0 ? 0 : (uint32_t)i;
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		r->err = -ENOMEM;
+		return NULL;
+	}
+	r->made[r->nmade++] = s;
+	return s;
 }
 
-static void frame(struct row_builder *rb, const char *raw)
+static void frame(struct row *r, const char *raw)
 {
-	set(rb, &rb->r.frame[rb->r.nframes++], intern(rb->x, raw));
+	r->frame[r->nframes++] = raw;
 }
 
-static void label(struct row_builder *rb, enum export_label l, const char *raw)
+static void label(struct row *r, enum export_label l, const char *raw)
 {
-	set(rb, &rb->r.label[l], intern(rb->x, raw));
+	r->label[l] = raw;
 }
 
-static void label_int(struct row_builder *rb, enum export_label l, long v)
+/* Numbers are string labels, as -tagroot and Pyroscope want them. */
+static void label_int(struct row *r, enum export_label l, long v)
 {
-	set(rb, &rb->r.label[l], internf(rb->x, "%ld", v));
+	snprintf(r->num[l], sizeof(r->num[l]), "%ld", v);
+	r->label[l] = r->num[l];
 }
 
-/* The "[steal] (...)" frame of a steal row, as the tables name it. */
-static int64_t steal_frame(struct vmctx_export *x, const struct vmctx_session *s,
-			   const struct agg_key *k)
+/* The module of a guest function, in VM @vm. */
+static void guest_module(struct row *r, const struct vmctx_vm *vm, const char *module)
 {
-	char buf[64];
-
-	return internf(x, "[steal] %s", labels_steal_by(s, k, buf, sizeof(buf)));
-}
-
-/* The module of a guest function, and its mapping: the module in VM @vm. */
-static void guest_module(struct row_builder *rb, const struct vmctx_vm *vm, const char *module)
-{
-	set(rb, &rb->r.module, intern(rb->x, module));
-	set(rb, &rb->r.mapping, internf(rb->x, "%s %s", module, vm->tag));
+	r->module = rowf(r, "%s %s", module, vm->tag);
 }
 
 /* vmctx's own frames: "[steal]", "[idle]" and "[lost]" stand in for the process too. */
-static void pseudo(struct row_builder *rb, const char *group)
+static void pseudo(struct row *r, const char *group)
 {
-	frame(rb, group);
-	label(rb, XL_GUEST_COMM, group);
-	set(rb, &rb->r.module, intern(rb->x, EXPORT_VMCTX_MAPPING));
-	rb->r.mapping = rb->r.module;
+	frame(r, group);
+	label(r, XL_GUEST_COMM, group);
+	r->module = VMCTX_MODULE;
 }
 
 /*
@@ -158,74 +139,128 @@ static void pseudo(struct row_builder *rb, const char *group)
  * "[guest kernel]") and the function, "[steal]" and what ran instead,
  * "[idle]" or "[lost]".
  */
-static void vcpu_row(struct row_builder *rb, const struct vmctx_session *s,
-		     const struct agg_key *k)
+static void vcpu_row(struct row *r, const struct vmctx_session *s, const struct agg_key *k)
 {
 	const struct vmctx_vm *vm = &s->vms[k->vm_idx];
 	const struct vmctx_bundle *b = vm->bundle;
-	struct export_row *r = &rb->r;
+	char buf[64];
 
-	set(rb, &r->frame[r->nframes++], internf(rb->x, "%s %s", vm->name, vm->tag));
-	label(rb, XL_VM, vm->name);
-	label_int(rb, XL_VM_PID, vm->tgid);
-	label_int(rb, XL_VCPU, k->vcpu);
-	label(rb, XL_CLASS, vcpu_class[k->cls]);
+	frame(r, rowf(r, "%s %s", vm->name, vm->tag));
+	label(r, XL_VM, vm->name);
+	label_int(r, XL_VM_PID, vm->tgid);
+	label_int(r, XL_VCPU, k->vcpu);
+	label(r, XL_CLASS, vcpu_class[k->cls]);
 	switch (k->cls) {
 	case VMCTX_CLASS_OS:
-		frame(rb, "[guest kernel]");
-		label(rb, XL_GUEST_COMM, "[guest kernel]");
-		frame(rb, k->function ? k->function : "[unknown]");
-		guest_module(rb, vm, k->module ? k->module : "vmlinux");
+		frame(r, "[guest kernel]");
+		label(r, XL_GUEST_COMM, "[guest kernel]");
+		frame(r, k->function ? k->function : "[unknown]");
+		guest_module(r, vm, k->module ? k->module : "vmlinux");
 		return;
 	case VMCTX_CLASS_USER:
 		if (b && k->by >= 0 && (size_t)k->by < b->ntasks) {
 			const struct vmctx_task *t = &b->tasks[k->by];
 
-			frame(rb, t->label);
-			label(rb, XL_GUEST_COMM, t->label);
-			label_int(rb, XL_GUEST_PID, t->tgid);
+			frame(r, t->label);
+			label(r, XL_GUEST_COMM, t->label);
+			label_int(r, XL_GUEST_PID, t->tgid);
 		} else {
-			frame(rb, "[unknown]");
-			label(rb, XL_GUEST_COMM, "[unknown]");
+			frame(r, "[unknown]");
+			label(r, XL_GUEST_COMM, "[unknown]");
 		}
-		frame(rb, k->function ? k->function : "[unknown]");
-		guest_module(rb, vm, k->module ? k->module : "[unknown]");
+		frame(r, k->function ? k->function : "[unknown]");
+		guest_module(r, vm, k->module ? k->module : "[unknown]");
 		return;
 	case VMCTX_CLASS_STEAL:
-		pseudo(rb, "[steal]");
-		set(rb, &r->frame[r->nframes++], steal_frame(rb->x, s, k));
+		pseudo(r, "[steal]");
+		/* as the tables name it */
+		frame(r, rowf(r, "[steal] %s", labels_steal_by(s, k, buf, sizeof(buf))));
 		return;
 	case VMCTX_CLASS_IDLE:
-		pseudo(rb, "[idle]");
+		pseudo(r, "[idle]");
 		return;
 	default:
-		pseudo(rb, "[lost]");
+		pseudo(r, "[lost]");
 		return;
 	}
 }
 
 /* A row of the host's own work: its function under "[host]". */
-static void host_row(struct row_builder *rb, const struct agg_key *k)
+static void host_row(struct row *r, const struct agg_key *k)
 {
 	const char *function = k->function, *module = k->module;
 
-	frame(rb, "[host]");
-	label(rb, XL_VM, "[host]");
-	label(rb, XL_CLASS, host_class[k->cls]);
-	label(rb, XL_GUEST_COMM, "[host]");
+	frame(r, "[host]");
+	label(r, XL_VM, "[host]");
+	label(r, XL_CLASS, host_class[k->cls]);
+	label(r, XL_GUEST_COMM, "[host]");
 	if (k->cls == VMCTX_CLASS_LOST) {
 		function = "[lost]";
-		module = EXPORT_VMCTX_MAPPING;
+		module = VMCTX_MODULE;
 	} else if (k->cls == VMCTX_CLASS_IDLE) {
 		labels_host_idle(k, &function, &module);
 	}
-	frame(rb, function ? function : "[unknown]");
-	set(rb, &rb->r.module, intern(rb->x, module ? module : "[unknown]"));
-	rb->r.mapping = rb->r.module;
+	frame(r, function ? function : "[unknown]");
+	r->module = module ? module : "[unknown]";
+}
+
+static int64_t clamp(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/*
+ * Row @r into both profiles: its frames and its count into the folded
+ * one, its leaf, labels, count and time (when the tick is known) into
+ * pprof's.
+ */
+static int add_profiles(struct vmctx_export *x, const struct row *r, uint64_t tick_ns)
+{
+	const struct vmctx_frame leaf = { .function = r->frame[r->nframes - 1], .module = r->module };
+	struct vmctx_frame stack[ROW_MAX_FRAMES] = { { 0 } };
+	struct vmctx_label labels[XL_MAX];
+	int64_t v[2] = { clamp(r->count), INT64_MAX };
+	size_t i, n = 0;
+	int err;
+
+	for (i = 0; i < r->nframes; i++)
+		stack[i].function = r->frame[r->nframes - 1 - i];
+	err = vmctx_profile_add(x->folded, stack, r->nframes, NULL, 0, v);
+	if (err)
+		return err;
+	for (i = 0; i < XL_MAX; i++)
+		if (r->label[i])
+			labels[n++] = (struct vmctx_label){ .key = label_names[i], .str = r->label[i] };
+	if (tick_ns && r->count <= INT64_MAX / tick_ns)
+		v[1] = r->count * tick_ns;
+	return vmctx_profile_add(x->pprof, &leaf, 1, labels, n, v);
 }
 
 static int add_row(struct vmctx_export *x, const struct vmctx_session *s,
-		   const struct agg_entry *e, bool host);
+		   const struct agg_entry *e, bool host)
+{
+	const struct agg_key *k = &e->key;
+	struct row r;
+	size_t i;
+	int err;
+
+	if (k->scope == AGG_STEAL_EXIT || k->cls >= VMCTX_CLASS_MAX)
+		return 0;
+	if (k->scope == AGG_HOST && (k->cls == VMCTX_CLASS_VM || !host))
+		return 0;
+	if (k->scope == AGG_VCPU && (k->vm_idx < 0 || (size_t)k->vm_idx >= s->nvms))
+		return 0;
+	memset(&r, 0, sizeof(r));
+	r.count = e->count;
+	if (k->scope == AGG_VCPU)
+		vcpu_row(&r, s, k);
+	else
+		host_row(&r, k);
+	err = r.err ? r.err : add_profiles(x, &r, s->tick_ns);
+	for (i = 0; i < r.nmade; i++)
+		free(r.made[i]);
+	return err;
+}
 
 /* Steal by the owners each vCPU names, which the vCPU counts itself (as the tables do). */
 static int add_vcpu_steal(struct vmctx_export *x, const struct vmctx_session *s)
@@ -256,194 +291,67 @@ static int add_vcpu_steal(struct vmctx_export *x, const struct vmctx_session *s)
 	return 0;
 }
 
-static int add_row(struct vmctx_export *x, const struct vmctx_session *s,
-		   const struct agg_entry *e, bool host)
-{
-	const struct agg_key *k = &e->key;
-	struct row_builder rb = { .x = x };
-
-	if (k->scope == AGG_STEAL_EXIT || k->cls >= VMCTX_CLASS_MAX)
-		return 0;
-	if (k->scope == AGG_HOST && (k->cls == VMCTX_CLASS_VM || !host))
-		return 0;
-	if (k->scope == AGG_VCPU && (k->vm_idx < 0 || (size_t)k->vm_idx >= s->nvms))
-		return 0;
-	rb.r.count = e->count;
-	if (k->scope == AGG_VCPU)
-		vcpu_row(&rb, s, k);
-	else
-		host_row(&rb, k);
-	if (rb.err)
-		return rb.err;
-	if (vmctx_grow((void **)&x->rows, &x->rows_cap, x->nrows + 1, sizeof(*x->rows)))
-		return -ENOMEM;
-	x->rows[x->nrows++] = rb.r;
-	return 0;
-}
-
-static int cmp_id(uint32_t a, uint32_t b)
-{
-	return a < b ? -1 : a > b;
-}
-
-/*
- * Order rows by their texts, frames first, then labels, module and
- * mapping: once finish_strings() has run, string indices are in text
- * order, so comparing them is comparing the texts.
- */
-static int cmp_row(const void *a, const void *b)
-{
-	const struct export_row *p = a, *q = b;
-	int c, i;
-
-	for (i = 0; i < EXPORT_MAX_FRAMES; i++)
-		if ((c = cmp_id(p->frame[i], q->frame[i])))
-			return c;
-	for (i = 0; i < XL_MAX; i++)
-		if ((c = cmp_id(p->label[i], q->label[i])))
-			return c;
-	c = cmp_id(p->module, q->module);
-	return c ? c : cmp_id(p->mapping, q->mapping);
-}
-
-static void merge_rows(struct vmctx_export *x)
-{
-	size_t i, n = 0;
-
-	if (x->nrows < 2)
-		return;
-	qsort(x->rows, x->nrows, sizeof(*x->rows), cmp_row);
-	for (i = 0; i < x->nrows; i++) {
-		if (n && !cmp_row(&x->rows[n - 1], &x->rows[i]))
-			x->rows[n - 1].count = vmctx_sat_add(x->rows[n - 1].count, x->rows[i].count);
-		else
-			x->rows[n++] = x->rows[i];
-	}
-	x->nrows = n;
-}
-
-static int add_comment(struct vmctx_export *x, int64_t i)
-{
-	if (i < 0)
-		return (int)i;
-	if (vmctx_grow((void **)&x->comments, &x->comments_cap, x->ncomments + 1,
-		       sizeof(*x->comments)))
-		return -ENOMEM;
-	x->comments[x->ncomments++] = i;
-	return 0;
-}
-
-/* What the (VMk) of the frames stand for, and what a sample is worth. */
-static int add_comments(struct vmctx_export *x, const struct vmctx_session *s)
+static int add_rows(struct vmctx_export *x, const struct vmctx_session *s, bool host)
 {
 	size_t i;
-	int err;
+	int err = 0;
 
-	for (i = 0; i < s->nvms; i++) {
-		err = add_comment(x, internf(x, "VM%d: %s, QEMU pid %d", s->vms[i].nr,
-					     s->vms[i].name, s->vms[i].tgid));
-		if (err)
-			return err;
-	}
-	if (!x->tick_ns)
-		return 0;
-	return add_comment(x, internf(x, "a sample is a tick of %" PRIu64 " ns", x->tick_ns));
-}
-
-static int cmp_str(const void *a, const void *b, void *arg)
-{
-	char *const *strs = arg;
-
-	return strcmp(strs[*(const uint32_t *)a], strs[*(const uint32_t *)b]);
-}
-
-/* Renumber the strings a row, a label key or a comment names. */
-static void remap(struct vmctx_export *x, const uint32_t *to)
-{
-	size_t i, j;
-
-	for (i = 0; i < x->nrows; i++) {
-		struct export_row *r = &x->rows[i];
-
-		for (j = 0; j < EXPORT_MAX_FRAMES; j++)
-			r->frame[j] = to[r->frame[j]];
-		for (j = 0; j < XL_MAX; j++)
-			r->label[j] = to[r->label[j]];
-		r->module = to[r->module];
-		r->mapping = to[r->mapping];
-	}
-	for (j = 0; j < XL_MAX; j++)
-		x->label_key[j] = to[x->label_key[j]];
-	for (i = 0; i < x->ncomments; i++)
-		x->comments[i] = to[x->comments[i]];
-}
-
-/*
- * Sort the string table and merge equal strings, so that each string is
- * once in it and indices follow text order ("" is the first).
- */
-static int finish_strings(struct vmctx_export *x)
-{
-	size_t n = x->nstrs, i, u = 0;
-	uint32_t *ord = malloc(n * sizeof(*ord)), *to = malloc(n * sizeof(*to));
-	char **strs = malloc(n * sizeof(*strs));
-
-	if (!ord || !to || !strs) {
-		free(ord);
-		free(to);
-		free(strs);
-		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++)
-		ord[i] = i;
-	qsort_r(ord, n, sizeof(*ord), cmp_str, x->strs);
-	for (i = 0; i < n; i++) {
-		char *str = x->strs[ord[i]];
-
-		if (u && !strcmp(strs[u - 1], str))
-			free(str);
-		else
-			strs[u++] = str;
-		to[ord[i]] = u - 1;
-	}
-	free(x->strs);
-	x->strs = strs;
-	x->nstrs = u;
-	x->strs_cap = n;
-	remap(x, to);
-	free(ord);
-	free(to);
-	return 0;
-}
-
-static int build(struct vmctx_export *x, const struct vmctx_session *s, bool host)
-{
-	size_t i;
-	int err;
-
-	/* "" (first once sorted, as pprof wants), and what export-pprof.c looks up */
-	err = (int)intern(x, "");
-	for (i = 0; !err && i < ARRAY_SIZE(pprof_words); i++)
-		err = intern(x, pprof_words[i]) < 0 ? -ENOMEM : 0;
-	for (i = 0; !err && i < XL_MAX; i++) {
-		int64_t k = intern(x, label_names[i]);
-
-		x->label_key[i] = k < 0 ? 0 : k;
-		err = k < 0 ? (int)k : 0;
-	}
 	for (i = 0; !err && i < s->agg.size; i++)
 		if (s->agg.e[i].count)
 			err = add_row(x, s, &s->agg.e[i], host);
-	if (!err)
-		err = add_vcpu_steal(x, s);
-	if (!err)
-		err = add_comments(x, s);
-	if (!err)
-		err = finish_strings(x);
-	if (err)
-		return err;
-	merge_rows(x);
-	return 0;
+	return err ? err : add_vcpu_steal(x, s);
+}
+
+/* What the (VMk) of the frames stand for, and what a sample is worth: pprof's comments. */
+static char **comments(const struct vmctx_session *s, size_t *n)
+{
+	char **c = calloc(s->nvms + 1, sizeof(*c));
+	size_t i;
+
+	*n = 0;
+	if (!c)
+		return NULL;
+	for (i = 0; i < s->nvms; i++)
+		if (asprintf(&c[(*n)++], "VM%d: %s, QEMU pid %d", s->vms[i].nr, s->vms[i].name,
+			     s->vms[i].tgid) < 0)
+			goto fail;
+	if (s->tick_ns && asprintf(&c[(*n)++], "a sample is a tick of %" PRIu64 " ns",
+				   s->tick_ns) < 0)
+		goto fail;
+	return c;
+fail:
+	/* asprintf() leaves the failed one undefined */
+	c[--*n] = NULL;
+	for (i = 0; i < *n; i++)
+		free(c[i]);
+	free(c);
+	return NULL;
+}
+
+/*
+ * The two profiles: pprof's has the sample counts and, when the tick is
+ * known, their time (the names of a Go CPU profile), with the tick as the
+ * period; the folded one has the counts alone.
+ */
+static int new_profiles(struct vmctx_export *x, const struct vmctx_session *s,
+			uint64_t time_ns, uint64_t duration_ns)
+{
+	VMCTX_OPTS(vmctx_profile_opts, o, .nvalues = s->tick_ns ? 2 : 1,
+		   .value_type = { "samples", "cpu" }, .value_unit = { "count", "nanoseconds" },
+		   .time_ns = time_ns, .duration_ns = duration_ns, .period = clamp(s->tick_ns));
+	char **c = comments(s, &o.ncomments);
+	size_t i;
+
+	if (!c)
+		return -ENOMEM;
+	o.comments = (const char *const *)c;
+	x->pprof = vmctx_profile_new(&o);
+	if (x->pprof)
+		x->folded = vmctx_profile_new(NULL);
+	for (i = 0; i < o.ncomments; i++)
+		free(c[i]);
+	free(c);
+	return x->pprof && x->folded ? 0 : -errno;
 }
 
 struct vmctx_export *vmctx_export_new(const struct vmctx_session *s,
@@ -466,12 +374,11 @@ struct vmctx_export *vmctx_export_new(const struct vmctx_session *s,
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return NULL;
-	x->tick_ns = s->tick_ns;
-	x->time_ns = o.time_ns;
-	x->duration_ns = o.duration_ns;
-	if (!x->duration_ns && s->started)
-		x->duration_ns = (s->finished ? s->end_time : s->last_time) - s->first_time;
-	err = build(x, s, !(o.flags & VMCTX_EXPORT_NO_HOST));
+	if (!o.duration_ns && s->started)
+		o.duration_ns = (s->finished ? s->end_time : s->last_time) - s->first_time;
+	err = new_profiles(x, s, o.time_ns, o.duration_ns);
+	if (!err)
+		err = add_rows(x, s, !(o.flags & VMCTX_EXPORT_NO_HOST));
 	if (err) {
 		vmctx_export_free(x);
 		errno = -err;
@@ -482,141 +389,30 @@ struct vmctx_export *vmctx_export_new(const struct vmctx_session *s,
 
 void vmctx_export_free(struct vmctx_export *x)
 {
-	size_t i;
-
 	if (!x)
 		return;
-	for (i = 0; i < x->nstrs; i++)
-		free(x->strs[i]);
-	free(x->strs);
-	free(x->rows);
-	free(x->comments);
+	vmctx_profile_free(x->pprof);
+	vmctx_profile_free(x->folded);
 	free(x);
 }
 
-/*
- * A folded frame: the escaped text, with ';', the frame separator, as
- * "\x3b".  Escaped text spells a backslash "\\", so this cannot be faked.
- * Spaces stay: every reader takes the count after the line's last space.
- */
-static void put_frame(struct vmctx_buf *b, const char *esc)
+static const struct vmctx_profile *profile_of(const struct vmctx_export *x,
+					      enum vmctx_export_format format)
 {
-	const char *p;
-
-	while ((p = strchr(esc, ';'))) {
-		vmctx_buf_put(b, esc, p - esc);
-		vmctx_buf_put(b, "\\x3b", 4);
-		esc = p + 1;
-	}
-	vmctx_buf_put(b, esc, strlen(esc));
-}
-
-static bool same_stack(const struct export_row *p, const struct export_row *q)
-{
-	return !memcmp(p->frame, q->frame, sizeof(p->frame));
-}
-
-/* One "frame;frame;frame count" line per stack; rows are sorted by frames first. */
-static int write_folded(const struct vmctx_export *x, struct vmctx_buf *b)
-{
-	size_t i, j, f;
-
-	for (i = 0; i < x->nrows; i = j) {
-		uint64_t n = 0;
-		char num[32];
-
-		for (j = i; j < x->nrows && same_stack(&x->rows[i], &x->rows[j]); j++)
-			n = vmctx_sat_add(n, x->rows[j].count);
-		for (f = 0; f < x->rows[i].nframes; f++) {
-			if (f)
-				vmctx_buf_put(b, ";", 1);
-			put_frame(b, x->strs[x->rows[i].frame[f]]);
-		}
-		vmctx_buf_put(b, num, snprintf(num, sizeof(num), " %" PRIu64 "\n", n));
-	}
-	return b->err;
-}
-
-/* A gzip member of @in, as pprof files are. */
-static int gzip(const struct vmctx_buf *in, struct vmctx_buf *out)
-{
-	z_stream z;
-	int ret;
-
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	z.next_in = in->p;
-	z.avail_in = in->len;	/* a profile is far below 4 GiB: rows are bounded */
-	do {
-		if (vmctx_grow((void **)&out->p, &out->cap, out->len + 65536, 1)) {
-			deflateEnd(&z);
-			return -ENOMEM;
-		}
-		z.next_out = out->p + out->len;
-		z.avail_out = out->cap - out->len;
-		ret = deflate(&z, Z_FINISH);
-		out->len = out->cap - z.avail_out;
-	} while (ret == Z_OK || ret == Z_BUF_ERROR);
-	deflateEnd(&z);
-	return ret == Z_STREAM_END ? 0 : -EIO;
+	return format == VMCTX_EXPORT_FOLDED ? x->folded : x->pprof;
 }
 
 int vmctx_export_write_mem(const struct vmctx_export *x, enum vmctx_export_format format,
 			   void **buf, size_t *len)
 {
-	struct vmctx_buf raw = { 0 }, out = { 0 };
-	int err;
-
-	if (!x || !buf || !len)
+	if (!x)
 		return -EINVAL;
-	switch (format) {
-	case VMCTX_EXPORT_FOLDED:
-		err = write_folded(x, &out);
-		break;
-	case VMCTX_EXPORT_PPROF:
-		if (x->nrows > UINT32_MAX / 4)
-			return -ENOMEM;
-		err = export_pprof(x, &raw);
-		if (!err)
-			err = gzip(&raw, &out);
-		free(raw.p);
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (err) {
-		free(out.p);
-		return err;
-	}
-	*buf = out.p;
-	*len = out.len;
-	return 0;
+	return vmctx_profile_write_mem(profile_of(x, format), format, buf, len);
 }
 
 int vmctx_export_write_fd(const struct vmctx_export *x, enum vmctx_export_format format, int fd)
 {
-	size_t len, done = 0;
-	void *buf;
-	int err;
-
-	if (fd < 0)
+	if (!x)
 		return -EINVAL;
-	err = vmctx_export_write_mem(x, format, &buf, &len);
-	if (err)
-		return err;
-	while (done < len) {
-		ssize_t n = write(fd, (char *)buf + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			break;
-		}
-		done += n;
-	}
-	free(buf);
-	return err;
+	return vmctx_profile_write_fd(profile_of(x, format), format, fd);
 }
