@@ -401,8 +401,8 @@ static void test_written_text_is_the_documented_format(void)
 static void test_empty_bundle_round_trips(void)
 {
 	struct vmctx_bundle *a = vmctx_bundle_new(), *b = NULL;
-	size_t len;
-	void *buf;
+	size_t len = 0;
+	void *buf = NULL;
 
 	CHECK(!vmctx_bundle_seal(a) && !vmctx_bundle_write_mem(a, &buf, &len), "write empty");
 	CHECK(!read_buf(buf, len, 0, &b), "read empty");
