@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "scenarios.h"
+#include "pb.h"
 #include "tap.h"
 
 #define VM_TGID		1001
@@ -199,55 +200,7 @@ static void folded_escapes_guest_names(const struct vmctx_session *s)
 	free(text);
 }
 
-/* ---- A small reader of what the pprof export writes ---- */
-
-struct pb {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static uint64_t pb_varint(struct pb *b)
-{
-	uint64_t v = 0;
-	int shift;
-
-	for (shift = 0; b->p < b->end && shift < 64; shift += 7) {
-		uint8_t c = *b->p++;
-
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return v;
-	}
-	b->bad = true;
-	return 0;
-}
-
-/* The next field of @b: its number, and a reader of its bytes or its varint. */
-static int pb_field(struct pb *b, struct pb *sub, uint64_t *v)
-{
-	uint64_t key, n;
-
-	if (b->p >= b->end || b->bad)
-		return 0;
-	key = pb_varint(b);
-	if ((key & 7) == 0) {
-		*v = pb_varint(b);
-	} else if ((key & 7) == 2) {
-		n = pb_varint(b);
-		if (n > (uint64_t)(b->end - b->p)) {
-			b->bad = true;
-			return 0;
-		}
-		sub->p = b->p;
-		sub->end = b->p + n;
-		sub->bad = false;
-		b->p += n;
-	} else {
-		b->bad = true;
-		return 0;
-	}
-	return b->bad ? 0 : (int)(key >> 3);
-}
+/* ---- What the pprof export writes, read with pb.h ---- */
 
 struct profile_summary {
 	size_t nsamples, nstrings, nlocations, nfunctions, nmappings;
@@ -260,14 +213,14 @@ static void summarise(const uint8_t *msg, size_t len, struct profile_summary *ps
 {
 	struct pb b = { msg, msg + len, false }, sub = { 0 }, vals = { 0 };
 	uint64_t v = 0;
-	int num, f;
+	int num, f, wire;
 
 	memset(ps, 0, sizeof(*ps));
-	while ((num = pb_field(&b, &sub, &v))) {
+	while ((num = pb_field(&b, &sub, &v, &wire))) {
 		switch (num) {
 		case 2:		/* sample: its values, packed */
 			ps->nsamples++;
-			while ((f = pb_field(&sub, &vals, &v)))
+			while ((f = pb_field(&sub, &vals, &v, &wire)))
 				if (f == 2) {
 					ps->count += pb_varint(&vals);
 					ps->ns += vals.p < vals.end ? pb_varint(&vals) : 0;

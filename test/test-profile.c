@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "util.h"
+#include "pb.h"
 #include "tap.h"
 
 #define F(name)		{ .function = (name) }
@@ -62,71 +63,6 @@ static void add(struct vmctx_profile *p, const struct vmctx_frame *f, size_t n,
 	int err = vmctx_profile_add(p, f, n, l, nl, v);
 
 	CHECK(!err, "add %zu frames, leaf %s: %d", n, f[0].function ? f[0].function : "-", err);
-}
-
-/* ---- A reader of the pprof message, field by field ---- */
-
-struct pb {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static uint64_t pb_varint(struct pb *b)
-{
-	uint64_t v = 0;
-	int shift;
-
-	for (shift = 0; b->p < b->end && shift < 64; shift += 7) {
-		uint8_t c = *b->p++;
-
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return v;
-	}
-	b->bad = true;
-	return 0;
-}
-
-/* The next field of @b: its number, and @sub over its bytes or @v its varint. */
-static int pb_field(struct pb *b, struct pb *sub, uint64_t *v, int *wire)
-{
-	uint64_t key, n;
-
-	if (b->p >= b->end || b->bad)
-		return 0;
-	key = pb_varint(b);
-	*wire = key & 7;
-	if (*wire == 0) {
-		*v = pb_varint(b);
-	} else if (*wire == 2) {
-		n = pb_varint(b);
-		if (n > (uint64_t)(b->end - b->p)) {
-			b->bad = true;
-			return 0;
-		}
-		*sub = (struct pb){ b->p, b->p + n, false };
-		b->p += n;
-	} else {
-		b->bad = true;
-		return 0;
-	}
-	return b->bad ? 0 : (int)(key >> 3);
-}
-
-/* A repeated varint field, packed (wire 2) or not (wire 0), appended to @out. */
-static void pb_repeated(struct pb *sub, uint64_t v, int wire, uint64_t *out, size_t *n,
-			size_t max)
-{
-	if (wire == 0) {
-		if (*n < max)
-			out[(*n)++] = v;
-		return;
-	}
-	while (sub->p < sub->end && !sub->bad) {
-		v = pb_varint(sub);
-		if (*n < max)
-			out[(*n)++] = v;
-	}
 }
 
 struct pp_label {
@@ -185,7 +121,7 @@ static void *grow(void *arr, size_t n, size_t size)
 static void read_sample(struct pp *pp, struct pb *m)
 {
 	struct pp_sample *s;
-	struct pb sub, lab;
+	struct pb sub = { 0 }, lab = { 0 };
 	uint64_t v = 0;
 	int f, g, wire;
 
@@ -216,7 +152,7 @@ static void read_sample(struct pp *pp, struct pb *m)
 static void read_location(struct pp *pp, struct pb *m)
 {
 	struct pp_location *l;
-	struct pb sub, line;
+	struct pb sub = { 0 }, line = { 0 };
 	uint64_t v = 0;
 	int f, g, wire;
 
@@ -243,7 +179,7 @@ static void read_location(struct pp *pp, struct pb *m)
 static void read_function(struct pp *pp, struct pb *m)
 {
 	struct pp_function *fn;
-	struct pb sub;
+	struct pb sub = { 0 };
 	uint64_t v = 0;
 	int f, wire;
 
@@ -265,7 +201,7 @@ static void read_function(struct pp *pp, struct pb *m)
 static void read_mapping(struct pp *pp, struct pb *m)
 {
 	struct pp_mapping *map;
-	struct pb sub;
+	struct pb sub = { 0 };
 	uint64_t v = 0;
 	int f, wire;
 
@@ -285,7 +221,7 @@ static void read_mapping(struct pp *pp, struct pb *m)
 /* A ValueType: its type and unit. */
 static void read_value_type(struct pp *pp, struct pb *m, uint64_t *type, uint64_t *unit)
 {
-	struct pb sub;
+	struct pb sub = { 0 };
 	uint64_t v = 0;
 	int f, wire;
 
