@@ -653,6 +653,23 @@ static void wait_for(const char *path)
 		sleep_s(0.001);
 }
 
+/*
+ * Wait, at most @limit seconds, until vCPU 0 has done some of process A's
+ * work: the guest's TSC ticks of a function (guest.S BUSY) are not 0.
+ */
+static void wait_for_work(double limit)
+{
+	double waited;
+	int i;
+
+	for (waited = 0; waited < limit; waited += 0.001) {
+		for (i = 0; i < 3; i++)
+			if (get64(i ? UTEXT_A_ADDR + USTATS_OFF + 8 * (i - 1) : KSTATS_ADDR))
+				return;
+		sleep_s(0.001);
+	}
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;	/* only makes KVM_RUN return EINTR */
@@ -808,6 +825,12 @@ int main(int argc, char **argv)
 	}
 
 	if (idle_after > 0) {
+		/*
+		 * The busy part counts from the guest's first work, not from
+		 * the threads' start: under an emulator a vCPU's first entry
+		 * can take a good part of a second.
+		 */
+		wait_for_work(seconds);
 		sleep_s(seconds * idle_after);
 		put64(CFG_ADDR + CFG_STOP, 1);
 		sleep_s(seconds * (1 - idle_after));
