@@ -8,10 +8,11 @@
 # perf carries an rpath to $VMCTX_LAB_DIR/vmctx/lib, so it finds
 # libvmctx.so.0 both here and in the initramfs, which copies every library
 # ldd lists to the same path.  Optional features that would only add
-# libraries to the initramfs are off (python, perl, slang TUI, libunwind,
-# libnuma, libbpf, libcrypto, libcap, babeltrace, zstd, lzma, debuginfod,
-# libbfd); so are the JSON PMU event tables (no PMU in TCG or bochs), which
-# also means the build needs no python3.  libdw (DWARF) stays.
+# libraries to the initramfs are off (python, perl, libunwind, libnuma,
+# libbpf, libcrypto, libcap, babeltrace, zstd, lzma, debuginfod, libbfd);
+# so are the JSON PMU event tables (no PMU in TCG or bochs), which also
+# means the build needs no python3.  libdw (DWARF) stays, and so does the
+# slang TUI, which the machine checks drive under tmux.
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
@@ -42,7 +43,7 @@ fi
 # LDFLAGS (perf appends to it) goes through the environment.
 perf_make=(make -s -C "$src/tools/perf" O="$out" -j"$JOBS" CC="ccache gcc"
 	NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1
-	NO_SLANG=1 NO_LIBUNWIND=1 NO_LIBNUMA=1 NO_LIBBPF=1 NO_JVMTI=1
+	NO_LIBUNWIND=1 NO_LIBNUMA=1 NO_LIBBPF=1 NO_JVMTI=1
 	NO_LIBCRYPTO=1 NO_LIBCAP=1 NO_LIBBABELTRACE=1 NO_LIBZSTD=1 NO_LZMA=1
 	NO_LIBDEBUGINFOD=1 NO_LIBBFD=1 NO_LIBLLVM=1 NO_CAPSTONE=1)
 log "building perf in $out (-j$JOBS, ccache in $CCACHE_DIR)"

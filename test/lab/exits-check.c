@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * lab-exits-check TRUTH EXITS SCRIPT [TRACECMD]: check what 'perf report
- * --guest-maps --guest-view=exits' charged to each guest process, and what
+ * --guest-maps' charged to each guest process, and what
  * plugin_vmctx printed for each exit, against where the exits really
  * happened.
  *
@@ -11,12 +11,13 @@
  * START END NAME ring 3 root A|B").  SCRIPT is 'perf script -F event,trace'
  * of the same recording: each kvm:kvm_exit's reason and guest RIP, as the
  * kernel wrote them, which says whose code each exit interrupted.  EXITS
- * is the exits table.  Checks:
+ * is perf report's rows of kvm:kvm_exit by comm, pid and exit_reason
+ * (read_exits() says how).  Checks:
  *   - B's code made CPUID exits (at least 100), A's none;
- *   - the table charges B with 99-101% of the CPUID exits in B's code, and
+ *   - perf report charges B with 99-101% of the CPUID exits in B's code, and
  *     A with at most 1% of them;
  *   - each process is charged at least 99% of all the exits in its own
- *     user code (its table rows also hold kernel-mode exits under its root);
+ *     user code (its rows also hold kernel-mode exits under its root);
  *   - B's CPUID row is timed (kvm_entry followed its exits);
  *   - per exit, in SCRIPT (perf script with $VMCTX_GUEST_MAPS) and in
  *     TRACECMD ('trace-cmd report -O vmctx:maps=...'), when given: at least
@@ -34,6 +35,7 @@
 
 #define CHECKER "lab-exits-check"
 #include "exp-verdict.h"
+#include "report-rows.h"
 
 #define MAX_RANGES	64
 
@@ -155,40 +157,52 @@ static void read_script(const char *path, struct counts *a, struct counts *b, do
 }
 
 /*
- * The exits table: "Process  Exit reason  Exits  Exits%  Time%  Min  Max  Avg"
- * rows; processes are "proc_a[PID]", "proc_b[PID]" or "[unknown]".
+ * EXITS is perf report --stdio -t ';' -F sample,period,comm,pid,exit_reason
+ * of the recording: kvm:kvm_exit's rows, each guest process's exits by
+ * reason, with the exit-to-entry time (ns) as their period.
  */
+enum { K_COMM, K_PID, K_REASON, NKEYS };
+
+static struct rr_report rep;
+
 static void read_exits(const char *path, struct counts *a, struct counts *b, double *b_avg)
 {
-	FILE *f = open_or_die(path);
-	char line[512], proc[128], reason[64], avg[32];
-	double n, pct, tpct, mn, mx;
-	int rows = 0;
+	double b_ns = 0, b_timed = 0;
+	int i, rows = 0;
 
 	*b_avg = -1;
-	while (fgets(line, sizeof(line), f)) {
+	rr_read(&rep, path, "");
+	if (rep.nrows && rep.nkeys != NKEYS)
+		die("%s: %d keys a row, want comm,pid,exit_reason", path, rep.nkeys);
+	for (i = 0; i < rep.nrows; i++) {
+		const struct rr_row *w = &rep.rows[i];
 		struct counts *c = NULL;
+		char reason[64];
 
-		if (sscanf(line, "%127s %63s %lf %lf%% %lf%% %lf %lf %31s", proc, reason, &n, &pct,
-			   &tpct, &mn, &mx, avg) < 5 || line[0] == '#')
+		if (strcmp(w->event, "kvm:kvm_exit"))
 			continue;
 		rows++;
-		if (!strncmp(proc, "proc_a[", 7))
+		if (!strcmp(w->key[K_COMM], "proc_a"))
 			c = a;
-		else if (!strncmp(proc, "proc_b[", 7))
+		else if (!strcmp(w->key[K_COMM], "proc_b"))
 			c = b;
 		if (!c)
 			continue;
-		c->exits += n;
-		if (is_cpuid(reason)) {
-			c->cpuid += n;
-			if (c == b)
-				*b_avg = atof(avg);
+		c->exits += w->samples;
+		/* "cpuid (0x72)": the name, then the number */
+		if (sscanf(w->key[K_REASON], "%63s", reason) == 1 && is_cpuid(reason)) {
+			c->cpuid += w->samples;
+			/* an untimed exit (no kvm_entry after it) has period 1 */
+			if (c == b && w->period > w->samples) {
+				b_ns += w->period;
+				b_timed += w->samples;
+			}
 		}
 	}
-	fclose(f);
 	if (!rows)
-		die("%s: no rows", path);
+		die("%s: no kvm:kvm_exit rows", path);
+	if (b_timed)
+		*b_avg = b_ns / b_timed / 1000;
 }
 
 /* plugin_vmctx's names in @what, per exit, against the code the RIP lies in */

@@ -21,7 +21,11 @@ pkgs=(linux-source-6.12 build-essential flex bison bc cpio ccache quilt
       kmod
       # vmctx-agent's BPF backend in the Linux guests: the BPF program
       # (clang), its skeleton (bpftool) and libbpf, linked statically
-      clang libbpf-dev bpftool)
+      clang libbpf-dev bpftool
+      # perf's TUI (libslang), driven under tmux by the machine checks;
+      # Debian's own perf (linux-perf, 6.1), which must read what perf
+      # inject --guest-maps writes
+      libslang2-dev tmux linux-perf)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -41,7 +41,7 @@ report() {
 	local name=$1 logf=$2 want=$3
 
 	echo "---- $name ($logf)"
-	grep -aE '^(VMCTX-LAB|lab-check|lab-record|lab-leak|lab-vmm|lab-exp|lab-bench|# |Total samples|vCPU  |vcpu[0-9]|Steal by| +[0-9]+ +[0-9.]+  )' \
+	grep -aE '^(VMCTX-LAB|lab-check|lab-record|lab-leak|lab-vmm|lab-exp|lab-bench|# |Total samples|vCPU  |vcpu[0-9]|Steal by| +[0-9]+ +[0-9.]+  | +[0-9.]+%)' \
 		"$logf" | sed 's/\r$//' || true
 	if grep -aq "^VMCTX-LAB: RESULT $want" "$logf"; then
 		echo "---- $name: ok"
@@ -64,6 +64,10 @@ log "the perf patches on synthetic perf.data, on this machine (test/perf/run-che
 PERF=$LAB_DIR/out/perf/perf PKG_CONFIG_PATH=$LAB_DIR/vmctx/lib/pkgconfig \
 	LD_LIBRARY_PATH=$LAB_DIR/vmctx/lib sh "$REPO_TOP/test/perf/run-checks.sh" ||
 	failed "perf checks"
+log "guests as perf machines: filters, script, TUI, perf inject and Debian's perf (test/perf/machine-checks.sh)"
+PERF=$LAB_DIR/out/perf/perf PKG_CONFIG_PATH=$LAB_DIR/vmctx/lib/pkgconfig \
+	LD_LIBRARY_PATH=$LAB_DIR/vmctx/lib sh "$REPO_TOP/test/perf/machine-checks.sh" ||
+	failed "perf machine checks"
 
 log "SVM: patched L1 on qemu-system-x86_64 -accel tcg -cpu max"
 t=$SECONDS

@@ -112,82 +112,103 @@ check "$($P evlist -v -i le-file.data | grep -c 'sample_type: IP|TID|TIME|CPU|PE
 check "$($P script -i le-file.data 2>/dev/null | wc -l)" 4001 "script shows guest samples without --guest-code"
 check "$($P script -i le-file.data -F tid,vcpu,guest_cr3,guest_asid,exit_reason,guest_cpl 2>/dev/null | grep -cE 'VCPU:000 +1001 +cr3:0x1234003 asid:7 exit:0x60\(interrupt\) cpl:3')" 1000 "script -F guest fields"
 check "$($P script -i le-file.data -F comm,tid 2>/dev/null | grep -c 'CPU 0/KVM')" 1000 "script: guest samples show the vCPU thread's comm"
-u=$($P report -i le-file.data --guest-maps=guest1.vmctx 2>&1)
-check "$(echo "$u" | grep -c 'work  *bench (VM1)')" 1 "report --guest-maps: guest function resolved"
-g=$($P report -i le-file.data --guest-maps=guest1.vmctx --guest-view=vcpu 2>&1)
-check "$(echo "$g" | grep -c '^Total samples:')" 1 "report --guest-view=vcpu header"
-check "$(echo "$g" | grep '^vcpu0' | awk '{print $5}')" "50.02%" "two vCPUs on one pCPU: vcpu0 steal ~50%"
-check "$($P report -i - --guest-maps=guest1.vmctx --guest-view=host < le.data 2>&1 | grep -c '\[guest1\]  *(VM1)')" 1 "report --guest-maps from a pipe, host view"
+# --guest-maps: guests as perf machines.  vCPU 0's 1000 guest user samples
+# (cr3 0x1234003) are bench, pid 321, in guest1.vmctx: 700 in work, 300 in
+# other; vCPU 1's 1000 guest kernel samples (guest_kfunc) are on a root no
+# process owns: [unresolved]; pCPU 1's 2000 (make, idle) and the
+# host-for-vcpu one are host samples.  Each vCPU waits while the other runs:
+# its blank time is vcpu-blank samples.
+# rows: table rows, overhead dropped, sorted; ev EVENT: one event's section
+rows() { grep -v '^#' | awk 'NF { $1 = ""; print substr($0, 2) }' | LC_ALL=C sort; }
+ev() { awk -v e="$1" '/^# Samples: .* of event / { on = index($0, "event '\''" e) > 0 } on'; }
+u=$($P report -i le-file.data --guest-maps=guest1.vmctx --stdio -n --sort comm,sym 2>&1)
+check "$(echo "$u" | grep -c '700  *bench  *\[u\] work')" 1 "report --guest-maps: guest function resolved"
+g=$($P report -i le-file.data --guest-maps=guest1.vmctx --stdio --guest-view=vcpu 2>&1)
+check "$(echo "$g" | grep -c '^# VM pid 1000: [0-9.]* ms  OS:USER:steal:idle = ')" 1 "report --guest-view=vcpu header"
+check "$(echo "$g" | sed -n 's/^#   vcpu0: .* = [0-9.]*%:[0-9.]*%:\([0-9.]*%\):.*/\1/p')" "50.02%" "two vCPUs on one pCPU: vcpu0 steal ~50%"
+check "$($P report -i - --guest-maps=guest1.vmctx --stdio -n --sort vm,comm < le.data 2>/dev/null | ev cpu-clock | rows | grep -c '1000 1000 bench')" 1 \
+	"report --guest-maps from a pipe"
 check "$($P report -i le-file.data --guest-maps=v9.vmctx 2>&1 | grep -c 'v9.vmctx: Unsupported bundle version')" 1 "bad bundle: error names the file"
 check "$($P report -i le-file.data --stdio --sort vm,vcpu,exit_reason 2>/dev/null | grep -c 'hlt (0x78)')" 1 "sort keys vm,vcpu,exit_reason"
-# guest_comm, guest_pid: vCPU 0's 1000 guest user samples (cr3 0x1234003) are
-# bench, pid 321, in guest1.vmctx; vCPU 1's 1000 are guest kernel; pCPU 1's
-# 2000 (make, idle) and the host-for-vcpu one are host code.
-rows() { grep -v '^#' | awk 'NF { $1 = ""; print substr($0, 2) }' | LC_ALL=C sort; }
-want=$(printf '%s\n' '1 1000 [host] [host]' '1000 1000 [guest kernel] [guest kernel]' \
-	'1000 1000 bench 321' '2000 - [host] [host]' | LC_ALL=C sort)
-gk="report -n --sort vm,guest_comm,guest_pid --guest-maps=guest1.vmctx"
-check "$($P $gk --stdio -i le-file.data 2>/dev/null | rows)" "$want" "sort keys vm,guest_comm,guest_pid"
-check "$($P $gk --stdio -i be-file.data 2>/dev/null | rows)" "$want" "guest_comm, guest_pid: big-endian file"
-check "$($P $gk -i le-file.data 2>/dev/null | rows)" "$want" "guest_comm, guest_pid: default output"
-check "$($P report -i le-file.data --stdio -F overhead,sample,guest_comm --guest-maps=1000=guest1.vmctx 2>/dev/null | rows)" \
-	"$(printf '%s\n' '1000 [guest kernel]' '1000 bench' '2001 [host]' | LC_ALL=C sort)" "-F guest_comm, bundle given by VM pid"
-check "$($P report -i le-file.data --stdio -n --sort guest_comm,sym --guest-maps=guest1.vmctx 2>/dev/null | grep 'bench' | awk '{print $2, $5}')" \
-	"$(printf '700 work\n300 other')" "guest_comm with sym: guest functions named from the bundle"
-check "$($P report -i le-file.data --stdio -n --sort guest_comm,dso,sym --guest-maps=guest1.vmctx 2>/dev/null | awk '$3 == "bench" {print $2, $4, $NF} $3 == "[guest" {print $2, $5, $NF}')" \
-	"$(printf '1000 vmlinux guest_kfunc\n700 bench work\n300 bench other')" "dso: guest objects named from the bundle (the program, the guest kernel)"
+want=$(printf '%s\n' '1 1000 CPU 1/KVM 1002:CPU 1/KVM' '1000 1000 [unresolved] -1:[unresolved]' \
+	'1000 1000 bench 321:bench' '1000 - make 2000:make' '1000 - swapper 0:swapper' | LC_ALL=C sort)
+gk="report -n --sort vm,comm,pid --guest-maps=guest1.vmctx"
+check "$($P $gk --stdio -i le-file.data 2>/dev/null | ev cpu-clock | rows)" "$want" "sort keys vm,comm,pid: the guest process is a thread of its VM"
+check "$($P $gk --stdio -i be-file.data 2>/dev/null | ev cpu-clock | rows)" "$want" "comm, pid: big-endian file"
+check "$($P $gk -i le-file.data 2>/dev/null | ev cpu-clock | rows)" "$want" "comm, pid: default output"
+check "$($P report -i le-file.data --stdio -F sample,comm --guest-maps=1000=guest1.vmctx 2>/dev/null | grep -v '^#' |
+	awk 'NF { $1 = $1; print }' | LC_ALL=C sort)" \
+	"$(printf '%s\n' '1000 [unresolved]' '1000 bench' '1000 make' '1000 swapper' '1 CPU 1/KVM' '199 [steal]' '1 [idle]' |
+		LC_ALL=C sort)" \
+	"-F sample,comm, bundle given by VM pid"
+check "$($P report -i le-file.data --stdio -n --sort comm,sym --guest-maps=guest1.vmctx 2>/dev/null | grep ' bench ' | awk '{print $2, $5}')" \
+	"$(printf '700 work\n300 other')" "comm with sym: guest functions named from the bundle"
+check "$($P report -i le-file.data --stdio -n --sort comm,dso,sym --guest-maps=guest1.vmctx 2>/dev/null | ev cpu-clock |
+	awk '$3 == "bench" || $3 == "[unresolved]" {print $2, $4, $NF}')" \
+	"$(printf '1000 [guest.kernel.kallsyms.1000] guest_kfunc\n700 bench work\n300 bench other')" \
+	"dso: guest objects named from the bundle (the program, the guest kernel)"
 check "$($P report -i le-file.data --stdio -n --sort sym --guest-maps=guest1.vmctx 2>/dev/null | grep '\[g\]' | awk '{print $2, $4}')" \
 	"1000 guest_kfunc" "sym: guest kernel functions named from the bundle"
-out=$($P report -i le-file.data --stdio -n --sort guest_comm --guest-maps=other=guest1.vmctx 2>&1)
-check "$(echo "$out" | grep -c '1000  *\[unknown\]')" 1 "guest_comm: a VM without its bundle is [unknown]"
-check "$(echo "$out" | grep -c 'no recorded VM matches other=guest1.vmctx')" 1 "guest_comm: unused bundle warned about"
-check "$($P report -i le-file.data --stdio --sort vm,guest_pid 2>&1 | grep -c "guest_pid sort keys need the guests' bundles")" 1 "guest keys without --guest-maps: message"
-check "$($P report -i le-file.data --stdio --sort guest_comm --guest-maps=v9.vmctx 2>&1 | grep -c 'v9.vmctx: Unsupported bundle version')" 1 "guest keys: bad bundle names the file"
-check "$($P report -i le-file.data --guest-view=vcpu --sort vm 2>&1)" "perf report: --guest-view prints libvmctx's tables; --sort and --fields do not apply to them." "--guest-view refuses --sort"
+out=$($P report -i le-file.data --stdio -n --sort comm --guest-maps=other=guest1.vmctx 2>&1)
+check "$(echo "$out" | ev cpu-clock | grep -c '2000  *\[unresolved\]')" 1 "comm: a VM without its bundle is [unresolved]"
+check "$(echo "$out" | grep -c 'no recorded VM matches other=guest1.vmctx')" 1 "comm: unused bundle warned about"
+check "$($P report -i le-file.data --stdio --sort comm --guest-maps=v9.vmctx 2>&1 | grep -c 'v9.vmctx: Unsupported bundle version')" 1 "sort keys: bad bundle names the file"
+check "$($P report -i le-file.data --guest-maps=guest1.vmctx --guest-view=vcpu --sort vm 2>&1)" \
+	"perf report: --guest-view=vcpu is a preset of --sort; give one or the other." "--guest-view refuses --sort"
+check "$($P report -i le-file.data --guest-view=vcpu 2>&1)" \
+	"perf report: --guest-view needs the guests' bundles: --guest-maps=FILE." "--guest-view without --guest-maps: one sentence"
 # a guest's names with terminal control bytes (gen-bundle hostile: host
 # name g ESC ]0;owned BEL, process be ESC [2Jnch, function wo CR LF rk)
-# reach the terminal escaped as \xHH, in the keys and in the tables
+# reach the terminal escaped as \xHH, in the keys and in the views
 esc=$(printf '\033'); bel=$(printf '\007'); cr=$(printf '\r')
-out=$($P report -i le-file.data --stdio -n --sort guest_comm --guest-maps=hostile.vmctx 2>&1)
-check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "guest_comm: no raw control byte reaches the terminal"
-check "$(echo "$out" | grep -c '1000 .*be\\x1b\[2Jnch')" 1 "guest_comm: the process shown with ESC as \\x1b"
+out=$($P report -i le-file.data --stdio -n --sort comm --guest-maps=hostile.vmctx 2>&1)
+check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "comm: no raw control byte reaches the terminal"
+check "$(echo "$out" | grep -c '1000 .*be\\x1b\[2Jnch')" 1 "comm: the process shown with ESC as \\x1b"
 out=$($P report -i le-file.data --stdio -n --sort sym --guest-maps=hostile.vmctx 2>&1)
 check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "sym: no raw control byte reaches the terminal"
 check "$(echo "$out" | grep -c '700 .*wo\\x0d\\x0ark')" 1 "sym: the function's CR LF escaped, one row"
-out=$($P report -i le-file.data --guest-maps=hostile.vmctx --guest-view=guest 2>&1)
+out=$($P report -i le-file.data --guest-maps=hostile.vmctx --stdio --guest-view=guest 2>&1)
 check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "guest view: no raw control byte reaches the terminal"
-check "$(echo "$out" | grep -c '^# guest-level view: VM1 (g\\x1b\]0;owned\\x07)$')" 1 "guest view: the VM's host name escaped in the title"
+check "$(echo "$out" | grep -c '^# guest clock of VM1 (g\\x1b\]0;owned\\x07): ')" 1 "guest view: the VM's host name escaped"
 check "$(echo "$out" | grep -c 'wo\\x0d\\x0ark')" 1 "guest view: the function's CR LF escaped, one row"
-# --percent-limit: of the guest view's rows (each vCPU's steal ~25%, the
-# guest kernel 25%, work 17.5%, other 7.5%, one [idle] tick), 20 keeps three
-out=$($P report -i le-file.data --guest-maps=guest1.vmctx --guest-view=guest --percent-limit=20 2>/dev/null)
-check "$(echo "$out" | awk '$2 ~ /^[0-9.]+$/ && $1 ~ /^[0-9]+$/' | wc -l):$(echo "$out" | grep -c ' work ')" "3:0" \
-	"--percent-limit=20: the guest view keeps the rows of 20% or more"
-out=$($P report -i le-file.data --guest-maps=guest1.vmctx --guest-view=guest 2>/dev/null)
-check "$(echo "$out" | awk '$2 ~ /^[0-9.]+$/ && $1 ~ /^[0-9]+$/' | wc -l)" 6 "no --percent-limit: every row"
+# --percent-limit, perf's own: of the rows (cpu-clock: the guest kernel,
+# make, idle 25% each, work 17.5%, other 7.5%, one host-for-vcpu tick;
+# vcpu-blank: each vCPU's steal ~50%, one [idle] run), 20 keeps five
+out=$($P report -i le-file.data --guest-maps=guest1.vmctx --stdio --sort comm,sym --percent-limit=20 2>/dev/null)
+check "$(echo "$out" | rows | wc -l):$(echo "$out" | grep -c ' work')" "5:0" \
+	"--percent-limit=20: the rows of 20% or more"
+out=$($P report -i le-file.data --guest-maps=guest1.vmctx --stdio --sort comm,sym 2>/dev/null)
+check "$(echo "$out" | rows | wc -l)" 9 "no --percent-limit: every row"
 
 # --guest-export: gen-perfdata.py's guest process bench runs 700 ticks in
 # work (IP 0x401010, k % 4 != 0) and 300 in other; the guest kernel 1000
 # ticks in guest_kfunc; each vCPU waits while the other runs.
 out=$($P report -i le-file.data --guest-maps=guest1.vmctx --guest-export=folded:- 2>/dev/null)
+folded=$out
 check "$(echo "$out" | grep -E ';bench;|guest_kfunc' | LC_ALL=C sort)" \
-	"$(printf '%s\n' 'guest1 (VM1);[guest kernel];guest_kfunc 1000' 'guest1 (VM1);bench;other 300' \
+	"$(printf '%s\n' 'guest1 (VM1);[unresolved];guest_kfunc 1000' 'guest1 (VM1);bench;other 300' \
 		'guest1 (VM1);bench;work 700')" "--guest-export=folded: the guest's stacks, nothing else on stdout"
 check "$(echo "$out" | grep -c '^guest1 (VM1);\[steal\];\[steal\] (on vcpu[01]) ')" 2 "--guest-export=folded: each vCPU's steal"
+check "$(echo "$out" | grep -vc '^[^#]* [0-9][0-9]*$')" 0 "--guest-export=folded: stack lines alone on stdout"
 out=$($P report -i le-file.data --guest-maps=hostile.vmctx --guest-export=folded:- 2>/dev/null)
 check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "--guest-export=folded: no raw control byte"
 check "$(echo "$out" | grep -c '^g\\x1b\]0\\x3bowned\\x07 (VM1);be\\x1b\[2Jnch;wo\\x0d\\x0ark 700$')" 1 \
 	"--guest-export=folded: names escaped, ';' too"
-$P report -i le-file.data --guest-maps=guest1.vmctx --guest-export=pprof:le.pb.gz,folded:le.folded >/dev/null 2>&1
-check "$(zcat le.pb.gz 2>/dev/null | wc -c | awk '{print ($1 > 0)}'):$(grep -c . le.folded)" "1:$(echo "$out" | grep -c .)" \
+$P report -i le-file.data --guest-maps=guest1.vmctx --stdio --guest-export=pprof:le.pb.gz,folded:le.folded >/dev/null 2>&1
+check "$(zcat le.pb.gz 2>/dev/null | wc -c | awk '{print ($1 > 0)}'):$(grep -c . le.folded)" "1:$(echo "$folded" | grep -c .)" \
 	"--guest-export: two files in one pass"
 if command -v go >/dev/null; then
 	check "$(HOME=$work GOCACHE=$work/go go tool pprof -sample_index=samples -top -tagfocus=guest_comm=bench le.pb.gz 2>/dev/null | awk '$NF == "work" || $NF == "other" {print $1, $NF}')" \
 		"$(printf '700 work\n300 other')" "--guest-export=pprof: go tool pprof reads bench's functions by its label"
+	# bench runs on vCPU 0 and guest_kfunc on vCPU 1 (gen-perfdata.py):
+	# vCPU 0 is a label too (pprof readers drop a numeric label of 0)
+	check "$(HOME=$work GOCACHE=$work/go go tool pprof -sample_index=samples -top -tagfocus=vcpu=^0$ le.pb.gz 2>/dev/null | awk '$NF == "work" || $NF == "guest_kfunc" {print $1, $NF}')" \
+		"700 work" "--guest-export=pprof: vCPU 0's samples carry vcpu 0"
 fi
-check "$($P report -i le-file.data --guest-export=svg:x 2>&1)" "perf report: --guest-export: unknown format 'svg' (pprof or folded)" "--guest-export: a bad format"
-check "$($P report -i le-file.data --guest-export=pprof:/nonexistent/x 2>&1 | tail -1)" \
-	"perf report: --guest-export: /nonexistent/x: No such file or directory" "--guest-export: a file that cannot be written"
+check "$($P report -i le-file.data --guest-maps=guest1.vmctx --guest-export=svg:x 2>&1 | grep '^perf report:')" \
+	"perf report: --guest-export takes pprof:FILE or folded:FILE, comma-separated, not 'svg:x'." "--guest-export: a bad format"
+check "$($P report -i le-file.data --guest-maps=guest1.vmctx --guest-export=pprof:/nonexistent/x 2>&1 | grep '^perf report:' | head -1)" \
+	"perf report: cannot open /nonexistent/x for --guest-export: No such file or directory" "--guest-export: a file that cannot be written"
 
 # The exact guest clock (gen-perfdata.py vms, gen-bundle reused): root
 # 0x1234000 is bench's until host 2.0005 s, then late's.  vCPU 0 takes a
@@ -202,56 +223,54 @@ check "$(echo "$out" | grep -c '^#     vcpu[01]: TSC offset 5000000000, ratio 0 
 out=$($P report --header-only -i vms-hostile.data 2>&1)
 check "$(printf '%s' "$out" | grep -c "$(printf '\033')")" 0 "header: a VM name's control bytes do not reach the terminal"
 check "$(echo "$out" | grep -c 'name vm\\x1b\]0;x\\x07, ')" 1 "header: a VM name's ESC and BEL shown as \\xHH"
-keys="--stdio -n --sort guest_comm,guest_pid -F sample,guest_comm,guest_pid"
+keys="--stdio -n --sort comm,pid -F sample,comm,pid"
 out=$($P report -i vms.data --guest-maps=reused.vmctx $keys 2>&1)
 check "$(echo "$out" | grep -c '^# guest clock of VM1 (lab-vm-1): exact, through the TSC (KVM TSC offset 5000000000, no scaling, 31 guest TSC/ns pairs)')" 1 \
 	"exact clock: the header line says which relation, and the VM is named from the recording"
-check "$(echo "$out" | awk '$2 == "bench" || $2 == "late" {print $1, $2, $3}')" "$(printf '501 bench 321\n499 late 322')" \
+check "$(echo "$out" | awk '$2 == "bench" || $2 == "late" {print $1, $2, $3}')" "$(printf '501 bench 321:bench\n499 late 322:late')" \
 	"exact clock: a reused root names each owner for its own samples"
-out=$($P report -i vms.data --guest-maps=reused.vmctx --guest-view=guest 2>&1)
-check "$(echo "$out" | awk '$4 == "bench" {n += $1} $4 == "late" {n2 += $1} END {print n, n2}')" "501 499" \
-	"exact clock: the guest view too"
 # perf script --guest-maps: each guest user sample's guest time is the
 # chain's (guest TSC = host ns + 5e9; guest ns = (TSC - 2e9) * 1.0005),
 # and its guest process is the root's owner then.
-out=$($P script -i vms.data --guest-maps=reused.vmctx --ns -F time,guest_cpl,guest_time,guest_pid,guest_comm,guest_sym 2>/dev/null)
-check "$(echo "$out" | awk '$2 == "cpl:3" { t = $1; sub(/:$/, "", t); split(t, p, "."); ns = p[1] * 1000000000 + p[2]
+# "COMM PID TIME: cpl:N gtime:S.NS": perf script's own comm and pid are the
+# guest process's
+out=$($P script -i vms.data --guest-maps=reused.vmctx --ns -F comm,pid,time,guest_cpl,guest_time 2>/dev/null)
+check "$(echo "$out" | awk '$4 == "cpl:3" { t = $3; sub(/:$/, "", t); split(t, p, "."); ns = p[1] * 1000000000 + p[2]
 	g = ns + 3000000000; g += int(g / 2000); want = sprintf("gtime:%d.%09d", int(g / 1000000000), g % 1000000000)
-	n++; if ($3 != want) bad++ } END { print n + 0, bad + 0 }')" "1000 0" \
+	n++; if ($5 != want) bad++ } END { print n + 0, bad + 0 }')" "1000 0" \
 	"script --guest-maps: guest_time is the TSC chain's, to the ns, for every guest user sample"
-check "$(echo "$out" | awk '$2 == "cpl:3" {print $4, $5}' | sort | uniq -c | awk '{print $1, $2, $3}')" \
-	"$(printf '501 gpid:321 gcomm:bench\n499 gpid:322 gcomm:late')" \
-	"script --guest-maps: guest_pid and guest_comm name each owner of a reused root for its own samples"
-check "$($P script -i vms.data --guest-maps=reused.vmctx -F vcpu,guest_time,guest_pid,guest_comm 2>/dev/null |
-	grep '^VCPU:  - ' | grep -vc 'gtime:- gpid:- gcomm:-$')" 0 \
-	"script --guest-maps: a sample with no vCPU loaded has no guest time or process"
+check "$(echo "$out" | awk '$4 == "cpl:3" {print $1, $2}' | sort | uniq -c | awk '{print $1, $2, $3}')" \
+	"$(printf '501 bench 321\n499 late 322')" \
+	"script --guest-maps: comm and pid name each owner of a reused root for its own samples"
+check "$($P script -i vms.data --guest-maps=reused.vmctx -F vcpu,guest_time 2>/dev/null |
+	grep '^VCPU:  - ' | grep -vc 'gtime:-$')" 0 \
+	"script --guest-maps: a sample with no vCPU loaded has no guest time"
 check "$($P script -i vms.data -F time,guest_time 2>&1)" \
-	"perf script: the guest_time, guest_pid, guest_comm and guest_sym fields need the guests' bundles: --guest-maps=FILE" \
+	"perf script: the guest_time field needs the guests' bundles: --guest-maps=FILE" \
 	"script: guest_time without --guest-maps: one sentence"
-out=$($P script -i le-file.data --guest-maps=hostile.vmctx -F tid,guest_comm,guest_sym 2>/dev/null)
+out=$($P script -i le-file.data --guest-maps=hostile.vmctx -F comm,tid,ip,sym 2>/dev/null)
 check "$(printf '%s' "$out" | grep -c "$(printf '\033')")" 0 "script --guest-maps: a guest's control bytes do not reach the terminal"
-check "$(echo "$out" | grep -c 'gcomm:be\\x1b\[2Jnch gsym:wo\\x0d\\x0ark(bench)$')" 700 \
-	"script --guest-maps: guest_comm and guest_sym escaped as \\xHH"
+check "$(echo "$out" | grep -c '^ *be\\x1b\[2Jnch  *321 .* wo\\x0d\\x0ark$')" 700 \
+	"script --guest-maps: comm and sym escaped as \\xHH"
 # The same with the bundle's window from host 1.2005 s to 2.5005 s: the
 # samples at k <= 200 and k >= 1501 (700 of the 2000 guest samples) lie
 # outside it and name nobody, though bench and late own the root then.
 ./gen-bundle window.vmctx window
 out=$($P report -i vms.data --guest-maps=window.vmctx $keys 2>&1)
 want=$(python3 -c 'r = [k for k in range(2000) if k % 20 < 10]
-print(sum(1 for k in r if 200 < k <= 1000), "bench 321")
-print(sum(1 for k in r if 1000 < k <= 1500), "late 322")')
+print(sum(1 for k in r if 200 < k <= 1000), "bench 321:bench")
+print(sum(1 for k in r if 1000 < k <= 1500), "late 322:late")')
 check "$(echo "$out" | awk '$2 == "bench" || $2 == "late" {print $1, $2, $3}')" "$want" \
 	"window: samples outside the bundle's window name neither owner"
-out=$($P report -i vms.data --guest-maps=window.vmctx --guest-view=guest 2>&1)
 check "$(echo "$out" | grep -c '^# guest clock of VM1 (lab-vm-1): exact, .*; 700 of 2000 guest samples outside the window$')" 1 \
-	"window: the tables' header counts the samples outside it"
+	"window: the clock line counts the samples outside it"
 # With the TSC chain, the first pass reads the file only up to its first
 # sample (-v says so); a fit reads it all, and says how far it is from
 # the chain.
 check "$($P report -v -i vms.data --guest-maps=reused.vmctx $keys 2>&1 | grep -c 'first pass stopped early')" 1 \
 	"exact clock: the first pass stops at the first sample (sort keys)"
-check "$($P report -v -i vms.data --guest-maps=reused.vmctx --guest-view=guest 2>&1 | grep -c 'first pass stopped early')" 1 \
-	"exact clock: the first pass stops at the first sample (tables)"
+check "$($P report -v -i vms.data --guest-maps=reused.vmctx --stdio --guest-view=guest 2>&1 | grep -c 'first pass stopped early')" 1 \
+	"exact clock: the first pass stops at the first sample (views)"
 out=$($P report -v -i vms.data --guest-maps=reused.vmctx --guest-clock=fit $keys 2>&1)
 check "$(echo "$out" | grep -c 'first pass stopped')" 0 "--guest-clock=fit: the first pass reads every sample"
 check "$(echo "$out" | grep -c '^# guest clock of VM1 (lab-vm-1): fitted from the samples: .* ms from the TSC chain$')" 1 \
@@ -306,46 +325,50 @@ for bo in le be; do
 			"$f ($bo): the guest VMs header is refused with its reason"
 		check "$(echo "$out" | grep -c '^# guest VMs: 0$'):$(echo "$out" | grep -c '^# hostname : vmctx-lab$')" "1:1" \
 			"$f ($bo): no VM read from it, the file's other features read as before"
-		vg "$f ($bo): --guest-maps" report -i $f-$bo.data --guest-maps=reused.vmctx --guest-view=guest
-		check "$(echo "$out" | grep -c '^# guest-level view: VM1 (guest1)$')" 1 \
+		vg "$f ($bo): --guest-maps" report -i $f-$bo.data --guest-maps=reused.vmctx --stdio --guest-view=guest
+		check "$(echo "$out" | grep -c '^# guest clock of VM1 (guest1): ')" 1 \
 			"$f ($bo): --guest-maps names the VM from its bundle"
 	done
 	python3 gen-perfdata.py nopid-$bo.data $e file pidm1 pid0 >/dev/null
-	vg "a vCPU sample with host pid -1 and 0 ($bo)" report -i nopid-$bo.data --guest-maps=guest1.vmctx --guest-view=vcpu
+	vg "a vCPU sample with host pid -1 and 0 ($bo)" report -i nopid-$bo.data --guest-maps=guest1.vmctx --stdio --guest-view=vcpu
 	check "$(echo "$out" | grep -c "^WARNING: 2 events had a vCPU's context but no host process (pid 0 or -1): they were left out.$")" 1 \
 		"host pid -1 and 0 ($bo): the two samples are counted and left out"
-	check "$(echo "$out" | grep -c '^# per-vCPU view: VM1 (guest1)$'):$(echo "$out" | grep -v '^WARNING' | grep -c 'pid 0\|VM2')" "1:0" \
+	check "$(echo "$out" | grep -c '^# VM pid 1000: '):$(echo "$out" | grep -c '^# VM pid [^1]\|VM2\|4294967295')" "1:0" \
 		"host pid -1 and 0 ($bo): the bundle stays with the real VM, no fake VM appears"
 	python3 gen-exits.py exits-$bo.data $e >/dev/null
 	python3 gen-exits.py short-exit-$bo.data $e short >/dev/null
-	vg "kvm_exit records ($bo)" report -i exits-$bo.data --guest-maps=guest1.vmctx --guest-view=exits
-	check "$(echo "$out" | awk '$1 == "bench[321]" {print $2, $3}')" "interrupt 10" \
-		"exits view ($bo): the 10 exits charged to the guest process"
-	vg "a kvm_exit record of 8 bytes ($bo)" report -i short-exit-$bo.data --guest-maps=guest1.vmctx --guest-view=exits
-	check "$(echo "$out" | awk '$1 == "bench[321]" {print $2, $3}'):$(echo "$out" | grep -c 'EXCEPTION_NMI\|exception')" "interrupt 9:0" \
+	vg "kvm_exit records ($bo)" report -i exits-$bo.data --guest-maps=guest1.vmctx --stdio -n --sort comm,pid,exit_reason
+	check "$(echo "$out" | ev kvm:kvm_exit | rows)" "10 bench 321:bench interrupt (0x60)" \
+		"exits ($bo): the 10 exits charged to the guest process"
+	vg "kvm_exit records, exits view ($bo)" report -i exits-$bo.data --guest-maps=guest1.vmctx --stdio --guest-view=exits
+	check "$(echo "$out" | grep -c '^# VM pid 1000: 10 exits, 1.000 ms from exit to entry$')" 1 \
+		"exits view ($bo): 10 exits of 100 us each"
+	vg "a kvm_exit record of 8 bytes ($bo)" report -i short-exit-$bo.data --guest-maps=guest1.vmctx --stdio -n --sort comm,pid,exit_reason
+	check "$(echo "$out" | ev kvm:kvm_exit | rows):$(echo "$out" | grep -c 'EXCEPTION_NMI\|exception')" "9 bench 321:bench interrupt (0x60):0" \
 		"short kvm_exit ($bo): left out, not read past its end as a fake exit"
 	check "$(echo "$out" | grep -c '^WARNING: 1 kvm:kvm_exit records were too short for their fields')" 1 \
 		"short kvm_exit ($bo): counted in a warning"
 	python3 gen-perfdata.py lost-$bo.data $e file lostmax >/dev/null
-	vg "2^64-1 lost samples ($bo)" report -i lost-$bo.data --guest-maps=guest1.vmctx --guest-view=vcpu
+	vg "2^64-1 lost samples ($bo)" report -i lost-$bo.data --guest-maps=guest1.vmctx --stdio --guest-view=vcpu
 	check "$(echo "$out" | awk '/%/ { for (i = 1; i <= NF; i++) if ($i ~ /%$/ && $i + 0 > 100) bad++ } END { print bad + 0 }')" 0 \
 		"2^64-1 lost samples ($bo): no share over 100%"
 done
 # The debug line of a VM renamed by its bundle (a recording without the
 # guest VMs header: the name comes from the process) prints the new name
-vg "-v --guest-maps, VM renamed by its bundle" report -v -i le-file.data --guest-maps=guest1.vmctx --guest-view=vcpu
+vg "-v --guest-maps, VM renamed by its bundle" report -v -i le-file.data --guest-maps=guest1.vmctx --stdio --guest-view=vcpu
 check "$(echo "$out" | grep -c '^--guest-maps: guest1.vmctx is VM guest1 (pid 1000)$')" 1 \
 	"-v: the VM's name after its bundle named it"
 # A VM name's control bytes reach -v's stderr escaped
 VMNAME=$(printf 'vm\033]0;x\007\r') python3 gen-perfdata.py vms-esc.data file vms >/dev/null
-out=$($P report -v -i vms-esc.data --guest-maps=reused.vmctx --guest-view=vcpu 2>&1)
+out=$($P report -v -i vms-esc.data --guest-maps=reused.vmctx --stdio --guest-view=vcpu 2>&1)
 check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "-v: a VM name's control bytes do not reach stderr"
 
 if [ -n "${PERF_NO_LIBVMCTX:-}" ]; then
-	check "$($PERF_NO_LIBVMCTX report -i le-file.data --stdio --sort guest_comm 2>&1 | grep -c 'need perf built with libvmctx')" 1 "guest keys in a perf without libvmctx: message"
+	check "$($PERF_NO_LIBVMCTX report -i le-file.data --stdio --guest-maps=guest1.vmctx 2>&1 | grep -c 'needs perf built with libvmctx')" 1 "--guest-maps in a perf without libvmctx: message"
 fi
 if [ -f /tmp/tp.data ]; then
 	python3 gen-wakeup.py /tmp/tp.data wakeup.data >/dev/null
-	check "$($P report -i wakeup.data --guest-view=vcpu 2>&1 | grep '^vcpu0')" "vcpu0           300   0.00%  66.67%  16.67%  16.67%   0.00%" "kvm_vcpu_wakeup ends the halt: 50 idle + 50 steal"
+	check "$($P report -i wakeup.data --guest-maps=guest1.vmctx --stdio --guest-view=vcpu 2>&1 | grep '^#   vcpu0: ' | sed 's/.*= //')" \
+		"0.00%:66.67%:16.67%:16.67%" "kvm_vcpu_wakeup ends the halt: 50 idle + 50 steal"
 fi
 exit $fail

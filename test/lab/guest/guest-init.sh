@@ -78,6 +78,18 @@ bpf)
 esac
 # the window's start: the agent whose bundle the checks read is recording
 window_t0=$(cut -d' ' -f1 /proc/uptime)
+# The guest's own scheduler, ground truth for whose page tables a guest
+# kernel sample ran on: perf charges it to their owner, and a kernel
+# thread or the idle loop borrows the last process's (lazy TLB).  Every
+# context switch, on CLOCK_MONOTONIC (the clock of the bundles and of perf
+# script's guest_time).
+T=/sys/kernel/tracing
+if [ -w $T/trace_clock ] && echo mono > $T/trace_clock 2>/dev/null; then
+	echo 8192 > $T/buffer_size_kb
+	echo 1 > $T/events/sched/sched_switch/enable
+	echo 1 > $T/tracing_on
+	sched_trace=1
+fi
 sleep 1
 # both on vCPU 1, so that the guest's scheduler shares it between them
 taskset -c 1 hot -t "$secs" > /tmp/hot1.out &
@@ -145,6 +157,22 @@ wait
 # the processes below (outside the agent's window) are not sampled.
 say "window closed"
 sleep 1
+# the context switches, "CPU NS NEXT_PID" each
+if [ -n "${sched_trace:-}" ]; then
+	echo 0 > $T/tracing_on
+	awk '/ sched_switch: / {
+		c = $0; sub(/^[^[]*\[/, "", c); sub(/\].*$/, "", c)
+		t = ""; n = ""
+		for (i = 1; i <= NF; i++) {
+			if (t == "" && $i ~ /^[0-9]+\.[0-9]+:$/) t = $i
+			if ($i ~ /^next_pid=/) n = substr($i, 10)
+		}
+		if (t == "" || n == "") next
+		sub(/:$/, "", t); split(t, p, ".")
+		printf "%d %s%s %s\n", c, p[1], substr(p[2] "000000000", 1, 9), n }' $T/trace |
+		gzip > /tmp/sched.gz
+	say "sched switches: $(zcat /tmp/sched.gz | wc -l)"
+fi
 # what the agents said (-v: the backend, what did not load, the summary)
 grep '^vmctx-agent: ' /tmp/agent.err | grep -v 'libbpf: [0-9]*: \|libbpf: ;' | tail -n 6 |
 	while read -r line; do say "agent: $line"; done
@@ -184,6 +212,11 @@ if [ -f /tmp/guest1-bpf.vmctx ]; then
 	dd if=/tmp/guest1-bpf.vmctx of=/dev/vda bs=65536 seek=128 conv=fsync 2>/dev/null ||
 		bye "FAIL writing BPF's bundle to /dev/vda"
 	say "bpf bundle $(wc -c < /tmp/guest1-bpf.vmctx) bytes on vda at 8 MiB"
+fi
+# the guest's context switches, 16 MiB into the disk
+if [ -s /tmp/sched.gz ] && [ "$(wc -c < /tmp/sched.gz)" -le 8388608 ]; then
+	dd if=/tmp/sched.gz of=/dev/vda bs=65536 seek=256 conv=fsync 2>/dev/null &&
+		say "sched $(wc -c < /tmp/sched.gz) bytes on vda at 16 MiB"
 fi
 say "timers: $(grep -E 'LOC|TIMER' /proc/interrupts | tr -s ' ' | tr '\n' ' ') clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 

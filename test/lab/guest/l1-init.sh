@@ -58,7 +58,7 @@ backend1=kmod
 cat > /tmp/run-l2.sh <<EOS
 n=\$1 dir=/lab/l2 churn=$churn l2pti=$l2pti backend=$backend1
 [ "\$n" = 1 ] || { dir=/lab/l2b; churn=$((churn / 3)); l2pti=pti=on; backend=bpf; }
-dd if=/dev/zero of=/tmp/out-\$n.img bs=1M count=16 2>/dev/null
+dd if=/dev/zero of=/tmp/out-\$n.img bs=1M count=24 2>/dev/null
 qemu-system-x86_64 -accel kvm -cpu host -smp 2 -m 256M -nodefaults -no-reboot \
 	-display none -serial stdio -name guest\$n,debug-threads=on -L /share/qemu \
 	-drive file=/tmp/out-\$n.img,if=virtio,format=raw \
@@ -196,6 +196,17 @@ perls() {
 	tr -d '\r' < /tmp/l2-$1.log | sed -n 's/^VMCTX-L2: \(perl: .*\)/\1/p' > /tmp/perl-$1
 	echo /tmp/perl-$1
 }
+# the guest's context switches ("CPU NS NEXT_PID"), 16 MiB into its disk
+scheds() {
+	local size
+
+	size=$(tr -d '\r' < /tmp/l2-$1.log | sed -n 's/^VMCTX-L2: sched \([0-9]*\) bytes on vda.*/\1/p')
+	: > /tmp/sched-$1
+	if [ -n "$size" ]; then
+		dd if=/tmp/out-$1.img bs=65536 skip=256 2>/dev/null | head -c "$size" | zcat > /tmp/sched-$1 2>/dev/null
+	fi
+	echo /tmp/sched-$1
+}
 libc() {
 	tr -d '\r' < /tmp/l2-$1.log |
 		sed -n 's/^VMCTX-L2: hot: pid [0-9]*: libc text \(0x[0-9a-f]*-0x[0-9a-f]*\).*/\1/p' |
@@ -223,7 +234,7 @@ if [ "$host" = perf ] && [ "$checks" = host ]; then
 	# perf report's guest-level view, made here as a user of this host
 	# makes it: the lab's host runs the same command and checks that it
 	# prints the same
-	perf report -i /tmp/perf.data --guest-maps="$maps" --guest-view=guest \
+	perf report -i /tmp/perf.data --guest-maps="$maps" --guest-view=guest --stdio \
 		> $h/l1-view 2> /tmp/l1-view.err ||
 		{ tail -n 5 /tmp/l1-view.err; finish "FAIL perf report --guest-maps --guest-view=guest in L1"; }
 	stamp "perf report --guest-maps printed the guest-level view here"
@@ -232,7 +243,7 @@ if [ "$host" = perf ] && [ "$checks" = host ]; then
 	echo $all > $h/guests
 	for n in $all; do
 		ln /tmp/guest$n.vmctx $h/
-		cp "$(marks $n)" "$(perls $n)" $h/
+		cp "$(marks $n)" "$(perls $n)" "$(scheds $n)" $h/
 		cp /tmp/l2-$n.pid $h/guest$n.pid
 		work $n > $h/guest$n.work
 		libc $n > $h/guest$n.libc
@@ -253,7 +264,7 @@ if [ "$host" = perf ] && [ "$checks" = host ]; then
 elif [ "$host" = perf ]; then
 	for n in $all; do
 		echo "perf-check: ==== guest$n ($(up $n))"
-		sh /lab/perf-check.sh /tmp/perf.data "$maps" guest$n "$(cat /tmp/l2-$n.pid)" "$(work $n)" "$(libc $n)" "$(marks $n)" "$(perls $n)" ||
+		sh /lab/perf-check.sh /tmp/perf.data "$maps" guest$n "$(cat /tmp/l2-$n.pid)" "$(work $n)" "$(libc $n)" "$(marks $n)" "$(perls $n)" "$(scheds $n)" ||
 			bad="$bad guest$n"
 		stamp "guest$n checked"
 	done
@@ -273,9 +284,9 @@ if [ "$host" = perf ]; then
 		[ "$cost" = 1 ] || break	# (vmctx.cost=0: ./run demo)
 		echo "$(secs perf report --stdio -i /tmp/perf.data)" \
 			"$(secs perf report --stdio -i /tmp/perf.data --guest-maps="$maps")" \
-			"$(secs perf report --stdio -i /tmp/perf.data --guest-maps="$maps" --sort vm,guest_comm,sym)"
+			"$(secs perf report --stdio -i /tmp/perf.data --guest-maps="$maps" --guest-view=unified)"
 	done | awk '{ for (i = 1; i <= 3; i++) if (NR == 1 || $i < t[i]) t[i] = $i }
-		END { if (NR) printf "perf-report-cost: perf report --stdio %.2f s; with --guest-maps (the unified view) %.2f s, %.2fx; with --guest-maps --sort vm,guest_comm,sym %.2f s, %.2fx\n",
+		END { if (NR) printf "perf-report-cost: perf report --stdio %.2f s; with --guest-maps %.2f s, %.2fx; with --guest-maps --guest-view=unified %.2f s, %.2fx\n",
 			t[1], t[2], t[2] / t[1], t[3], t[3] / t[1] }'
 	stamp "perf report's cost measured"
 	[ -z "$bad" ] || finish "FAIL Linux guest through perf (pti=$pti):$bad"

@@ -1,6 +1,6 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
-# perf-check.sh PERF.DATA MAPS NAME QEMU_PID WORK LIBC [MARKS [PERLS]]: the Linux-guest lab's
+# perf-check.sh PERF.DATA MAPS NAME QEMU_PID WORK LIBC [MARKS [PERLS [SCHEDS]]]: the Linux-guest lab's
 # checks of what the user sees, for the guest NAME.  PERF.DATA is 'perf
 # record --vmcs-ctx -a' of the L1 host while the L2 guests ran; MAPS is
 # perf report's --guest-maps, NAME=BUNDLE for every guest, each bundle what
@@ -12,8 +12,9 @@
 # the guest: its CPUID's address, and the guest clock before and after
 # each CPUID.  Every figure comes from
 # perf's own output: 'perf report
-# --guest-maps' (the guest-level view, and the guest_comm, guest_pid and
-# sym keys) and, for the
+# --guest-maps' (the guest-level view, and perf's comm, pid, dso and sym
+# keys, which see each guest process as a thread of its VM's machine) and,
+# for the
 # ground truth of whose code each sample hit, 'perf script' (guest IP and
 # CPL), against nm -S of the two programs: hot is linked at 0x20000000,
 # churn (the same source) at 0x30000000, so an IP tells whose code it is.
@@ -51,7 +52,7 @@
 # It runs in L1 (busybox) or, on what L1 handed back, on the lab's host
 # with the same busybox tools: PERF_CHECK_LAB is where the programs'
 # symbol lists lie (/lab in L1), PERF_CHECK_TMP its scratch directory.
-data=$1 maps=$2 name=$3 qpid=$4 work=$5 libc=${6:-} marks=${7:-} perls=${8:-}
+data=$1 maps=$2 name=$3 qpid=$4 work=$5 libc=${6:-} marks=${7:-} perls=${8:-} scheds=${9:-}
 lab=${PERF_CHECK_LAB:-/lab} tmp=${PERF_CHECK_TMP:-/tmp}
 fail=0
 no() { echo "perf-check: FAIL $*"; fail=1; }
@@ -72,12 +73,11 @@ once() {
 	return "$(cat "$k.rc")"
 }
 
-view=$(once perf report -i "$data" --guest-maps="$maps" --guest-view=guest 2>$tmp/report.err)
+view=$(once perf report -i "$data" --guest-maps="$maps" --guest-view=guest --stdio 2>$tmp/report.err)
 [ -n "$view" ] || { cat $tmp/report.err; echo "perf-check: FAIL no guest view"; exit 1; }
-# this guest's part of the guest-level view
-view=$(echo "$view" | awk -v n="$name" '/^# guest-level view: / { on = index($0, "(" n ")") > 0 }
-	/^# guest clock of / { print; next } on')
-echo "$view" | grep -v '^# guest clock of ' | head -n 40
+# this guest's lines of the guest-level view, and its first rows
+echo "$view" | grep "^# VM pid $qpid: "
+echo "$view" | grep -v '^#' | grep . | head -n 40
 clock=$(echo "$view" | grep "^# guest clock of VM[0-9]* ($name): ")
 echo "perf-check: $clock"
 case $clock in
@@ -85,7 +85,7 @@ case $clock in
 *) no "the guest clock is not the exact TSC chain" ;;
 esac
 # the samples' own fit, for comparison: how far it is from the chain (a figure)
-fit=$(once perf report -i "$data" --guest-maps="$maps" --guest-clock=fit --guest-view=guest 2>/dev/null |
+fit=$(once perf report -i "$data" --guest-maps="$maps" --guest-clock=fit --guest-view=guest --stdio 2>/dev/null |
 	grep "^# guest clock of VM[0-9]* ($name): ")
 echo "perf-check: with --guest-clock=fit: ${fit#*): }"
 
@@ -114,18 +114,18 @@ once perf script -i "$data" -F pid,ip,guest_cpl 2>/dev/null |
 read hot_ip churn_ip libc_ip other_ip < $tmp/truth
 echo "perf-check: guest user samples by IP (perf script): hot's code $hot_ip, churn's $churn_ip, hot's and blip's libc.so.6 $libc_ip, elsewhere $other_ip"
 
-# What perf report names, sample by sample: the guest_comm, guest_pid and
-# sym keys ("SAMPLES COMM PID [u] FUNCTION"), which count samples as perf
-# script does (the guest view weighs a late clock sample by the ticks it
-# missed, so its counts are not comparable with perf script's).
-once perf report -i "$data" --guest-maps="$maps" --stdio -n --sort vm,guest_comm,guest_pid,sym \
-	-F sample,vm,guest_comm,guest_pid,sym 2>/dev/null |
-	awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q && $6 ~ /^hot_(alpha|beta|gamma)$/ { print $1, $3, $4, $6 }' > $tmp/named
+# What perf report names, sample by sample: perf's comm, pid and sym keys
+# ("SAMPLES VM COMM PID:COMM [u] FUNCTION"; a guest process is a thread of
+# its VM's machine), which count samples as perf script does.
+once perf report -i "$data" --guest-maps="$maps" --stdio -n --sort vm,comm,pid,sym \
+	-F sample,vm,comm,pid,sym 2>/dev/null |
+	awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q && $6 ~ /^hot_(alpha|beta|gamma)$/ {
+		p = $4; sub(/:.*$/, "", p); print $1, $3, p, $6 }' > $tmp/named
 named() { awk -v re="$1" '$2 ~ re { n += $1 } END { print n + 0 }' $tmp/named; }
 hot_named=$(named '^(hot|blip|blink)$')
 churn_named=$(named '^churn$')
 churn_procs=$(awk '$2 == "churn" { p[$3] = 1 } END { print length(p) }' $tmp/named)
-echo "perf-check: named by perf report (guest_comm,guest_pid,sym): hot/blip $hot_named of $hot_ip, churn $churn_named of $churn_ip (in $churn_procs processes)"
+echo "perf-check: named by perf report (comm,pid,sym): hot/blip $hot_named of $hot_ip, churn $churn_named of $churn_ip (in $churn_procs processes)"
 [ "$hot_ip" -gt 100 ] || no "too few samples in hot's code ($hot_ip)"
 [ $((hot_named * 100)) -ge $((hot_ip * 95)) ] || no "hot's samples named: $hot_named of $hot_ip (< 95%)"
 [ "$hot_named" -le "$hot_ip" ] || no "more samples named hot ($hot_named) than hit its code ($hot_ip)"
@@ -157,13 +157,15 @@ if [ "$churn_ip" -gt 0 ]; then
 	bundle=$(echo "$maps" | tr ',' '\n' | sed -n "s/^$name=//p")
 	zcat "$bundle" | awk '$1 == "task" && $NF == "comm=churn" && $7 != "exit=-" {
 		sub(/^pid=/, "", $4); sub(/^start=/, "", $6); sub(/^exit=/, "", $7); print $4, $6, $7 }' > $tmp/churn.life
-	once perf script -i "$data" --guest-maps="$maps" -F pid,ip,guest_cpl,guest_time,guest_pid,guest_comm 2>/dev/null |
+	# "VM: QPID COMM PID IP cpl:N gtime:S.NS": a guest sample, in its guest
+	# process (comm, pid), in the machine of its VM
+	once perf script -i "$data" --guest-maps="$maps" -F machine_pid,comm,pid,ip,guest_cpl,guest_time 2>/dev/null |
 		awk -v q="$qpid" -v cl="$churn_lo" -v ch="$churn_hi" "$hex"'
 		NR == FNR { st[$1] = $2; ex[$1] = $3; next }
-		$1 == q && $3 == "cpl:3" && $6 == "gcomm:churn" {
-			ip = h($2); if (ip < cl || ip >= ch) next
-			p = $5; sub(/^gpid:/, "", p); if (!(p in st)) next
-			g = $4; sub(/^gtime:/, "", g); sub(/\./, "", g); g += 0
+		$1 == "VM:" && $2 == q && $6 == "cpl:3" && $3 == "churn" {
+			ip = h($5); if (ip < cl || ip >= ch) next
+			p = $4; if (!(p in st)) next
+			g = $7; sub(/^gtime:/, "", g); sub(/\./, "", g); g += 0
 			d1 = g - st[p]; d2 = ex[p] - g; n++; seen[p] = 1
 			if (n == 1 || d1 < a) a = d1; if (n == 1 || d2 < b) b = d2 }
 		END { for (p in seen) k++; printf "%d %d %d %d\n", n, k, a / 1000, b / 1000 }' $tmp/churn.life - > $tmp/residual
@@ -228,8 +230,11 @@ fi
 # script --guest-maps gives the product's answer for each sample: its
 # guest process and function.
 if [ -n "$perls" ] && [ -s "$perls" ]; then
-	once perf script -i "$data" --guest-maps="$maps" -F pid,ip,guest_cpl,guest_pid,guest_sym 2>/dev/null |
-		awk -v q="$qpid" '$1 == q && $3 ~ /^cpl:/ { print $2, $3, $4, $5 }' > $tmp/perl.samples
+	# "VM: QPID PID IP FUNCTION (DSO) cpl:N", made "IP cpl:N gpid:PID gsym:FUNCTION(DSO)"
+	once perf script -i "$data" --guest-maps="$maps" -F machine_pid,pid,ip,sym,dso,guest_cpl 2>/dev/null |
+		awk -v q="$qpid" '$1 == "VM:" && $2 == q && $NF ~ /^cpl:/ {
+			s = $5; if (s == "[unknown]") s = "-"
+			print $4, $NF, "gpid:" $3, "gsym:" s $6 }' > $tmp/perl.samples
 	awk "$hex"'
 	    FILENAME == ARGV[1] { if ($2 ~ /^[0-9a-f]+$/ && $3 ~ /^[TtWw]$/) { n++; a[n] = h($1); z[n] = h($2); f[n] = $4 } next }
 	    FILENAME == ARGV[2] {
@@ -287,6 +292,36 @@ if [ -n "$perls" ] && [ -s "$perls" ]; then
 	    END { exit bad }' $tmp/perl.res || fail=1
 fi
 
+# Guest kernel samples and the guest's own scheduler.  perf charges a
+# guest kernel sample to the owner of the page tables it ran on; a kernel
+# thread, and the idle loop before it halts, run on the last process's
+# (lazy TLB), so such samples go to that process.  The guest's context
+# switches (its sched_switch trace, on CLOCK_MONOTONIC) say which task
+# really ran on each vCPU at each guest time: how often perf's is another,
+# a figure (the vCPU id is the guest's CPU number).
+if [ -n "$scheds" ] && [ -s "$scheds" ]; then
+	# "VM: QPID VCPU:NNN TID IP cpl:0 gtime:S.NS"
+	once perf script -i "$data" --guest-maps="$maps" -F machine_pid,vcpu,tid,ip,guest_cpl,guest_time 2>/dev/null |
+		awk -v q="$qpid" '
+		NR == FNR { n[$1]++; t[$1, n[$1]] = $2; p[$1, n[$1]] = $3; next }
+		# "VM:%5d": a five-digit pid leaves no blank after the colon
+		{ sub(/^[ \t]*VM:[ \t]*/, "VM: ") }
+		$1 == "VM:" && $2 == q && $6 == "cpl:0" && $7 ~ /^gtime:[0-9]/ {
+			c = $3; sub(/^VCPU:0*/, "", c); c += 0
+			g = $7; sub(/^gtime:/, "", g); sub(/\./, "", g); g += 0
+			# the last switch on that CPU at or before g
+			lo = 1; hi = n[c]; k = 0
+			while (lo <= hi) { m = int((lo + hi) / 2); if (t[c, m] <= g) { k = m; lo = m + 1 } else hi = m - 1 }
+			if (!k) { unknown++; next }
+			all++
+			if (p[c, k] == $4) same++
+			else if (p[c, k] == 0) idle++
+			else other++ }
+		END { printf "%d %d %d %d %d\n", all, same, idle, other, unknown }' "$scheds" - > $tmp/kernel-owner
+	read kn ks ki ko ku < $tmp/kernel-owner
+	echo "perf-check: guest kernel samples against the guest's scheduler: $kn with its task known ($ku before its first switch); $ks charged to the task that ran, $ki to a process while the idle loop ran, $ko to a process while another task (a kernel thread, or a process on the page tables of the last) ran: $(awk -v n="$kn" -v w="$((ki + ko))" 'BEGIN { printf "%.1f", n ? 100 * w / n : 0 }')% charged otherwise"
+fi
+
 # the two hot instances: each one's function mix, and the split against their work
 echo "$work" | tr ',' '\n' | tr ':' ' ' > $tmp/work
 awk 'NR == FNR { w[$1] = $2; tw += $2; next }
@@ -315,14 +350,14 @@ awk '$2 == "blip" { n += $1 } END { print "perf-check: blip: " n + 0 " samples";
 # Shared-library code: perf report's dso and sym keys name libc.so.6 and
 # its function, in the process that ran it
 [ -n "$libc" ] || no "hot printed no libc.so.6 text range: is it linked dynamically?"
-once perf report -i "$data" --guest-maps="$maps" --stdio -n --sort vm,guest_comm,dso,sym \
-	-F sample,vm,guest_comm,dso,sym 2>/dev/null |
+once perf report -i "$data" --guest-maps="$maps" --stdio -n --sort vm,comm,dso,sym \
+	-F sample,vm,comm,dso,sym 2>/dev/null |
 	awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q { print $1, $3, $4, $6 }' > $tmp/named-dso
 grep 'libc\.so\.6 ' $tmp/named-dso | sort -k1,1nr | head -n 5 | sed 's/^/perf-check:   /'
 set -- $(awk '$2 ~ /^(hot|blip)$/ && $3 ~ /(^|\/)libc\.so\.6$/ { n += $1; if ($4 == "memfrob") m += $1 }
 	END { print n + 0, m + 0 }' $tmp/named-dso)
 libc_named=$1 memfrob=$2
-echo "perf-check: named in libc.so.6 by perf report (guest_comm,dso,sym): $libc_named of $libc_ip, memfrob $memfrob"
+echo "perf-check: named in libc.so.6 by perf report (comm,dso,sym): $libc_named of $libc_ip, memfrob $memfrob"
 [ "$libc_ip" -gt 50 ] || no "too few samples in hot's libc.so.6 code ($libc_ip)"
 [ $((libc_named * 100)) -ge $((libc_ip * 95)) ] ||
 	no "libc.so.6 samples named with the library: $libc_named of $libc_ip (< 95%)"
@@ -331,17 +366,17 @@ echo "perf-check: named in libc.so.6 by perf report (guest_comm,dso,sym): $libc_
 [ $((memfrob * 100)) -ge $((libc_named * 75)) ] ||
 	no "of the libc.so.6 samples, only $memfrob named memfrob (< 75%)"
 
-# --guest-export: the folded stacks hold what the guest view shows, stack
-# by stack (both are the session's counts): hot's functions per process
+# --guest-export: the folded stacks hold what perf report shows, stack by
+# stack (both count the samples; folded stacks count sampling ticks, one a
+# cpu-clock sample): hot's functions in hot and blip
 perf report -i "$data" --guest-maps="$maps" --guest-export=folded:$tmp/guest.folded \
 	>/dev/null 2>&1 || no "perf report --guest-export failed"
 folded=$(awk -v n="$name" 'index($0, n " (VM") == 1 &&
-	/^[^;]* \(VM[0-9]+\);(hot|blip)(\([0-9]+\))?;hot_(alpha|beta|gamma) [0-9]+$/ { t += $NF }
+	/^[^;]* \(VM[0-9]+\);(hot|blip);hot_(alpha|beta|gamma) [0-9]+$/ { t += $NF }
 	END { print t + 0 }' $tmp/guest.folded)
-viewed=$(echo "$view" | awk '$3 ~ /^hot_(alpha|beta|gamma)$/ && $4 ~ /^(hot|blip)(\([0-9]+\))?$/ { n += $1 }
-	END { print n + 0 }')
-echo "perf-check: folded stacks of hot and blip: $folded ticks, the guest view $viewed; $(wc -l < $tmp/guest.folded) stacks"
-[ "$folded" -gt 0 ] && [ "$folded" = "$viewed" ] ||
-	no "the folded stacks ($folded) do not hold what the guest view shows ($viewed)"
+reported=$(awk '$2 ~ /^(hot|blip)$/ { n += $1 } END { print n + 0 }' $tmp/named)
+echo "perf-check: folded stacks of hot and blip: $folded ticks, perf report $reported samples; $(wc -l < $tmp/guest.folded) stacks"
+[ "$folded" -gt 0 ] && [ "$folded" = "$reported" ] ||
+	no "the folded stacks ($folded) do not hold what perf report shows ($reported)"
 [ $fail = 0 ] && echo "perf-check: all checks passed"
 exit $fail

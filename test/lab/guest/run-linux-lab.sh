@@ -203,7 +203,7 @@ EOS
 	# the user's report in L1 and the same command here, on the recording
 	# it sent: one text (perf's numbers in the C locale, as in L1)
 	local -x LC_ALL=C
-	"$hc/bin/perf" report -i "$h/perf.data" --guest-maps="$maps" --guest-view=guest \
+	"$hc/bin/perf" report -i "$h/perf.data" --guest-maps="$maps" --guest-view=guest --stdio \
 		> "$hc/view" 2> "$hc/view.err"
 	if [ -s "$hc/view" ] && cmp -s "$h/l1-view" "$hc/view"; then
 		echo "perf-check: perf report --guest-maps --guest-view=guest printed the same $(wc -l < "$hc/view") lines in L1 and on the lab's host"
@@ -217,8 +217,35 @@ EOS
 		echo "perf-check: ==== guest$n ($(cat "$h/guest$n.up"))"
 		PATH=$hc/bin PERF_CHECK_LAB=$W PERF_CHECK_TMP=$hc/tmp "$hc/bin/sh" "$G/perf-check.sh" \
 			"$h/perf.data" "$maps" "guest$n" "$(cat "$h/guest$n.pid")" "$(cat "$h/guest$n.work")" \
-			"$(cat "$h/guest$n.libc")" "$h/marks-$n" "$h/perl-$n" || bad="$bad guest$n"
+			"$(cat "$h/guest$n.libc")" "$h/marks-$n" "$h/perl-$n" "$h/sched-$n" || bad="$bad guest$n"
 	done
+	# perf inject --guest-maps writes the guests as perf machines, and
+	# Debian's own perf (no --vmcs-ctx, no libvmctx) reads them: its guest
+	# rows ([u] guest user, [g] guest kernel) of cpu-clock must be the
+	# patched perf's, the top 20 by samples, counts and all (perf inject
+	# leaves kvm:kvm_exit samples in the vCPU threads; perf report moves
+	# them to the guest processes)
+	if [ -x /usr/bin/perf ]; then
+		# (no grep, no head: under pipefail a pipe that matches nothing, or
+		# whose reader stops early, would end this script)
+		local rows='awk "/^# Samples: .* of event / { ev = \$0 } !/^#/ && /\[[ug]\] / && ev ~ /event .cpu-clock/ && !/\\[unresolved\\]/" | sed "s/^ *[0-9.]*%//" | sort -k1,1nr -k2 | sed -n 1,20p'
+		HOME=$hc/home "$perf" inject -i "$h/perf.data" --guest-maps="$maps" -o "$hc/inj.data" \
+			> "$hc/inject.out" 2>&1 || { tail -n 3 "$hc/inject.out"; bad="$bad (perf inject)"; }
+		"$hc/bin/perf" report -i "$h/perf.data" --guest-maps="$maps" --stdio -n \
+			--sort comm,pid,dso,sym 2>/dev/null | eval "$rows" > "$hc/inject.want" || :
+		HOME=$hc/home /usr/bin/perf report -i "$hc/inj.data" --kallsyms="$h/kallsyms" --stdio -n \
+			--sort comm,pid,dso,sym 2>/dev/null | eval "$rows" > "$hc/inject.got" || :
+		if [ -s "$hc/inject.want" ] && cmp -s "$hc/inject.want" "$hc/inject.got"; then
+			echo "perf-check: $(/usr/bin/perf --version) reads perf inject --guest-maps' output: its top $(wc -l < "$hc/inject.got") guest rows are the patched perf's"
+			sed 's/^/perf-check:   /' "$hc/inject.got" | head -n 5
+		else
+			echo "perf-check: FAIL $(/usr/bin/perf --version) reads perf inject --guest-maps' output otherwise:"
+			diff "$hc/inject.want" "$hc/inject.got" | head -n 10
+			bad="$bad (stock perf on the injected file)"
+		fi
+	else
+		echo "perf-check: skip stock perf on perf inject's output: no /usr/bin/perf (Debian's linux-perf)"
+	fi
 	if [ -n "$bad" ]; then
 		echo "VMCTX-LAB: RESULT FAIL Linux guest through perf (pti=off):$bad"
 	else

@@ -1,0 +1,131 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Guests as perf machines, through perf's own options: a synthetic
+# --vmcs-ctx recording (gen-perfdata.py 'file ident times') and its bundle
+# (gen-bundle).  What the recording holds, by construction:
+#   pCPU 0: vCPU threads 1001 (vcpu0) and 1002 (vcpu1) of VM 1000, 10 ticks
+#     of 1 ms each in turn over 2000 ticks; vcpu0 runs guest user code of
+#     bench (pid 321, cr3 0x1234000) at "work" on 3 ticks in 4 of its own
+#     ... precisely: "other" when the tick number is a multiple of 4 (300),
+#     "work" otherwise (700); vcpu1 runs guest kernel code (guest_kfunc)
+#     on a root no process owns (1000, unresolved).
+#   pCPU 1: host "make" (pid 2000) on odd ticks, idle on even ones (1000 each).
+#   One host-for-vcpu sample of vcpu1's thread.
+# PERF: the patched perf; STOCK_PERF: an unpatched one (default /usr/bin/perf).
+set -u
+src=$(cd "$(dirname "$0")" && pwd)
+P=${PERF:?set PERF to the patched perf binary}
+S=${STOCK_PERF:-/usr/bin/perf}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+export HOME=$work/home
+mkdir -p "$HOME"
+fail=0
+check() { if [ "$1" = "$2" ]; then echo "ok   $3"; else echo "FAIL $3: got '$1', want '$2'"; fail=1; fi; }
+# table rows of --stdio -n output, overhead column dropped, sorted; ev EVENT
+# keeps the section of one event
+rows() { grep -v '^#' | awk 'NF { $1 = ""; print substr($0, 2) }' | LC_ALL=C sort; }
+ev() { awk -v e="$1" '/^# Samples: .* of event / { on = index($0, "event '\''" e) > 0 } on'; }
+
+cc -O1 -o gen-bundle "$src/gen-bundle.c" $(pkg-config --cflags --libs libvmctx) || exit 2
+python3 "$src/gen-perfdata.py" id.data file ident times >/dev/null
+python3 "$src/gen-perfdata.py" noid.data file >/dev/null
+./gen-bundle guest1.vmctx
+./gen-bundle hostile.vmctx hostile
+R="$P report -i id.data --guest-maps=guest1.vmctx --stdio -n"
+
+# 1. guest processes are perf threads of the VM's machine
+check "$($R --sort comm,pid 2>/dev/null | ev cpu-clock | rows)" \
+	"$(printf '%s\n' '1 CPU 1/KVM 1002:CPU 1/KVM' '1000 [unresolved] -1:[unresolved]' \
+		'1000 bench 321:bench' '1000 make 2000:make' '1000 swapper 0:swapper' | LC_ALL=C sort)" \
+	"comm,pid: the guest process is a thread of its VM"
+check "$($R --sort dso,sym --comm bench 2>/dev/null | ev cpu-clock | rows)" \
+	"$(printf '%s\n' '300 bench [u] other' '700 bench [u] work')" "--comm bench: its functions and object"
+check "$($R --sort comm --pid 321 2>/dev/null | ev cpu-clock | rows)" "1000 bench" "--pid 321: the guest process alone"
+check "$($R --sort comm --tid 2000 2>/dev/null | ev cpu-clock | rows)" "1000 make" "--tid 2000: no guest sample"
+check "$($R --sort comm --comm make,swapper 2>/dev/null | ev cpu-clock | rows)" \
+	"$(printf '1000 make\n1000 swapper')" "--comm of host tasks: no guest sample"
+check "$($R --sort sym --dso bench 2>/dev/null | ev cpu-clock | rows)" \
+	"$(printf '%s\n' '300 [u] other' '700 [u] work')" "--dso bench"
+check "$($R --sort comm,sym --symbols work 2>/dev/null | ev cpu-clock | rows)" "700 bench" "--symbols work"
+check "$($R --sort sym --comm '[unresolved]' 2>/dev/null | ev cpu-clock | rows)" "1000 [g] guest_kfunc" \
+	"unresolved guest kernel samples: the guest kernel's function"
+check "$($R --sort dso --comm '[unresolved]' 2>/dev/null | ev cpu-clock | rows)" "1000 [guest.kernel.kallsyms.1000]" \
+	"the guest kernel is the VM machine's kernel map"
+# --cpu: pCPU 1 ran no vCPU
+check "$($R --sort comm --cpu 1 2>/dev/null | ev cpu-clock | rows)" "$(printf '1000 make\n1000 swapper')" "--cpu 1: host tasks only"
+check "$($R --sort comm --cpu 0 2>/dev/null | ev cpu-clock | rows | awk '{print $2}' | LC_ALL=C sort | tr '\n' ' ')" \
+	"CPU [unresolved] bench " "--cpu 0: the vCPUs' samples"
+# --time halves: bench ran half of each
+a=$($R --sort comm --comm bench --time 50%/1 2>/dev/null | ev cpu-clock | rows | awk '{print $1}')
+b=$($R --sort comm --comm bench --time 50%/2 2>/dev/null | ev cpu-clock | rows | awk '{print $1}')
+check "$(( ${a:-0} + ${b:-0} )):$(( ${a:-0} >= 499 && ${a:-0} <= 501 ))" "1000:1" "--time 50%/1 and 50%/2 split bench's 1000 samples in halves"
+check "$($R --sort comm,pid --percent-limit 30 2>/dev/null | ev cpu-clock | rows | wc -l)" 0 "--percent-limit 30: no row of 25%"
+
+# 2. perf script's standard fields print the guest's values
+out=$($P script -i id.data --guest-maps=guest1.vmctx -F comm,pid,tid,ip,sym,dso 2>/dev/null | grep ' bench ')
+check "$(echo "$out" | awk '{print $1, $2, $4, $5}' | sort | uniq -c | awk '{print $1, $2, $3, $4, $5}' | LC_ALL=C sort)" \
+	"$(printf '%s\n' '300 bench 321/321 other (/usr/bin/bench)' '700 bench 321/321 work (/usr/bin/bench)')" \
+	"script -F comm,pid,tid,ip,sym,dso: the guest's process, function and object"
+
+# 3. the vCPUs' blank time as samples of vcpu-blank: with the samples, each
+# vCPU's whole time (2000 ticks, less the edges the timeline cannot see)
+for v in 0 1; do
+	samples=$($R --sort vcpu 2>/dev/null | ev cpu-clock | rows | awk -v v=$v '$2 == v {n += $1} END {print n + 0}')
+	blank=$($P report -i id.data --guest-maps=guest1.vmctx --stdio --sort vcpu -F period,vcpu 2>/dev/null |
+		ev vcpu-blank | grep -v '^#' | awk -v v=$v '$2 == v {p += $1} END {print p / 1000000}')
+	check "$(( samples + blank >= 1985 && samples + blank <= 2001 ))" 1 "vcpu$v: samples ($samples) + blank ticks ($blank) cover its time"
+done
+check "$($R --sort comm,dso,sym 2>/dev/null | ev vcpu-blank | rows | cut -d' ' -f2- | LC_ALL=C sort)" \
+	"$(printf '%s\n' '[idle] (halt_exit) [u] [idle]' '[steal] (on vcpu0) [u] [steal]' '[steal] (on vcpu1) [u] [steal]' | LC_ALL=C sort)" \
+	"vcpu-blank: steal charged to the other vCPU, idle after the HLT exit"
+
+# 4. perf inject --guest-maps: a stock perf reads the guests
+$P inject -i id.data --guest-maps=guest1.vmctx -o inj.data >/dev/null 2>&1
+check "$?" 0 "inject --guest-maps"
+want=$($R --sort comm,pid,dso,sym 2>/dev/null | rows)
+check "$($P report -i inj.data --stdio -n --sort comm,pid,dso,sym 2>/dev/null | rows)" "$want" \
+	"inject: the patched perf reads the output as it reports the recording"
+if [ -x "$S" ]; then
+	check "$($S report -i inj.data --stdio -n --sort comm,pid,dso,sym 2>/dev/null | rows)" "$want" \
+		"inject: $($S --version) reads the guests' processes, objects and functions"
+	check "$($S script -i inj.data -F comm,pid,tid,ip,sym,dso 2>/dev/null | grep ' bench ' | awk '{print $1, $2, $4, $5}' | sort | uniq -c | awk '{print $1, $2, $3, $4, $5}' | LC_ALL=C sort)" \
+		"$(printf '%s\n' '300 bench 321/321 other (/usr/bin/bench)' '700 bench 321/321 work (/usr/bin/bench)')" \
+		"inject: stock perf script prints the guest's values"
+fi
+check "$($P inject -i noid.data --guest-maps=guest1.vmctx -o x.data 2>&1 | grep -c 'needs sample identifiers')" 1 \
+	"inject: a recording without sample ids is refused with a reason"
+check "$($P inject -i id.data --guest-maps=guest1.vmctx 2>&1 >/dev/null | grep -c 'give it with -o')" 1 \
+	"inject: --guest-maps to standard output is refused with a reason"
+
+# 5. the TUI, driven under tmux: guest rows on the screen
+if command -v tmux >/dev/null && $P version --build-options 2>/dev/null | grep -q 'libslang: \[ on'; then
+	sock=$work/tmux.sock
+	tmux -S "$sock" new-session -d -x 160 -y 40 \
+		"$P report -i $work/id.data --guest-maps=$work/guest1.vmctx --tui --sort comm,pid,dso,sym; sleep 60"
+	screen=
+	for i in $(seq 30); do
+		sleep 1
+		screen=$(tmux -S "$sock" capture-pane -p)
+		case $screen in
+		*'Press any key'*) tmux -S "$sock" send-keys Enter ;;
+		*321:bench*) break ;;
+		esac
+	done
+	echo "$screen" > tui.screen
+	check "$(echo "$screen" | grep -c '321:bench  *bench  *\[u\] work')" 1 "--tui: the guest process's row on the screen"
+	check "$(echo "$screen" | grep -c 'guest.kernel.kallsyms.1000.*guest_kfunc')" 1 "--tui: the guest kernel's row on the screen"
+	tmux -S "$sock" send-keys q
+	sleep 1
+	tmux -S "$sock" kill-server 2>/dev/null
+else
+	echo "skip --tui: no tmux, or perf built without libslang"
+fi
+
+# 6. hostile names reach perf escaped
+out=$($P report -i id.data --guest-maps=hostile.vmctx --stdio -n --sort sym 2>/dev/null)
+check "$(printf '%s' "$out" | tr -d '\n' | grep -c "$(printf '\r')")" 0 "hostile bundle: no raw control byte in perf report"
+check "$(echo "$out" | grep -c 'wo\\x0d\\x0ark')" 1 "hostile bundle: the function's control bytes escaped"
+
+exit $fail
