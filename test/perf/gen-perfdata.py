@@ -30,6 +30,8 @@
 #   file), as 'perf record --vmcs-ctx' records it: 'perf inject
 #   --guest-maps' needs it.  'times' (with 'file') adds HEADER_NRCPUS (2
 #   CPUs) and HEADER_SAMPLE_TIME, which --cpu and --time's percentages need.
+#   'late' drops pCPU 1's samples of ticks 1001-1003, as a timer that missed
+#   them would: its sample of tick 1004 comes 4 ticks after the previous.
 import os, struct, sys
 
 out = sys.argv[1]
@@ -42,6 +44,7 @@ vms = 'vms' in sys.argv[2:]
 pidm1 = 'pidm1' in sys.argv[2:]
 pid0 = 'pid0' in sys.argv[2:]
 lostmax = 'lostmax' in sys.argv[2:]
+late = 'late' in sys.argv[2:]
 ident = 'ident' in sys.argv[2:]
 times = 'times' in sys.argv[2:]
 TSC_OFFSET = 5000000000
@@ -143,7 +146,9 @@ for k in range(N):
         buf += sample(GKERNEL, 0xffffffff81001010, VM, tid, t, 0,
                       (0x5678000, 8, EXTINT_SVM, 1, VALID | SVM | GUEST))
     # pCPU 1: host user process half the time, idle the other half
-    if k % 2:
+    if late and 1001 <= k <= 1003:
+        pass
+    elif k % 2:
         buf += sample(USER, 0x400123, 2000, 2000, t + 10, 1, (0, 0, 0, 0, 0))
     else:
         buf += sample(KERNEL, 0xffffffff81234567, 0, 0, t + 10, 1, (0, 0, 0, 0, 0))

@@ -180,6 +180,15 @@ check "$(echo "$out" | rows | wc -l):$(echo "$out" | grep -c ' work')" "5:0" \
 out=$($P report -i le-file.data --guest-maps=guest1.vmctx --stdio --sort comm,sym 2>/dev/null)
 check "$(echo "$out" | rows | wc -l)" 9 "no --percent-limit: every row"
 
+# A clock sample that comes late stands for the ticks its timer missed, as
+# the timeline counts them: pCPU 1's ticks 1001-1003 are missing, so its
+# idle sample of tick 1004 weighs 4 (make 1000 - 2 samples, idle 1000 - 1
+# samples + 3), and pCPU 1's time stays 2000 ms.
+python3 gen-perfdata.py late.data file late times >/dev/null
+check "$($P report -i late.data --guest-maps=guest1.vmctx --stdio --cpu 1 -t ';' -F sample,period,comm 2>/dev/null |
+	awk -F';' '!/^#/ && NF == 3 { gsub(/ /, ""); print }' | sort)" \
+	"$(printf '998;998000000;make\n999;1002000000;swapper')" "a late clock sample weighs the ticks it missed"
+
 # --guest-export: gen-perfdata.py's guest process bench runs 700 ticks in
 # work (IP 0x401010, k % 4 != 0) and 300 in other; the guest kernel 1000
 # ticks in guest_kfunc; each vCPU waits while the other runs.
