@@ -22,9 +22,9 @@
  *                                    of each vCPU's time
  *   lab-exp-check 4 GUEST ROWS SCRIPT
  *                                    three VMs on one pCPU: steal charged to the other
- *                                    VMs = the time in the other VMs' processes (perf
- *                                    script -F machine_pid,pid,period,event) +- 1
- *                                    point, steal 66.7% +- 5
+ *                                    VMs = the time the other VMs' processes ran (perf
+ *                                    script --show-switch-events -F pid,cpu,time)
+ *                                    +- 1 point, steal 66.7% +- 5
  *   lab-exp-check 5 GUEST HOST       busy a third, then halted: [idle] 66.7% +- 5, and
  *                                    within 2 points of the host's idle share
  *
@@ -248,39 +248,52 @@ static void experiment3(void)
 }
 
 /*
- * The host's time (ms) in the other VMs' processes than @vm: SCRIPT is
- * perf script -F machine_pid,pid,period,event, whose cpu-clock lines are
- * "VM: P PID PERIOD cpu-clock...:" for a guest's sample, moved to its VM's
- * machine, and "PID PERIOD cpu-clock...:" for a host sample, PID the
- * process (a VMM's threads, in guest mode or not, are its VM's time).
+ * The time (ms) the other VMs' processes than @vm ran on the host's CPUs,
+ * from the host scheduler's own record: SCRIPT is perf script
+ * --show-switch-events -F pid,cpu,time, whose switch lines are "PID [CPU]
+ * TIME: PERF_RECORD_SWITCH_CPU_WIDE IN|OUT ...", PID the process that
+ * comes in or goes out (a VMM's threads, in guest mode or not, are its
+ * VM's time).  Exact where a sampling timer misses ticks.
  */
+#define MAX_CPUS	64
+
 static double other_vms(const char *script, int vm)
 {
 	FILE *f = fopen(script, "r");
-	char line[512], ev[64];
-	double ns = 0, period;
-	int i, owner, pid;
+	double since[MAX_CPUS], t, s = 0;
+	int on[MAX_CPUS], i, pid, cpu;
+	char line[512], dir[8];
 
 	if (!f)
 		die("cannot open %s", script);
+	for (i = 0; i < MAX_CPUS; i++)
+		on[i] = -1;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, " VM: %d %d %lf %63s", &owner, &pid, &period, ev) != 4 &&
-		    sscanf(line, " %d %lf %63s", &owner, &period, ev) != 3)
+		if (sscanf(line, " %d [%d] %lf: PERF_RECORD_SWITCH%*s %7s", &pid, &cpu, &t, dir) != 4 ||
+		    cpu < 0 || cpu >= MAX_CPUS)
 			continue;
-		if (strncmp(ev, CLOCK, strlen(CLOCK)) || owner == vm)
+		if (!strcmp(dir, "IN")) {
+			on[cpu] = pid;
+			since[cpu] = t;
+			continue;
+		}
+		if (strcmp(dir, "OUT") || on[cpu] != pid)
+			continue;
+		on[cpu] = -1;
+		if (pid == vm)
 			continue;
 		for (i = 0; i < rep.nvms; i++)
-			if (rep.vms[i].pid == owner)
-				ns += period;
+			if (rep.vms[i].pid == pid)
+				s += t - since[cpu];
 	}
 	fclose(f);
-	return ns / 1e6;
+	return s * 1e3;
 }
 
 /*
  * Experiment 4 (Tables 12-13): three VMs on one pCPU.  A guest's steal
  * charged to the other VMs ("[steal]" in "(VMj)") must match the time the
- * host's cpu-clock saw in the other VMs' processes.  Both are compared over the guest's time (the
+ * other VMs' processes ran, as the host's context switches record it.  Both are compared over the guest's time (the
  * recording starts and ends a little before and after a given vCPU's
  * stream, by up to 2% here).  The rest of the guest's steal,
  * "(outside)", is host work (its exits, switching between the vCPU
