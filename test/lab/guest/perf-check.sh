@@ -103,16 +103,25 @@ range() {
 set -- $(range $lab/hot.syms) $(range $lab/churn.syms)
 hot_lo=$1 hot_hi=$2 churn_lo=$3 churn_hi=$4
 
-# ground truth: guest user samples by whose code their IP is in
-once perf script -i "$data" -F pid,ip,guest_cpl 2>/dev/null |
-	awk -v q="$qpid" -v hl="$hot_lo" -v hh="$hot_hi" -v cl="$churn_lo" -v ch="$churn_hi" -v libc="$libc" "$hex"'
+# ground truth: guest user samples by whose code their IP is in ("VM:
+# QPID PID IP cpl:N gtime:S.NS").  A sample outside the bundle's window
+# that no task of the bundle owned (pid -1) is not the bundle's to name:
+# the guest ran on after its agent stopped recording.
+win_end=$(zcat "$(echo "$maps" | tr ',' '\n' | sed -n "s/^$name=//p")" | sed -n 's/^window start=[0-9]* end=\([0-9]*\)$/\1/p')
+once perf script -i "$data" --guest-maps="$maps" -F machine_pid,pid,ip,guest_cpl,guest_time 2>/dev/null |
+	awk -v q="$qpid" -v hl="$hot_lo" -v hh="$hot_hi" -v cl="$churn_lo" -v ch="$churn_hi" -v libc="$libc" \
+	    -v we="${win_end:-0}" "$hex"'
 	BEGIN { nl = split(libc, r, ","); for (i = 1; i <= nl; i++) { split(r[i], b, "-"); llo[i] = h(b[1]); lhi[i] = h(b[2]) } }
-	$1 == q && $3 == "cpl:3" { ip = h($2); if (ip >= hl && ip < hh) { hot++; next } if (ip >= cl && ip < ch) { churn++; next }
+	{ sub(/^[ \t]*VM:[ \t]*/, "VM: ") }
+	$1 == "VM:" && $2 == q && $5 == "cpl:3" {
+		g = $6; sub(/^gtime:/, "", g); sub(/\./, "", g)
+		if ($3 == -1 && we > 0 && g != "-" && g + 0 > we + 0) { late++; next }
+		ip = h($4); if (ip >= hl && ip < hh) { hot++; next } if (ip >= cl && ip < ch) { churn++; next }
 		for (i = 1; i <= nl; i++) if (ip >= llo[i] && ip < lhi[i]) { lc++; next }
 		other++ }
-	END { printf "%d %d %d %d\n", hot, churn, lc, other }' > $tmp/truth
-read hot_ip churn_ip libc_ip other_ip < $tmp/truth
-echo "perf-check: guest user samples by IP (perf script): hot's code $hot_ip, churn's $churn_ip, hot's and blip's libc.so.6 $libc_ip, elsewhere $other_ip"
+	END { printf "%d %d %d %d %d\n", hot, churn, lc, other, late }' > $tmp/truth
+read hot_ip churn_ip libc_ip other_ip late_ip < $tmp/truth
+echo "perf-check: guest user samples by IP (perf script): hot's code $hot_ip, churn's $churn_ip, hot's and blip's libc.so.6 $libc_ip, elsewhere $other_ip; $late_ip unowned after the window"
 
 # What perf report names, sample by sample: perf's comm, pid and sym keys
 # ("SAMPLES VM COMM PID:COMM [u] FUNCTION"; a guest process is a thread of
