@@ -107,7 +107,8 @@ hot_lo=$1 hot_hi=$2 churn_lo=$3 churn_hi=$4
 # QPID PID IP cpl:N gtime:S.NS").  A sample outside the bundle's window
 # that no task of the bundle owned (pid -1) is not the bundle's to name:
 # the guest ran on after its agent stopped recording.
-win_end=$(zcat "$(echo "$maps" | tr ',' '\n' | sed -n "s/^$name=//p")" | sed -n 's/^window start=[0-9]* end=\([0-9]*\)$/\1/p')
+bundle=$(echo "$maps" | tr ',' '\n' | sed -n "s/^$name=//p")
+win_end=$(zcat "$bundle" | sed -n 's/^window start=[0-9]* end=\([0-9]*\)$/\1/p')
 once perf script -i "$data" --guest-maps="$maps" -F machine_pid,pid,ip,guest_cpl,guest_time 2>/dev/null |
 	awk -v q="$qpid" -v hl="$hot_lo" -v hh="$hot_hi" -v cl="$churn_lo" -v ch="$churn_hi" -v libc="$libc" \
 	    -v we="${win_end:-0}" "$hex"'
@@ -163,7 +164,6 @@ if [ "$churn_ip" -gt 0 ]; then
 	# must hold 0 but is as wide as an exec under the emulator (3 to 11
 	# ms in the lab): a constant error beyond it names a sample outside
 	# its process's life.
-	bundle=$(echo "$maps" | tr ',' '\n' | sed -n "s/^$name=//p")
 	zcat "$bundle" | awk '$1 == "task" && $NF == "comm=churn" && $7 != "exit=-" {
 		sub(/^pid=/, "", $4); sub(/^start=/, "", $6); sub(/^exit=/, "", $7); print $4, $6, $7 }' > $tmp/churn.life
 	# "VM: QPID COMM PID IP cpl:N gtime:S.NS": a guest sample, in its guest
