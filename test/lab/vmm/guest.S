@@ -11,17 +11,27 @@
  *   0x400000-0x5fffff  process B: .utext_b and its user stacks (root B only)
  *
  * Entry: rdi = vCPU index, rsp = that vCPU's kernel stack top (also TSS.RSP0).
- * rbx, rbp and r12-r15 belong to the kernel loop; user code leaves them alone.
+ * rbx, r11 and r12-r15 belong to the kernel loop; user code leaves them alone.
  * Process B gets in rdi how many CPUIDs to make each round: each one is a
- * VM exit (KVM intercepts CPUID) whose guest RIP lies in b_main.  User code
+ * VM exit (KVM intercepts CPUID) whose guest RIP lies in b_main; and in
+ * rdi's upper half a hostile stack to build (HOSTILE_*).  User code
  * reads r15 (the vCPU) for its busy loops' counters (BUSY).
  * The loop reads its run configuration (lab-guest.h, CFG_*) every round.
+ *
+ * Call chains: every function that calls or is called keeps a frame
+ * pointer (push %rbp; mov %rsp, %rbp), and the two outermost functions,
+ * kernel_entry and each process's entry point (a_main, b_main), run with
+ * %rbp = 0 and no frame of their own, as _start does, so a walk of the
+ * frame pointers ends there.  The call graph (the lab's chain check):
+ *   ring 0: kernel_entry -> kwork_a, kwork_b
+ *   A:      a_main -> a_run -> a_compute, a_hash
+ *   B:      b_main -> b_scan, b_sort, b_hostile -> b_deep -> b_deep ...
  */
 #include "lab-guest.h"
 
 	/*
 	 * n iterations on average over the rounds: (n / 16) times this round's
-	 * length factor, an odd number from 1 to 31 in %ebp (kernel_loop).
+	 * length factor, an odd number from 1 to 31 in %r11d (kernel_loop).
 	 * The TSC ticks the loop took go to this vCPU's (%r15) slot at
 	 * stats (lab-guest.h): what the function really cost, which under an
 	 * emulator strays from its iterations (where the host happened to
@@ -36,7 +46,7 @@
 	or	%rdx, %rax
 	mov	%rax, %r9
 	mov	$((\n) / 16), %ecx
-	imul	%ebp, %ecx
+	imul	%r11d, %ecx
 1:	dec	%ecx
 	jnz	1b
 	rdtsc
@@ -60,6 +70,7 @@ kernel_entry:
 	shl	$USTACK_SHIFT, %rax
 	mov	%rax, %r12			/* per-vCPU user stack offset */
 	xor	%ebx, %ebx			/* rounds done */
+	xor	%ebp, %ebp			/* the outermost frame */
 kernel_loop:
 	cmpq	$0, CFG_ADDR + CFG_STOP
 	jne	idle_forever
@@ -76,11 +87,11 @@ kernel_loop:
 	 * scales by it, so the mix within a round stays exact, while rounds of
 	 * varying length keep the host's sampling timer from locking onto one
 	 * phase of the round (under TCG a fixed round once skewed the mix of
-	 * experiment 1 by 4.5 points).  User code leaves %rbp alone.
+	 * experiment 1 by 4.5 points).  User code leaves %r11 alone.
 	 */
 	imul	$0x9e3779b1, %ebx, %eax
 	shr	$28, %eax
-	lea	1(%rax,%rax), %ebp
+	lea	1(%rax,%rax), %r11d
 	/* process A: switch root, kernel work for A, then A's user code */
 	mov	CFG_ADDR + CFG_CR3_A, %rax
 	mov	%rax, %cr3
@@ -143,6 +154,7 @@ enter_user:
 	.type	syscall_entry, @function
 syscall_entry:
 	mov	%r13, %rsp
+	xor	%ebp, %ebp
 	sti
 	jmp	*%r14
 	.size	syscall_entry, . - syscall_entry
@@ -160,14 +172,20 @@ fault_entry:
 	.globl	kwork_a
 	.type	kwork_a, @function
 kwork_a:
+	push	%rbp
+	mov	%rsp, %rbp
 	BUSY	KWORK_LOOPS, KSTATS_ADDR
+	pop	%rbp
 	ret
 	.size	kwork_a, . - kwork_a
 
 	.globl	kwork_b
 	.type	kwork_b, @function
 kwork_b:
+	push	%rbp
+	mov	%rsp, %rbp
 	BUSY	KWORK_LOOPS, KSTATS_ADDR + 8
+	pop	%rbp
 	ret
 	.size	kwork_b, . - kwork_b
 
@@ -176,22 +194,38 @@ kwork_b:
 	.globl	a_main
 	.type	a_main, @function
 a_main:
-	call	a_compute
-	call	a_hash
+	call	a_run
 	int	$0x80
 	.size	a_main, . - a_main
+
+	.globl	a_run
+	.type	a_run, @function
+a_run:
+	push	%rbp
+	mov	%rsp, %rbp
+	call	a_compute
+	call	a_hash
+	pop	%rbp
+	ret
+	.size	a_run, . - a_run
 
 	.globl	a_compute
 	.type	a_compute, @function
 a_compute:
+	push	%rbp
+	mov	%rsp, %rbp
 	BUSY	(2 * ULOOPS), UTEXT_A_ADDR + USTATS_OFF
+	pop	%rbp
 	ret
 	.size	a_compute, . - a_compute
 
 	.globl	a_hash
 	.type	a_hash, @function
 a_hash:
+	push	%rbp
+	mov	%rsp, %rbp
 	BUSY	ULOOPS, UTEXT_A_ADDR + USTATS_OFF + 8
+	pop	%rbp
 	ret
 	.size	a_hash, . - a_hash
 
@@ -201,6 +235,10 @@ a_hash:
 	.type	b_main, @function
 b_main:
 	mov	%rdi, %r8
+	shr	$32, %rdi			/* HOSTILE_*, 0 for none */
+	jz	3f
+	call	b_hostile
+3:	mov	%r8d, %r8d			/* the CPUID count */
 	call	b_scan
 	call	b_sort
 	test	%r8, %r8
@@ -217,13 +255,70 @@ b_main:
 	.globl	b_scan
 	.type	b_scan, @function
 b_scan:
+	push	%rbp
+	mov	%rsp, %rbp
 	BUSY	ULOOPS, UTEXT_B_ADDR + USTATS_OFF
+	pop	%rbp
 	ret
 	.size	b_scan, . - b_scan
 
 	.globl	b_sort
 	.type	b_sort, @function
 b_sort:
+	push	%rbp
+	mov	%rsp, %rbp
 	BUSY	ULOOPS, UTEXT_B_ADDR + USTATS_OFF + 8
+	pop	%rbp
 	ret
 	.size	b_sort, . - b_sort
+
+	/*
+	 * rdi = HOSTILE_*: busy with a stack that a walk of the frame pointers
+	 * must not follow far, the saved %rbp of this frame (b_main's 0)
+	 * replaced by a link to itself (a loop), to the guest's kernel half,
+	 * or to memory root B does not map; or, for HOSTILE_DEEP, busy at the
+	 * bottom of HOSTILE_DEPTH nested frames (one vCPU only: the frames
+	 * take 16 bytes each, more than the 64 KiB between vCPUs' stacks).
+	 * Counts in B's third slot.  Keeps r8.
+	 */
+	.globl	b_hostile
+	.type	b_hostile, @function
+b_hostile:
+	push	%rbp
+	mov	%rsp, %rbp
+	cmp	$HOSTILE_DEEP, %edi
+	je	4f
+	mov	(%rbp), %rsi			/* the real link, put back below */
+	mov	%rbp, %rax			/* HOSTILE_LOOP */
+	cmp	$HOSTILE_KERNEL, %edi
+	jne	1f
+	movabs	$HOSTILE_KERNEL_ADDR, %rax
+1:	cmp	$HOSTILE_UNMAPPED, %edi
+	jne	2f
+	mov	$HOSTILE_UNMAPPED_ADDR, %eax
+2:	mov	%rax, (%rbp)
+	BUSY	ULOOPS, UTEXT_B_ADDR + USTATS_OFF + 16
+	mov	%rsi, (%rbp)
+	pop	%rbp
+	ret
+4:	mov	$HOSTILE_DEPTH, %edi
+	call	b_deep
+	pop	%rbp
+	ret
+	.size	b_hostile, . - b_hostile
+
+	/* rdi frames down from here, then busy */
+	.globl	b_deep
+	.type	b_deep, @function
+b_deep:
+	push	%rbp
+	mov	%rsp, %rbp
+	dec	%edi
+	jz	1f
+	call	b_deep
+	pop	%rbp
+	ret
+1:	BUSY	ULOOPS, UTEXT_B_ADDR + USTATS_OFF + 16
+	pop	%rbp
+	ret
+	.size	b_deep, . - b_deep

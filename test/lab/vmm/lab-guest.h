@@ -25,7 +25,22 @@
 #define CFG_ROUNDS	0x28		/* non-zero: report done after this many rounds */
 #define CFG_CR3_A	0x30		/* CR3 for process A: ROOT_A, | PCID 1 with PCID */
 #define CFG_CR3_B	0x38		/* CR3 for process B: ROOT_B, | PCID 2 with PCID */
-#define CFG_CPUID_B	0x40		/* CPUIDs (VM exits) process B makes per round */
+#define CFG_CPUID_B	0x40		/* CPUIDs (VM exits) process B makes per round,
+					 * | HOSTILE_* << 32 */
+
+/*
+ * A hostile stack for process B to build each round (b_hostile), for the
+ * call-chain walk to stop at: a frame linked to itself, a frame linked to
+ * the guest's kernel half, a frame linked to memory root B does not map,
+ * or a chain of HOSTILE_DEPTH frames.
+ */
+#define HOSTILE_LOOP		1
+#define HOSTILE_KERNEL		2
+#define HOSTILE_UNMAPPED	3
+#define HOSTILE_DEEP		4
+#define HOSTILE_KERNEL_ADDR	0xffff888000001000
+#define HOSTILE_UNMAPPED_ADDR	0x700000
+#define HOSTILE_DEPTH		10000
 
 #define GDT_ADDR	0x8000
 #define IDT_ADDR	0x9000

@@ -298,7 +298,7 @@ static void set_idt_gate(int vec, uint64_t handler, int dpl)
  * virtual addresses to a copy of A's region at B's physical addresses.
  */
 static void build_tables(int nr_vcpus, int nprocs, int halts, int same, long rounds,
-			 long cpuids)
+			 long cpuids, int hostile)
 {
 	int i;
 
@@ -324,7 +324,7 @@ static void build_tables(int nr_vcpus, int nprocs, int halts, int same, long rou
 	put64(CFG_ADDR + CFG_ENTRY_B, same ? UTEXT_A_ENTRY : UTEXT_B_ENTRY);
 	put64(CFG_ADDR + CFG_STACK_B, same ? USTACK_A_TOP : USTACK_B_TOP);
 	put64(CFG_ADDR + CFG_ROUNDS, rounds);
-	put64(CFG_ADDR + CFG_CPUID_B, same ? 0 : cpuids);
+	put64(CFG_ADDR + CFG_CPUID_B, same ? 0 : cpuids | (uint64_t)hostile << 32);
 
 	put64(GDT_ADDR + SEL_KCODE, 0x00af9b000000ffffULL);
 	put64(GDT_ADDR + SEL_KDATA, 0x00cf93000000ffffULL);
@@ -499,6 +499,10 @@ static const struct {
 	{ "kwork_b", KWORK_LOOPS }, { "b_scan", ULOOPS }, { "b_sort", ULOOPS },
 };
 
+/* -Z's kinds, HOSTILE_* - 1; and the kind asked for, 0 for none */
+static const char *const hostile_names[] = { "loop", "kernel", "unmapped", "deep" };
+static int hostile;
+
 static void write_truth(const char *path, struct vcpu *vcpus, int nr_vcpus, int nprocs, int same)
 {
 	FILE *f = fopen(path, "w");
@@ -511,6 +515,8 @@ static void write_truth(const char *path, struct vcpu *vcpus, int nr_vcpus, int 
 	fprintf(f, "vm %d vcpus %d\n", getpid(), nr_vcpus);
 	fprintf(f, "root A 0x%x\nroot B 0x%x\n", ROOT_A, ROOT_B);
 	fprintf(f, "pcid %d\n", use_pcid > 0);
+	if (hostile > 0)
+		fprintf(f, "hostile %s\n", hostile_names[hostile - 1]);
 	for (i = 0; i < nr_ranges; i++)
 		fprintf(f, "range 0x%llx 0x%llx %s ring %d root %c\n",
 			(unsigned long long)ranges[i].start, (unsigned long long)ranges[i].end,
@@ -688,6 +694,10 @@ static void usage(FILE *f, const char *prog)
 		"  -P N      guest processes, 1 or 2 (2)\n"
 		"  -S        process B is a second instance of A's program\n"
 		"  -X N      process B makes N CPUIDs (VM exits) each round (0)\n"
+		"  -Z KIND   process B also works on a hostile stack each round: loop (a\n"
+		"            frame linked to itself), kernel (linked to the kernel half),\n"
+		"            unmapped (linked to unmapped memory) or deep (10,000 frames;\n"
+		"            needs -n 1)\n"
 		"  -h N      HLTs at the end of each round (2)\n"
 		"  -H US     pause per HLT exit to user space (1000)\n"
 		"  -I        in-kernel halt: KVM handles HLT, the vCPU thread blocks\n"
@@ -714,7 +724,7 @@ int main(int argc, char **argv)
 	unsigned long long host_loops = 0;
 	struct sigaction sa;
 
-	while ((c = getopt(argc, argv, "g:o:b:N:n:t:P:SX:h:H:Ii:r:c:E:W:pL:")) != -1) {
+	while ((c = getopt(argc, argv, "g:o:b:N:n:t:P:SX:Z:h:H:Ii:r:c:E:W:pL:")) != -1) {
 		switch (c) {
 		case 'g': guest = optarg; break;
 		case 'o': out = optarg; break;
@@ -725,6 +735,12 @@ int main(int argc, char **argv)
 		case 'P': nprocs = atoi(optarg); break;
 		case 'S': same = 1; break;
 		case 'X': cpuids = atol(optarg); break;
+		case 'Z':
+			for (hostile = 0; hostile < 4; hostile++)
+				if (!strcmp(optarg, hostile_names[hostile]))
+					break;
+			hostile = hostile < 4 ? hostile + 1 : -1;
+			break;
 		case 'h': halts = atoi(optarg); break;
 		case 'H': halt_us = atol(optarg); break;
 		case 'I': in_kernel_halt = 1; break;
@@ -743,8 +759,9 @@ int main(int argc, char **argv)
 	errno = 0;
 	if (optind != argc || nr_vcpus < 1 || nr_vcpus > MAX_VCPUS || halt_us < 0 ||
 	    halt_us >= 1000000 || nprocs < 1 || nprocs > 2 || halts < 0 || seconds <= 0 ||
-	    idle_after < 0 || idle_after >= 1 || rounds < 0 || cpuids < 0 || pin < -1 ||
-	    pin >= CPU_SETSIZE)
+	    idle_after < 0 || idle_after >= 1 || rounds < 0 || cpuids < 0 || cpuids > UINT32_MAX ||
+	    pin < -1 || pin >= CPU_SETSIZE || hostile < 0 ||
+	    (hostile == HOSTILE_DEEP && nr_vcpus > 1) || (hostile && (same || nprocs < 2)))
 		die("bad option value (see -? for usage)");
 	if (in_kernel_halt && halts)
 		die("-I needs -h 0: nothing would wake a HLT in the rounds");
@@ -779,7 +796,7 @@ int main(int argc, char **argv)
 		die("KVM_SET_USER_MEMORY_REGION");
 
 	load_guest(guest);
-	build_tables(nr_vcpus, nprocs, halts, same, rounds, cpuids);
+	build_tables(nr_vcpus, nprocs, halts, same, rounds, cpuids, hostile);
 	/* before the run: the bundle does not change, and the run stays short */
 	if (bundle)
 		write_bundle(bundle, name, nprocs, same);
