@@ -21,7 +21,8 @@ gcc -c -I"$LAB_SRC/vmm" "$LAB_SRC/vmm/guest.S" -o "$TOOLS_DIR/guest.o"
 ld -nostdlib -T "$LAB_SRC/vmm/guest.lds" "$TOOLS_DIR/guest.o" -o "$TOOLS_DIR/guest.elf"
 # lab-vmm writes its guest's bundle with the lab's static libvmctx
 "$LAB_SRC/build-libvmctx.sh"
-gcc "${CFLAGS[@]}" -pthread -D_GNU_SOURCE -I"$LAB_SRC/vmm" -I"$REPO_TOP/lib" "$LAB_SRC/vmm/vmm.c" \
+# frame pointers: the host part of a guest call chain goes through lab-vmm
+gcc "${CFLAGS[@]}" -fno-omit-frame-pointer -pthread -D_GNU_SOURCE -I"$LAB_SRC/vmm" -I"$REPO_TOP/lib" "$LAB_SRC/vmm/vmm.c" \
 	"$VMCTX_A" -lz -o "$TOOLS_DIR/lab-vmm"
 # The tree's tools/include carries the patched uapi perf_event.h.
 gcc "${CFLAGS[@]}" -I"$src/tools/lib/perf/include" -I"$src/tools/include/uapi" \
@@ -30,6 +31,8 @@ gcc "${CFLAGS[@]}" -I"$src/tools/lib/perf/include" -I"$src/tools/include/uapi" \
 # lab-check reads the samples with samples.c, the flags from that header too
 gcc "${CFLAGS[@]}" -I"$src/tools/include/uapi" "$LAB_SRC/check.c" "$LAB_SRC/samples.c" \
 	-o "$TOOLS_DIR/lab-check"
+gcc "${CFLAGS[@]}" -I"$src/tools/include/uapi" "$LAB_SRC/chain-check.c" "$LAB_SRC/samples.c" \
+	-o "$TOOLS_DIR/lab-chain-check"
 gcc "${CFLAGS[@]}" "$LAB_SRC/exp-check.c" -lm -o "$TOOLS_DIR/lab-exp-check"
 gcc "${CFLAGS[@]}" "$LAB_SRC/exits-check.c" -o "$TOOLS_DIR/lab-exits-check"
 gcc "${CFLAGS[@]}" -I"$src/tools/include/uapi" "$LAB_SRC/leak.c" -o "$TOOLS_DIR/lab-leak"

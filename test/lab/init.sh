@@ -119,6 +119,61 @@ roots=$(grep -cE 'guest_cr3 0x1(0|4)00[0-2]$' /tmp/exits.txt || true)
 grep -m 2 kvm_exit /tmp/exits.txt
 echo "VMCTX-LAB: kvm_exit events: $roots/$total carry guest_cr3 = one of the guest's roots"
 [ "$total" -gt 0 ] && [ "$roots" -eq "$total" ] || finish "FAIL kvm_exit guest_cr3 isa=$isa"
+# guest call chains (kvm:kvm_guest_callchain), where the series has them:
+# each guest-mode sample of lab-record -g paired with the chain KVM walked
+# before the vCPU's next entry and checked against guest.S's call graph;
+# then process B on each hostile stack (one vCPU), and a walk with no time
+chains() {	# chains NAME CHECK-OPTIONS -- VMM-OPTIONS
+	name=$1 copts=$2
+	shift 3
+	lab-record -g -c "$period" -o /tmp/chain-$name.txt -- \
+		lab-vmm -g /lab/guest.elf -o /tmp/truth-$name.txt -H $halt_us "$@" ||
+		finish "FAIL recording guest call chains ($name) isa=$isa"
+	echo "VMCTX-LAB: guest call chains: $name"
+	lab-chain-check -t /tmp/truth-$name.txt -s /tmp/chain-$name.txt $copts ||
+		finish "FAIL guest call chains ($name) isa=$isa"
+}
+budget=/sys/module/kvm/parameters/perf_callchain_budget_us
+if [ -d $tr/events/kvm/kvm_guest_callchain ]; then
+	# the emulated L1 walks far slower than hardware: time enough
+	echo 100000 > $budget
+	chains graph "" -- -n $vcpus -t $secs
+	for kind in loop kernel unmapped deep; do
+		chains $kind "-m 40" -- -n 1 -t 1 -Z $kind
+	done
+	echo 0 > $budget
+	chains budget "-B -m 40" -- -n 1 -t 1
+	# through perf: perf record --vmcs-ctx -g adds the tracepoint, perf
+	# script --guest-maps joins each chain to its sample: the guest's
+	# frames named from the bundle, then the host's, KVM and lab-vmm
+	echo 100000 > $budget
+	if [ -x /bin/perf ]; then
+		perf record -q --vmcs-ctx -g -e cpu-clock -c "$period" -a -o /tmp/g.data -- \
+			lab-vmm -g /lab/guest.elf -o /tmp/truth-g.txt -b /tmp/g.vmctx -n $vcpus \
+			-t $secs -H $halt_us 2>/tmp/g.err || { cat /tmp/g.err; finish "FAIL perf record -g isa=$isa"; }
+		perf script -i /tmp/g.data --guest-maps=/tmp/g.vmctx -F comm,tid,ip,sym,dso \
+			> /tmp/g.script 2>/tmp/g.script.err ||
+			{ cat /tmp/g.script.err; finish "FAIL perf script of guest call chains isa=$isa"; }
+		echo "VMCTX-LAB: guest call chains: perf script, first sample of a_compute:"
+		awk '/^[^\t]/ && !/^$/ { s = $0; n = 0; next } /^$/ { if (f) exit; next }
+		     { if (!n++ && $2 == "a_compute") { f = 1; print s } if (f) print }' /tmp/g.script | head -24
+		lab-chain-check -t /tmp/truth-g.txt -p /tmp/g.script ||
+			finish "FAIL perf script guest call chains isa=$isa"
+		# and perf report -g, whose folded export holds the same stacks
+		perf report -i /tmp/g.data --guest-maps=/tmp/g.vmctx --stdio -g \
+			--guest-export=folded:/tmp/g.folded > /tmp/g.report 2>&1 ||
+			{ tail /tmp/g.report; finish "FAIL perf report -g --guest-export isa=$isa"; }
+		echo "VMCTX-LAB: guest call chains: perf report -g, the top of it:"
+		grep -v '^#' /tmp/g.report | grep -v '^$' | head -24
+		echo "VMCTX-LAB: guest call chains: the folded stack of a_compute with the most ticks:"
+		grep 'a_compute' /tmp/g.folded | awk '{ print $NF, $0 }' | sort -nr | head -1 | cut -d' ' -f2-
+		lab-chain-check -t /tmp/truth-g.txt -f /tmp/g.folded ||
+			finish "FAIL folded guest call chains isa=$isa"
+	fi
+	echo 100 > $budget
+else
+	echo "VMCTX-LAB: guest call chains: no kvm:kvm_guest_callchain (not in the series)"
+fi
 # no cross-user leak: a sleeper's timer fires while the vCPU runs on its
 # CPU, so its wakeup runs in the vCPU thread; the sleeper's owner's
 # per-task sched_waking event gets no guest context, root's CPU-wide
@@ -134,6 +189,9 @@ cat /tmp/leak.txt
 # sent to it one at a time; what perf's guest callbacks return in the NMI
 # handler is checked like the samples
 if [ -e /proc/vmctx_lab_nmi ] && [ "$(grep -c ^processor /proc/cpuinfo)" -ge 2 ]; then
+	# each NMI in guest mode also asks for the guest's call chain
+	chain_ev=$tr/events/kvm/kvm_guest_callchain/enable
+	[ -e $chain_ev ] && { echo > $tr/trace; echo 1 > $chain_ev; }
 	lab-vmm -g /lab/guest.elf -o /tmp/truth-nmi.txt -n 1 -t 2 -H $halt_us -c 1 &
 	vmmpid=$!
 	sleep 0.3
@@ -144,6 +202,20 @@ if [ -e /proc/vmctx_lab_nmi ] && [ "$(grep -c ^processor /proc/cpuinfo)" -ge 2 ]
 	echo "VMCTX-LAB: NMI path: $(grep -c '^S ' /tmp/nmi.txt) NMIs recorded, $(awk '$1 == "S" && $7 >= 4' /tmp/nmi.txt | wc -l) in guest mode"
 	lab-check -t /tmp/truth-nmi.txt -s /tmp/nmi.txt -i "$isa" -m 50 ||
 		finish "FAIL NMI path checks isa=$isa"
+	if [ -e $chain_ev ]; then
+		# one walk per guest-mode NMI (but perhaps the last, whose vCPU
+		# may not have entered again), starting at the NMI's guest IP
+		echo 0 > $chain_ev
+		awk '$1 == "S" && $7 >= 4 { print $6 }' /tmp/nmi.txt > /tmp/nmi-ips.txt
+		grep -o 'kvm_guest_callchain: .*ips {0x[0-9a-f]*' $tr/trace |
+			sed 's/.*ips {//' > /tmp/chain-ips.txt
+		nmis=$(wc -l < /tmp/nmi-ips.txt) walks=$(wc -l < /tmp/chain-ips.txt)
+		stray=$(awk 'NR == FNR { ip[$1] = 1; next } !($1 in ip)' /tmp/nmi-ips.txt \
+			/tmp/chain-ips.txt | wc -l)
+		echo "VMCTX-LAB: NMI path: $nmis NMIs in guest mode asked for a call chain; $walks walks, $stray of them at an IP no NMI had"
+		[ "$walks" -ge $((nmis - 1)) ] && [ "$walks" -le "$nmis" ] && [ "$stray" -eq 0 ] ||
+			finish "FAIL NMI path call chains isa=$isa"
+	fi
 fi
 if [ -n "$also" ]; then
 	/lab/experiments.sh "${exp_secs:-2}" 1000000 "$(echo "$also" | tr , ' ')" ||

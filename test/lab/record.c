@@ -4,7 +4,7 @@
  * CPUs with PERF_SAMPLE_GUEST_CTX while a command runs, and writes one text
  * line per sample for lab-check.
  *
- * usage: lab-record [-o samples.txt] [-c period_ns] [-N] [-C cpus] [-q] -- command [args]
+ * usage: lab-record [-o samples.txt] [-c period_ns] [-N] [-g] [-C cpus] [-q] -- command [args]
  *        lab-record -p     probe only: exit 0 if the kernel has the sample
  *                          type, 3 (with a message) if it does not
  *        lab-record -P [-- command]
@@ -14,6 +14,9 @@
  *                          if all three hold.  Then runs the command, if
  *                          any, as that user (its status is not used)
  *   -N  stock mode: leave PERF_SAMPLE_GUEST_CTX out (for unpatched kernels)
+ *   -g  guest call chains: sample with PERF_SAMPLE_CALLCHAIN too, which
+ *       asks KVM to walk the guest's stack, and record the chains from the
+ *       kvm:kvm_guest_callchain tracepoint on all CPUs (tracefs mounted)
  *   -C  sample only these CPUs (a perf CPU list such as 0 or 0-1), not all
  *   -q  count the samples and their bytes, but write no line per sample:
  *       the overhead benchmark times the block against -N with the least
@@ -24,6 +27,9 @@
  * Output lines:
  *   S cpu pid tid time ip misc cr3 asid exit_reason vcpu_id flags
  *   L lost_count
+ *   C cpu pid tid time vcpu_id cpl end walk_ns nr ip...     (-g)
+ * The lines of the two events are written as they are read, not in time
+ * order.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -55,6 +61,13 @@ static unsigned long nr_samples, nr_lost;
 static unsigned long long sample_bytes[2], sample_count[2];
 static int exclude_guest;
 static int quiet;		/* -q: no line per sample */
+static unsigned long nr_chains;
+
+/* Where kvm_guest_callchain's fields lie in its raw data (its format file). */
+static struct {
+	int vcpu_id, cpl, end, walk_ns, nr, ips;
+} tp;
+static const char *const tp_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 
 static int libperf_print(enum libperf_print_level level, const char *fmt, va_list ap)
 {
@@ -106,6 +119,100 @@ static int probe(void)
 	return 1;
 }
 
+/*
+ * kvm:kvm_guest_callchain's id, and its fields' offsets into tp; -1 if
+ * the kernel has no such tracepoint or no tracefs is mounted.
+ */
+static int tp_open_format(void)
+{
+	char path[256], line[512], name[64];
+	int id = -1, off, size;
+	FILE *f = NULL;
+
+	for (size_t i = 0; i < sizeof(tp_dirs) / sizeof(tp_dirs[0]) && !f; i++) {
+		snprintf(path, sizeof(path), "%s/events/kvm/kvm_guest_callchain/format",
+			 tp_dirs[i]);
+		f = fopen(path, "r");
+	}
+	if (!f)
+		return -1;
+	memset(&tp, 0xff, sizeof(tp));
+	while (fgets(line, sizeof(line), f)) {
+		char *field = strstr(line, "field:");
+		char *at;
+
+		if (sscanf(line, "ID: %d", &id) == 1 || !field)
+			continue;
+		at = strstr(field, ";\toffset:");
+		if (!at || sscanf(at, ";\toffset:%d;\tsize:%d;", &off, &size) != 2)
+			continue;
+		*at = '\0';
+		/* the name is the last word before the ';', after any '*' */
+		if (sscanf(strrchr(field, ' ') ? strrchr(field, ' ') + 1 : field + 6,
+			   "%63s", name) != 1)
+			continue;
+		if (!strcmp(name, "vcpu_id"))
+			tp.vcpu_id = off;
+		else if (!strcmp(name, "cpl"))
+			tp.cpl = off;
+		else if (!strcmp(name, "end"))
+			tp.end = off;
+		else if (!strcmp(name, "walk_ns"))
+			tp.walk_ns = off;
+		else if (!strcmp(name, "nr"))
+			tp.nr = off;
+		else if (!strcmp(name, "ips"))
+			tp.ips = off;
+	}
+	fclose(f);
+	if (tp.vcpu_id < 0 || tp.cpl < 0 || tp.end < 0 || tp.walk_ns < 0 || tp.nr < 0 ||
+	    tp.ips < 0)
+		return -1;
+	return id;
+}
+
+static uint32_t raw_u32(const unsigned char *raw, int off)
+{
+	uint32_t v;
+
+	memcpy(&v, raw + off, sizeof(v));
+	return v;
+}
+
+/* A kvm_guest_callchain sample: TID, TIME, CPU, RAW. */
+static void parse_chain(FILE *out, union perf_event *event)
+{
+	const __u64 *p = event->sample.array;
+	const unsigned char *raw, *end = (const unsigned char *)event + event->header.size;
+	uint32_t pid, tid, cpu, raw_size, loc, nr;
+	uint64_t time;
+
+	pid = (uint32_t)*p;
+	tid = (uint32_t)(*p++ >> 32);
+	time = *p++;
+	cpu = (uint32_t)*p++;
+	raw_size = *(const uint32_t *)p;
+	raw = (const unsigned char *)p + sizeof(uint32_t);
+	if (raw + raw_size > end || (uint32_t)tp.ips + 4 > raw_size)
+		return;
+	loc = raw_u32(raw, tp.ips);
+	nr = raw_u32(raw, tp.nr);
+	if ((loc & 0xffff) + (loc >> 16) > raw_size || (loc >> 16) != nr * 8)
+		return;
+	nr_chains++;
+	if (quiet)
+		return;
+	fprintf(out, "C %u %u %u %llu %u %u %u %u %u", cpu, pid, tid, (unsigned long long)time,
+		raw_u32(raw, tp.vcpu_id), raw[tp.cpl], raw[tp.end], raw_u32(raw, tp.walk_ns), nr);
+	for (uint32_t i = 0; i < nr; i++) {
+		uint64_t ip;
+
+		memcpy(&ip, raw + (loc & 0xffff) + 8 * i, sizeof(ip));
+		fprintf(out, " 0x%llx", (unsigned long long)ip);
+	}
+	fputc('\n', out);
+}
+
 static void parse_sample(FILE *out, union perf_event *event, uint64_t sample_type)
 {
 	const __u64 *p = event->sample.array;
@@ -117,6 +224,9 @@ static void parse_sample(FILE *out, union perf_event *event, uint64_t sample_typ
 	tid = (uint32_t)(*p++ >> 32);
 	time = *p++;
 	cpu = (uint32_t)*p++;
+	/* the sample's own chain: the host's, empty for a guest sample */
+	if (sample_type & PERF_SAMPLE_CALLCHAIN)
+		p += *p + 1;
 	if (sample_type & PERF_SAMPLE_GUEST_CTX) {
 		size = *p++;
 		if (size >= sizeof(ctx))
@@ -194,7 +304,7 @@ static int privilege_probe(char **cmd)
 	return fails ? 1 : 0;
 }
 
-static void drain(struct perf_evlist *evlist, FILE *out, uint64_t sample_type)
+static void drain(struct perf_evlist *evlist, FILE *out, uint64_t sample_type, int chain)
 {
 	union perf_event *event;
 	struct perf_mmap *map;
@@ -203,7 +313,9 @@ static void drain(struct perf_evlist *evlist, FILE *out, uint64_t sample_type)
 		if (perf_mmap__read_init(map) < 0)
 			continue;
 		while ((event = perf_mmap__read_event(map)) != NULL) {
-			if (event->header.type == PERF_RECORD_SAMPLE) {
+			if (event->header.type == PERF_RECORD_SAMPLE && chain) {
+				parse_chain(out, event);
+			} else if (event->header.type == PERF_RECORD_SAMPLE) {
 				parse_sample(out, event, sample_type);
 			} else if (event->header.type == PERF_RECORD_LOST) {
 				nr_lost += event->lost.lost;
@@ -221,7 +333,8 @@ int main(int argc, char **argv)
 	uint64_t period = 100000, sample_type = base_type | PERF_SAMPLE_GUEST_CTX;
 	const char *path = "samples.txt", *cpu_list = NULL;
 	struct perf_thread_map *threads;
-	struct perf_evlist *evlist;
+	struct perf_evlist *evlist, *tp_evlist = NULL;
+	int chains = 0;
 	struct perf_cpu_map *cpus;
 	struct perf_event_attr attr;
 	struct perf_evsel *evsel;
@@ -229,18 +342,19 @@ int main(int argc, char **argv)
 	pid_t child;
 	FILE *out;
 
-	while ((c = getopt(argc, argv, "+o:c:NC:qpP")) != -1) {
+	while ((c = getopt(argc, argv, "+o:c:NgC:qpP")) != -1) {
 		switch (c) {
 		case 'o': path = optarg; break;
 		case 'c': period = strtoull(optarg, NULL, 0); break;
 		case 'N': sample_type = base_type; break;
+		case 'g': chains = 1; break;
 		case 'C': cpu_list = optarg; break;
 		case 'q': quiet = 1; break;
 		case 'p': return probe();
 		case 'P': return privilege_probe(argv + optind + (optind < argc &&
 							 !strcmp(argv[optind], "--")));
 		default:
-			fprintf(stderr, "usage: %s [-o file] [-c period_ns] [-N] [-C cpus] [-q] -- command... | -p | -P\n", argv[0]);
+			fprintf(stderr, "usage: %s [-o file] [-c period_ns] [-N] [-g] [-C cpus] [-q] -- command... | -p | -P\n", argv[0]);
 			return 2;
 		}
 	}
@@ -262,6 +376,9 @@ int main(int argc, char **argv)
 	fprintf(out, "# lab-record cpu-clock period %llu ns sample_type 0x%llx\n",
 		(unsigned long long)period, (unsigned long long)sample_type);
 
+	/* the sample asks KVM for the guest's call chain (the tracepoint) */
+	if (chains)
+		sample_type |= PERF_SAMPLE_CALLCHAIN;
 	/* sets libperf's page size, which perf_evlist__mmap() needs */
 	libperf_init(libperf_print);
 	init_attr(&attr, sample_type, period);
@@ -287,6 +404,40 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	if (chains) {
+		struct perf_event_attr tp_attr;
+		struct perf_evsel *tp_evsel;
+		int id = tp_open_format();
+
+		if (id < 0) {
+			fprintf(stderr, "lab-record: -g: no kvm:kvm_guest_callchain tracepoint (is tracefs mounted, and does the kernel have the series' guest call chains?)\n");
+			return EXIT_NO_SUPPORT;
+		}
+		memset(&tp_attr, 0, sizeof(tp_attr));
+		tp_attr.size = sizeof(tp_attr);
+		tp_attr.type = PERF_TYPE_TRACEPOINT;
+		tp_attr.config = id;
+		tp_attr.sample_period = 1;
+		tp_attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+				      PERF_SAMPLE_RAW;
+		tp_attr.disabled = 1;
+		tp_evlist = perf_evlist__new();
+		tp_evsel = perf_evsel__new(&tp_attr);
+		if (!tp_evlist || !tp_evsel) {
+			fprintf(stderr, "lab-record: out of memory\n");
+			return 1;
+		}
+		perf_evlist__add(tp_evlist, tp_evsel);
+		perf_evlist__set_maps(tp_evlist, cpus, threads);
+		if (perf_evlist__open(tp_evlist) || perf_evlist__mmap(tp_evlist, 256)) {
+			fprintf(stderr, "lab-record: -g: opening the events failed: %s\n",
+				strerror(errno));
+			return 1;
+		}
+		fprintf(out, "# lab-record -g: sample_type 0x%llx, kvm:kvm_guest_callchain id %d\n",
+			(unsigned long long)sample_type, id);
+		perf_evlist__enable(tp_evlist);
+	}
 	perf_evlist__enable(evlist);
 	child = fork();
 	if (child < 0) {
@@ -301,13 +452,20 @@ int main(int argc, char **argv)
 	for (;;) {
 		pid_t done = waitpid(child, &status, WNOHANG);
 
-		drain(evlist, out, sample_type);
+		drain(evlist, out, sample_type, 0);
+		if (tp_evlist)
+			drain(tp_evlist, out, 0, 1);
 		if (done == child)
 			break;
 		perf_evlist__poll(evlist, 100);
 	}
 	perf_evlist__disable(evlist);
-	drain(evlist, out, sample_type);
+	drain(evlist, out, sample_type, 0);
+	if (tp_evlist) {
+		perf_evlist__disable(tp_evlist);
+		drain(tp_evlist, out, 0, 1);
+		perf_evlist__delete(tp_evlist);
+	}
 
 	perf_evlist__delete(evlist);
 	perf_thread_map__put(threads);
@@ -318,6 +476,8 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "lab-record: %lu samples, %lu lost, command exit status %d\n",
 		nr_samples, nr_lost, WIFEXITED(status) ? WEXITSTATUS(status) : 128);
+	if (tp_evlist)
+		fprintf(stderr, "lab-record: %lu guest call chains\n", nr_chains);
 	for (int i = 0; i < 2; i++)
 		if (sample_count[i])
 			fprintf(stderr, "lab-record: %s samples: %llu, %llu bytes each\n",

@@ -41,7 +41,7 @@ report() {
 	local name=$1 logf=$2 want=$3
 
 	echo "---- $name ($logf)"
-	grep -aE '^(VMCTX-LAB|lab-check|lab-record|lab-leak|lab-vmm|lab-exp|lab-bench|# |Total samples|vCPU  |vcpu[0-9]|Steal by| +[0-9]+ +[0-9.]+  | +[0-9.]+%)' \
+	grep -aE '^(VMCTX-LAB|lab-check|lab-chain-check|lab-record|lab-leak|lab-vmm|lab-exp|lab-bench|# |Total samples|vCPU  |vcpu[0-9]|Steal by| +[0-9]+ +[0-9.]+  | +[0-9.]+%)' \
 		"$logf" | sed 's/\r$//' || true
 	if grep -aq "^VMCTX-LAB: RESULT $want" "$logf"; then
 		echo "---- $name: ok"

@@ -4,6 +4,7 @@
  *
  *   S cpu pid tid time ip cpumode cr3 asid exit_reason vcpu_id flags
  *   L lost_count
+ *   C cpu pid tid time vcpu_id cpl end walk_ns nr ip...   (lab-record -g)
  *
  * lab-check and lab-linux-check read samples through it.  The flags are
  * the PERF_GUEST_CTX_* of the patched uapi header, so the checkers are
@@ -36,10 +37,26 @@ struct lab_sample {
 	uint32_t flags;
 };
 
+/* One C line: a guest call chain from kvm:kvm_guest_callchain. */
+#define LAB_CHAIN_MAX	PERF_MAX_STACK_DEPTH
+struct lab_chain {
+	uint64_t time;
+	uint64_t ips[LAB_CHAIN_MAX];
+	unsigned int cpu;
+	unsigned int pid;
+	unsigned int tid;
+	unsigned int vcpu_id;
+	unsigned int cpl;
+	unsigned int end;	/* KVM_GUEST_CHAIN_END_* of arch/x86/kvm/trace.h */
+	unsigned int walk_ns;
+	unsigned int nr;
+};
+
 enum lab_record {
 	LAB_RECORD_END,		/* end of file */
 	LAB_RECORD_SAMPLE,	/* an S line, in *sample */
 	LAB_RECORD_LOST,	/* an L line, its count in *lost */
+	LAB_RECORD_CHAIN,	/* a C line, in *chain */
 };
 
 /*
@@ -47,6 +64,10 @@ enum lab_record {
  * (the header comment, anything malformed) are skipped.
  */
 enum lab_record lab_samples_next(FILE *f, struct lab_sample *sample, uint64_t *lost);
+
+/* The same, and C lines too, into *chain. */
+enum lab_record lab_samples_next_chain(FILE *f, struct lab_sample *sample, uint64_t *lost,
+				       struct lab_chain *chain);
 
 /* The guest CPL in a sample's flags (meaningful with GUEST_MODE). */
 static inline int lab_sample_cpl(const struct lab_sample *s)

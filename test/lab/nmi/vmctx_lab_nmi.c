@@ -7,7 +7,10 @@
  * and, in the NMI handler, asks perf's guest callbacks what a PMI's sample
  * would get: perf_guest_state(), perf_guest_get_ip() and
  * perf_guest_get_ctx(), the same calls perf_prepare_sample() and
- * perf_misc_flags() make.  KVM sees an NMI that arrives in guest mode as an
+ * perf_misc_flags() make; and, for an NMI in guest mode,
+ * perf_guest_request_callchain(), as a sample asking for a call chain does
+ * (KVM walks the guest's stack before the next entry, and reports it with
+ * kvm:kvm_guest_callchain if that is enabled).  KVM sees an NMI that arrives in guest mode as an
  * NMI exit and handles it with kvm_before_interrupt(KVM_HANDLING_NMI), the
  * window a PMI is handled in.
  *
@@ -76,6 +79,8 @@ static int vmctx_lab_nmi_handler(unsigned int cmd, struct pt_regs *regs)
 	r->ip = state & PERF_GUEST_ACTIVE ? perf_guest_get_ip() : instruction_pointer(regs);
 	memset(&r->ctx, 0, sizeof(r->ctx));
 	perf_guest_get_ctx(&r->ctx);
+	if (r->ctx.flags & PERF_GUEST_CTX_GUEST_MODE)
+		perf_guest_request_callchain();
 	r->time = local_clock();
 	r->cpu = smp_processor_id();
 	r->pid = current->tgid;
