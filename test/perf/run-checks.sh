@@ -312,7 +312,7 @@ done
 # recording may hold them.  Each runs under valgrind where it is installed
 # (the ASan build of perf is not the lab's): a read past a buffer or of
 # freed memory fails the check, whatever perf prints.
-cp "$src"/gen-exits.py .
+cp "$src"/gen-exits.py "$src"/gen-chains.py .
 VG=
 command -v valgrind >/dev/null 2>&1 && VG="valgrind -q --error-exitcode=99"
 # vg NAME ARGS...: perf ARGS under valgrind; its output in $out, rc in $rc
@@ -357,6 +357,30 @@ for bo in le be; do
 		"short kvm_exit ($bo): left out, not read past its end as a fake exit"
 	check "$(echo "$out" | grep -c '^WARNING: 1 kvm:kvm_exit records were too short for their fields')" 1 \
 		"short kvm_exit ($bo): counted in a warning"
+	# guest call chains (perf record --vmcs-ctx -g): each guest sample joined
+	# to the kvm_guest_callchain record of its thread, guest frames first
+	python3 gen-chains.py chains-$bo.data $e >/dev/null
+	vg "guest call chains ($bo)" script -i chains-$bo.data --guest-maps=guest1.vmctx -F comm,tid,ip,sym,dso
+	check "$(echo "$out" | grep -c '^ *bench  *321'):$(echo "$out" | awk '/^ *bench  *321/ {
+		getline a; getline b; getline c; getline d
+		if (a ~ / work \(/ && b ~ / other \(/ && c ~ / work \(/ && d ~ /ffffffff81000100/) n++ }
+		END { print n + 0 }')" "10:10" \
+		"guest call chains ($bo): each of the 10 samples has work, other, work, then the host's frames"
+	vg "guest call chains, folded ($bo)" report -i chains-$bo.data --guest-maps=guest1.vmctx --stdio -g \
+		--guest-export=folded:-
+	check "$(echo "$out" | grep -c '^guest1 (VM1);\[unknown\];\[unknown\];\[unknown\];\[unknown\];bench;work;other;work 10$')" 1 \
+		"guest call chains, folded ($bo): VM, the host's frames, the guest process, the guest's frames"
+	# records that are not the samples' or not whole leave the samples
+	# their own chains; with none, more samples than a thread may hold
+	for k in wrongip badloc bignr short none; do
+		python3 gen-chains.py chains-$k-$bo.data $e $k >/dev/null
+		n=10
+		[ $k = none ] && n=100
+		vg "guest chain records: $k ($bo)" script -i chains-$k-$bo.data --guest-maps=guest1.vmctx \
+			-F comm,tid,ip,sym,dso
+		check "$(echo "$out" | grep -c '^ *bench  *321'):$(echo "$out" | grep -c ' other (')" "$n:0" \
+			"guest chain records: $k ($bo): all $n samples, none with a chain not its own"
+	done
 	python3 gen-perfdata.py lost-$bo.data $e file lostmax >/dev/null
 	vg "2^64-1 lost samples ($bo)" report -i lost-$bo.data --guest-maps=guest1.vmctx --stdio --guest-view=vcpu
 	check "$(echo "$out" | awk '/%/ { for (i = 1; i <= NF; i++) if ($i ~ /%$/ && $i + 0 > 100) bad++ } END { print bad + 0 }')" 0 \
