@@ -24,6 +24,9 @@
 #            block, switch events, kvm:kvm_vcpu_wakeup),
 #   lrN, lr  lab-record -q -C 0 without (-N) and with the bit: the block
 #            and KVM's callback alone, with a reader that only counts,
+#   lrg      lab-record -q -g -C 0: the bit and guest call chains (each
+#            sample asks KVM to walk the guest's stack before the next
+#            entry, and kvm:kvm_guest_callchain records the chain),
 #   hnone, hN, h  no VM: a fixed host loop (lab-vmm -L) unprofiled and under
 #            lab-record -N and lab-record: what the bit costs a sample with
 #            no vCPU loaded (perf's part and the callback's early return:
@@ -80,9 +83,10 @@ once() {
 			-o $W/$1-$2.data -- $work 2>$W/err ;;
 	hnone)
 		$hwork 2>$W/err ;;
-	lrN|lr|hN|h)
-		# -N: without the bit; h*: the host loop instead of the guest work
-		case $1 in *N) nobit=-N ;; *) nobit= ;; esac
+	lrN|lr|lrg|hN|h)
+		# -N: without the bit; -g: with guest call chains; h*: the host
+		# loop instead of the guest work
+		case $1 in *N) nobit=-N ;; lrg) nobit=-g ;; *) nobit= ;; esac
 		case $1 in h*) w=$hwork ;; *) w=$work ;; esac
 		$on1 lab-record -q $nobit -C 0 -c "$2" -o /dev/null -- $w 2>$W/err
 		cp $W/err $W/$1-$2.err ;;
@@ -124,9 +128,9 @@ sample_type() {
 		awk -F'sample_type: ' '/^cpu-clock/ && NF > 1 { split($2, a, ","); print a[1]; exit }'
 }
 
-all="stock switch wakeup noblock vmcs lrN lr"
+all="stock switch wakeup noblock vmcs lrN lr lrg"
 echo "lab-bench: overhead of guest sampling: $rounds rounds of guest work, $reps runs of each mode, interleaved; $ncpu CPU(s)${on1:+, the profiler on CPU 1}"
-# what perf record --vmcs-ctx looks at besides the samples (patch 18 reads
+# what perf record --vmcs-ctx looks at besides the samples (patch 21 reads
 # KVM's debugfs every 500 ms), and how many processes there are
 echo "lab-bench: debugfs mounts: $(grep -c ' debugfs ' /proc/mounts); processes: $(ls -d /proc/[0-9]* | wc -l)"
 [ -n "$on1" ] || echo "lab-bench: one CPU: the profiler's reader shares CPU 0 with the guest work, so its CPU time is in the figures"
@@ -206,6 +210,15 @@ for p in 1000000 100000; do
 			p / 1e6, per(st - b, st, ist, b, ib), per(vm - st, vm, ivm, b, ib),
 			per(vm - nb, vm, ivm, b, ib), per(lr - ln, lr, ilr, b, ib), (lr - ln) * pp,
 			per(h - hn, h, ih, hb, ihb), 100 * (h - hn) / hb }'
+done
+# guest call chains: lab-record -g over lab-record, the same sampling
+for p in 1000000 100000; do
+	eval "st=\$t_stock_$p lr=\$t_lr_$p lg=\$t_lrg_$p ilg=\$i_lrg_$p"
+	awk -v b="$base" -v ib="$i_none_1000000" -v st="$st" -v lr="$lr" -v lg="$lg" -v ilg="$ilg" \
+	    -v p="$p" 'BEGIN {
+		n = ilg - ib * lg / b
+		printf "lab-bench: period %.1f ms: guest call chains %+.2f pp over the bit alone (lrg - lr), %+.2f pp over stock sampling (target < 1 pp at 1 ms), %.0f ns per sample\n",
+			p / 1e6, 100 * (lg - lr) / b, 100 * (lg - st) / b, n > 0 ? 1e9 * (lg - lr) / n : 0 }'
 done
 for p in 1000000 100000; do
 	eval "st=\$t_stock_$p; vm=\$t_vmcs_$p"
