@@ -21,18 +21,15 @@
 #     short     every record is 12 bytes: the common fields and vcpu_id
 #   'be' writes a big-endian file.
 import struct, sys
+from perffile import *
 
 out = sys.argv[1]
 be = 'be' in sys.argv[2:]
 kind = ([a for a in sys.argv[2:] if a != 'be'] or [''])[0]
 E = '>' if be else '<'
+f = PerfFile(be)
 
 CHAIN_ID = 1303
-COMMON = '''	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
-	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
-	field:int common_pid;	offset:4;	size:4;	signed:1;
-'''
 CHAIN_FMT = '''name: kvm_guest_callchain
 ID: %d
 format:
@@ -46,71 +43,17 @@ format:
 
 print fmt: "vcpu %%u cpl %%u end %%u walk_ns %%u nr %%u", REC->vcpu_id, REC->cpl, REC->end, REC->walk_ns, REC->nr
 ''' % (CHAIN_ID, COMMON)
-HEADER_PAGE = '''	field: u64 timestamp;	offset:0;	size:8;	signed:0;
-	field: local_t commit;	offset:8;	size:8;	signed:1;
-	field: int overwrite;	offset:8;	size:1;	signed:1;
-	field: char data;	offset:16;	size:4080;	signed:1;
-'''
-HEADER_EVENT = '''# compressed entry header
-	type_len    :    5 bits
-	time_delta  :   27 bits
-	array       :   32 bits
-
-	padding     : type == 29
-	time_extend : type == 30
-	time_stamp : type == 31
-	data max type_len  == 28
-'''
-
-def u4(v): return struct.pack(E + 'I', v)
-def u8(v): return struct.pack(E + 'Q', v)
-
-def tracing_data():
-    # tools/perf/util/trace-event-read.c, version 0.6
-    t = b'\x17\x08\x44tracing0.6\0' + bytes([1 if be else 0, 8]) + u4(4096)
-    t += b'header_page\0' + u8(len(HEADER_PAGE)) + HEADER_PAGE.encode()
-    t += b'header_event\0' + u8(len(HEADER_EVENT)) + HEADER_EVENT.encode()
-    t += u4(0)                                  # ftrace formats
-    t += u4(1) + b'kvm\0' + u4(1)               # one system, one event
-    t += u8(len(CHAIN_FMT)) + CHAIN_FMT.encode()
-    t += u4(0)                                  # kallsyms
-    t += u4(0)                                  # printk formats
-    t += u8(0)                                  # saved cmdlines
-    return t
-
-S_IDENT, S_IP, S_TID, S_TIME = 1 << 16, 1 << 0, 1 << 1, 1 << 2
-S_CPU, S_PERIOD, S_CALLCHAIN, S_RAW, S_GUEST_CTX = 1 << 7, 1 << 8, 1 << 5, 1 << 10, 1 << 25
 ST = S_IDENT | S_IP | S_TID | S_TIME | S_CPU | S_PERIOD | S_CALLCHAIN | S_GUEST_CTX
-VALID, SVM, GUEST, HOST_FOR_VCPU = 0x1, 0x4, 0x8, 0x40
-FLAGS = (1 << 18)                               # sample_id_all
 IDS = {'clock': 11, 'chain': 12}
 CTX_KERNEL, CTX_USER = 2**64 - 128, 2**64 - 512
 
-def attr(typ, config, period, st, flags):
-    a = struct.pack(E + 'IIQQQQQ', typ, 128, config, period, st, 0, flags)
-    return a + b'\0' * (128 - len(a))
-
-def hdr(typ, misc, body):
-    assert (8 + len(body)) % 8 == 0, typ
-    return struct.pack(E + 'IHH', typ, misc, 8 + len(body)) + body
-
-def ctx(cr3, exit_reason, vcpu, fl):
-    return u8(24) + struct.pack(E + 'QIIII', cr3, 7, exit_reason, vcpu, fl)
+attr, hdr, ctx, common, u4, u8 = f.attr, f.hdr, f.ctx, f.common, f.u4, f.u8
 
 def sample(key, misc, ip, pid, tid, t, chain, c, raw=None):
-    # IDENTIFIER, IP, TID, TIME, CPU, PERIOD, CALLCHAIN, RAW, GUEST_CTX
-    body = struct.pack(E + 'QQIIQIIQ', IDS[key], ip, pid, tid, t, 0, 0, 1 if raw else 1000000)
-    body += u8(len(chain)) + b''.join(u8(x) for x in chain)
-    if raw is not None:
-        raw += b'\0' * ((8 - (len(raw) + 4) % 8) % 8)
-        body += u4(len(raw)) + raw
-    return hdr(9, misc, body + c)
+    return f.sample(IDS[key], misc, ip, pid, tid, t, c, raw, chain)
 
 def comm(pid, tid, name, t):
-    s = name.encode() + b'\0'
-    s += b'\0' * ((8 - len(s) % 8) % 8)
-    return hdr(3, 0, struct.pack(E + 'II', pid, tid) + s +
-               struct.pack(E + 'IIQIIQ', pid, tid, t, 0, 0, IDS['clock']))
+    return f.comm(pid, tid, name, t, IDS['clock'])
 
 def chain_raw(tid, cpl, ips):
     nr = len(ips)
@@ -119,7 +62,7 @@ def chain_raw(tid, cpl, ips):
         loc = 28 | (8 * nr + 4096) << 16
     if kind == 'bignr':
         nr = 100000
-    r = struct.pack(E + 'HBBi', CHAIN_ID, 0, 0, tid)
+    r = common(tid, CHAIN_ID)
     r += struct.pack(E + 'IBBxxIII', 0, cpl, 0, 1234, nr, loc)
     r += b''.join(u8(x) for x in ips)
     if kind == 'short':
@@ -144,25 +87,4 @@ for k in range(100 if kind == 'none' else 10):
 
 attrs = [attr(1, 0, 1000, ST, FLAGS | (1 << 10)),
          attr(2, CHAIN_ID, 1, ST | S_RAW, FLAGS)]
-ids_sec = b''.join(u8(IDS[k]) for k in ('clock', 'chain'))
-fattr_size = 128 + 16
-attr_off = 104
-ids_off = attr_off + fattr_size * 2
-data_off = ids_off + len(ids_sec)
-fattrs = b''.join(a + u8(ids_off + 8 * i) + u8(8) for i, a in enumerate(attrs))
-# adds_features: HEADER_TRACING_DATA (1), HEADER_HOSTNAME (3), HEADER_GUEST_CTX (32)
-host = b'vmctx-lab'.ljust(64, b'\0')
-feats = [tracing_data(), u4(len(host)) + host, struct.pack(E + 'QII', 0x4755455354435458, 25, 1)]
-bits = (1 << 1) | (1 << 3) | (1 << 32)
-fhdr = struct.pack(E + 'QQQ', 0x32454c4946524550, 104, fattr_size)
-fhdr += struct.pack(E + 'QQQQQQ', attr_off, len(fattrs), data_off, len(ev), 0, 0)
-fhdr += struct.pack(E + 'QQQQ', bits, 0, 0, 0)
-buf = fhdr + fattrs + ids_sec + ev
-off = len(buf) + 16 * len(feats)
-for f in feats:
-    buf += u8(off) + u8(len(f))
-    off += len(f)
-for f in feats:
-    buf += f
-open(out, 'wb').write(buf)
-print('%s: %d bytes, %s-endian' % (out, len(buf), 'big' if be else 'little'))
+f.write(out, attrs, [IDS[k] for k in ('clock', 'chain')], ev, [CHAIN_FMT])

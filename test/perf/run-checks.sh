@@ -312,7 +312,7 @@ done
 # recording may hold them.  Each runs under valgrind where it is installed
 # (the ASan build of perf is not the lab's): a read past a buffer or of
 # freed memory fails the check, whatever perf prints.
-cp "$src"/gen-exits.py "$src"/gen-chains.py .
+cp "$src"/perffile.py "$src"/gen-exits.py "$src"/gen-chains.py .
 VG=
 command -v valgrind >/dev/null 2>&1 && VG="valgrind -q --error-exitcode=99"
 # vg NAME ARGS...: perf ARGS under valgrind; its output in $out, rc in $rc
