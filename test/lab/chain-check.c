@@ -44,6 +44,7 @@
  * counted in ticks.
  * Exits 1 on a miss, 2 on bad input.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,6 +53,10 @@
 #include <unistd.h>
 
 #include "samples.h"
+
+#define CHECKER		"lab-chain-check"
+#define VERDICT_PREFIX	"lab-chain-check: "
+#include "exp-verdict.h"
 
 #define MAX_RANGES	64
 #define MAX_VCPUS	8
@@ -113,10 +118,8 @@ static size_t nr_events, cap_events;
 static void *xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n);
-	if (!p) {
-		fprintf(stderr, "lab-chain-check: out of memory\n");
-		exit(2);
-	}
+	if (!p)
+		die("out of memory");
 	return p;
 }
 
@@ -137,10 +140,8 @@ static void read_truth(const char *path)
 	int id, tid, ring;
 	char root;
 
-	if (!f) {
-		perror(path);
-		exit(2);
-	}
+	if (!f)
+		die("%s: %s", path, strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "range %llx %llx %63s ring %d root %c", &s, &e, name, &ring,
 			   &root) == 5 && nr_ranges < MAX_RANGES) {
@@ -160,10 +161,8 @@ static void read_truth(const char *path)
 		}
 	}
 	fclose(f);
-	if (!nr_ranges || !nr_vcpus) {
-		fprintf(stderr, "lab-chain-check: %s: incomplete ground truth\n", path);
-		exit(2);
-	}
+	if (!nr_ranges || !nr_vcpus)
+		die("%s: incomplete ground truth", path);
 }
 
 static int vcpu_of_tid(unsigned int tid)
@@ -253,22 +252,6 @@ static int cmp_u32(const void *a, const void *b)
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static int failed;
-
-__attribute__((format(printf, 2, 3)))
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("lab-chain-check: %s ", ok ? "ok  " : "MISS");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (!ok)
-		failed = 1;
 }
 
 static double pct(unsigned long a, unsigned long b)
@@ -440,11 +423,11 @@ static int script_checks(const char *what, unsigned long guest, unsigned long ex
 {
 	printf("lab-chain-check: %s: %lu samples with a guest leaf: %lu exact guest chains, %lu wrong, %lu going on into KVM\n",
 	       what, guest, exact, wrong, with_host);
-	check(guest >= min_chains, "%lu guest samples (at least %lu)", guest, min_chains);
-	check(wrong == 0, "%lu guest chains with a frame that does not call the one before", wrong);
-	check(pct(exact, guest) >= 99.0, "%lu/%lu guest chains exact (%.2f%%, at least 99%%)",
+	figure(guest >= min_chains, "%lu guest samples (at least %lu)", guest, min_chains);
+	figure(wrong == 0, "%lu guest chains with a frame that does not call the one before", wrong);
+	figure(pct(exact, guest) >= 99.0, "%lu/%lu guest chains exact (%.2f%%, at least 99%%)",
 	      exact, guest, pct(exact, guest));
-	check(pct(with_host, guest) >= 99.0,
+	figure(pct(with_host, guest) >= 99.0,
 	      "%lu/%lu chains go on into the host's KVM_RUN (%.2f%%, at least 99%%)",
 	      with_host, guest, pct(with_host, guest));
 	return failed;
@@ -481,10 +464,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!truth || (!samples && !script && !folded)) {
-		fprintf(stderr, "lab-chain-check: -t and -s, -p or -f are needed\n");
-		return 2;
-	}
+	if (!truth || (!samples && !script && !folded))
+		die("-t and -s, -p or -f are needed");
 	read_truth(truth);
 	if (script)
 		return check_script(script, min_chains);
@@ -498,10 +479,8 @@ int main(int argc, char **argv)
 		want_end = END_FAULT;
 	else if (!strcmp(hostile, "deep"))
 		want_end = END_DEPTH;
-	else if (hostile[0]) {
-		fprintf(stderr, "lab-chain-check: unknown hostile stack \"%s\"\n", hostile);
-		return 2;
-	}
+	else if (hostile[0])
+		die("unknown hostile stack \"%s\"", hostile);
 
 	f = fopen(samples, "r");
 	if (!f) {
@@ -634,23 +613,23 @@ int main(int argc, char **argv)
 		       walk_ns[nr_chains - 1]);
 	}
 
-	check(nr_chains >= min_chains, "%lu chains (at least %lu)", nr_chains, min_chains);
-	check(unpaired == 0, "%lu/%lu samples paired with a chain; %lu unpaired besides those of each vCPU thread's last exit",
+	figure(nr_chains >= min_chains, "%lu chains (at least %lu)", nr_chains, min_chains);
+	figure(unpaired == 0, "%lu/%lu samples paired with a chain; %lu unpaired besides those of each vCPU thread's last exit",
 	      paired, guest, unpaired);
-	check(orphans <= lost_total, "%lu chains with no sample (at most the %lu lost records)",
+	figure(orphans <= lost_total, "%lu chains with no sample (at most the %lu lost records)",
 	      orphans, lost_total);
-	check(verdicts[WRONG] == 0, "%lu wrong chains", verdicts[WRONG]);
+	figure(verdicts[WRONG] == 0, "%lu wrong chains", verdicts[WRONG]);
 	if (budget) {
-		check(budget_ok == paired,
+		figure(budget_ok == paired,
 		      "%lu/%lu chains with no time hold the IP alone, ended by the budget",
 		      budget_ok, paired);
 	} else {
-		check(pct(normal_exact, normal) >= 99.0,
+		figure(pct(normal_exact, normal) >= 99.0,
 		      "%lu/%lu chains exact (%.2f%%, at least 99%%)", normal_exact, normal,
 		      pct(normal_exact, normal));
 	}
 	if (want_end >= 0)
-		check(hostile_hits >= 20, "%lu chains on the %s stack end with \"%s\" (at least 20)",
+		figure(hostile_hits >= 20, "%lu chains on the %s stack end with \"%s\" (at least 20)",
 		      hostile_hits, hostile, end_names[want_end]);
 	return failed;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the lab's experiment checkers (lab-exp-check, lab-exits-check) say:
- * one "lab-exp:   ok|MISS ..." line per figure, and a one-line error that
- * ends the program with status 2.  Define CHECKER as the program's name
- * before including this; failed says whether a figure missed.
+ * What the lab's checkers (lab-exp-check, lab-exits-check, lab-chain-check)
+ * say: one "lab-exp:   ok|MISS ..." line per figure (VERDICT_PREFIX, if
+ * defined, instead of "lab-exp:   "), and a one-line error that ends the
+ * program with status 2.  Define CHECKER as the program's name before
+ * including this; failed says whether a figure missed.
  */
 #ifndef LAB_EXP_VERDICT_H
 #define LAB_EXP_VERDICT_H
@@ -11,6 +12,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#ifndef VERDICT_PREFIX
+#define VERDICT_PREFIX	"lab-exp:   "
+#endif
 
 static int failed;
 
@@ -32,7 +37,7 @@ static void figure(int ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("lab-exp:   %-4s ", ok ? "ok" : "MISS");
+	printf(VERDICT_PREFIX "%-4s ", ok ? "ok" : "MISS");
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
