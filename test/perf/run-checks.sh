@@ -370,6 +370,22 @@ for bo in le be; do
 		--guest-export=folded:-
 	check "$(echo "$out" | grep -c '^guest1 (VM1);\[unknown\];\[unknown\];\[unknown\];\[unknown\];bench;work;other;work 10$')" 1 \
 		"guest call chains, folded ($bo): VM, the host's frames, the guest process, the guest's frames"
+	# the pprof export holds the same chain as perf script (go tool pprof
+	# -traces, less the process and VM frames the export adds)
+	if [ $bo = le ] && command -v go >/dev/null; then
+		$P report -i chains-$bo.data --guest-maps=guest1.vmctx --stdio -g \
+			--guest-export=pprof:chains.pb.gz >/dev/null 2>&1
+		check "$(HOME=$work GOCACHE=$work/go go tool pprof -traces chains.pb.gz 2>/dev/null |
+			awk '/^-+\+-+$/ { if (n++) exit; next }
+			     n && /^ *[0-9.]+[a-z]*s +/ { s = 1; sub(/^ *[0-9.]+[a-z]*s +/, "") }
+			     s { sub(/^ +/, ""); if ($0 != "bench" && $0 != "guest1 (VM1)") {
+				gsub(/<unknown>/, "[unknown]"); f = f (f ? "," : "") $0 } }
+			     END { print f }')" \
+			"$($P script -i chains-$bo.data --guest-maps=guest1.vmctx -F ip,sym 2>/dev/null |
+			awk 'NF == 0 { if (f) exit; next }
+			     /^\t/ { sub(/^\t *[0-9a-f]+ /, ""); f = f (f ? "," : "") $0 } END { print f }')" \
+			"guest call chains: go tool pprof -traces shows perf script's chain"
+	fi
 	# records that are not the samples' or not whole leave the samples
 	# their own chains; with none, more samples than a thread may hold
 	for k in wrongip badloc bignr short none; do
