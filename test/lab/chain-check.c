@@ -297,20 +297,13 @@ static int script_frame(const char *line, char *sym, size_t sym_size, char *dso,
 	return 1;
 }
 
-static int is_guest_fn(const char *name)
+/* The guest function called @name, NULL for a host frame. */
+static const struct range *guest_fn(const char *name)
 {
 	for (int i = 0; i < nr_ranges; i++)
 		if (!strcmp(ranges[i].name, name))
-			return 1;
-	return 0;
-}
-
-static int guest_ring(const char *name)
-{
-	for (int i = 0; i < nr_ranges; i++)
-		if (!strcmp(ranges[i].name, name))
-			return ranges[i].ring;
-	return -1;
+			return &ranges[i];
+	return NULL;
 }
 
 #define SCRIPT_MAX_FRAMES	512
@@ -328,17 +321,17 @@ static void script_sample(char (*syms)[128], int n, unsigned long w, unsigned lo
 {
 	int g = 0, kvm = 0, ok = 1;
 
-	if (!n || !is_guest_fn(syms[0]))
+	if (!n || !guest_fn(syms[0]))
 		return;
 	*guest += w;
-	while (g < n && is_guest_fn(syms[g]))
+	while (g < n && guest_fn(syms[g]))
 		g++;
 	for (int i = 1; i < g; i++)
 		if (!calls(syms[i], syms[i - 1]))
 			ok = 0;
 	if (!ok) {
 		*wrong += w;
-	} else if (guest_ring(syms[0]) == 0 ? g == 1 : !has_caller(syms[g - 1])) {
+	} else if (guest_fn(syms[0])->ring == 0 ? g == 1 : !has_caller(syms[g - 1])) {
 		*exact += w;
 	}
 	for (int i = g; i < n; i++)
