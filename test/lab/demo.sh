@@ -44,7 +44,7 @@ grep -aq '^VMCTX-LAB: RESULT EXPERIMENTS-PASS' "$logf" ||
 [ "${VMCTX_DEMO_LINUX:-1}" = 1 ] || exit 0
 log "two real Linux guests under the same host (Debian's 6.1 and 6.12 kernels): vmctx-agent record in each, perf record --vmcs-ctx -a and perf report --guest-maps in the host"
 linux_out=$RESULTS_DIR/demo-linux.out
-VMCTX_LINUX_PTI=off VMCTX_LINUX_DEMO=1 "$LAB_SRC/guest/run-linux-lab.sh" >"$linux_out" 2>&1 ||
+VMCTX_LINUX_RUNS=off VMCTX_LINUX_DEMO=1 "$LAB_SRC/guest/run-linux-lab.sh" >"$linux_out" 2>&1 ||
 	log "note: the Linux-guest run failed; see $linux_out"
 # perf's clock line, the guest-level table (its top rows) and the checks
 tr -d '\r' <"$RESULTS_DIR/linux-pti-off.log" |

@@ -25,7 +25,10 @@ pkgs=(linux-source-6.12 build-essential flex bison bc cpio ccache quilt
       # perf's TUI (libslang), driven under tmux by the machine checks;
       # Debian's own perf (linux-perf, 6.1), which must read what perf
       # inject --guest-maps writes
-      libslang2-dev tmux linux-perf)
+      libslang2-dev tmux linux-perf
+      # the chain run's flame graph: go tool pprof -http, drawn by headless
+      # Chromium (with a font for its labels)
+      golang-go chromium fonts-liberation)
 
 missing=()
 for p in "${pkgs[@]}"; do

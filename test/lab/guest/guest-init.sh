@@ -7,14 +7,15 @@
 # for SECS seconds),
 # and writes the bundle to the virtio disk the host gave it.  Then it
 # loads and unloads the module while processes churn, and powers off.
+# vmctx.work=tree runs tree (tree.c) alone instead, for the call chains.
 . /lib/vmctx-init-common.sh
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 
 # vmctx.backend: kmod (the module), bpf (no module loaded: BPF only), or
 # both (two agents over the same window, the module's bundle and BPF's,
 # which the host compares)
-secs=4 churn=0 backend=kmod
-lab_args secs churn backend
+secs=4 churn=0 backend=kmod work=hot
+lab_args secs churn backend work
 # the window covers the work: hot's secs, churn's if longer
 wsecs=$secs
 [ "$churn" -gt "$wsecs" ] && wsecs=$churn
@@ -78,6 +79,22 @@ bpf)
 esac
 # the window's start: the agent whose bundle the checks read is recording
 window_t0=$(cut -d' ' -f1 /proc/uptime)
+# vmctx.work=tree: the call-chain run.  tree alone (tree.c: a known call
+# tree through libtree.so), on vCPU 1 for vmctx.secs seconds; then the
+# bundle and its line, and nothing else
+if [ "$work" = tree ]; then
+	sleep 1
+	taskset -c 1 tree -t "$secs" > /tmp/tree.out || bye "FAIL tree"
+	sleep 1
+	kill -INT $agent
+	wait $agent || { cat /tmp/agent.err; bye "FAIL vmctx-agent record"; }
+	say "window closed"
+	say "$(cat /tmp/tree.out)"
+	dd if=/tmp/guest1.vmctx of=/dev/vda bs=65536 conv=fsync 2>/dev/null ||
+		bye "FAIL writing the bundle to /dev/vda"
+	say "bundle $(wc -c < /tmp/guest1.vmctx) bytes on vda"
+	bye PASS
+fi
 # The guest's own scheduler, ground truth for whose page tables a guest
 # kernel sample ran on: perf charges it to their owner, and a kernel
 # thread or the idle loop borrows the last process's (lazy TLB).  Every

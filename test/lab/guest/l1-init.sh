@@ -13,7 +13,10 @@
 # vmctx.checks=host hands the recording, the bundles and what the checks
 # need from the guests' consoles back to the lab's host on the second
 # serial port (a tar, gzipped), where run-linux-lab.sh runs perf-check.sh
-# natively; vmctx.checks=l1 (bochs) runs it here.
+# natively; vmctx.checks=l1 (bochs) runs it here.  vmctx.host=chains is
+# the call-chain run: guest 1 runs tree alone (vmctx.work=tree in
+# guest-init.sh), 'perf record --vmcs-ctx -g' records it, and the
+# recording goes back to the lab's host, which checks the chains.
 . /lib/vmctx-init-common.sh
 
 period=1000000 secs=4 pti=on dump=0 host=lab-record churn=0 guests=1 together=0 cost=1 checks=l1
@@ -53,17 +56,18 @@ esac
 # with both the module and BPF over the same window (the bundles are
 # compared below; perf report reads the module's), guest 2 with BPF alone,
 # no module loaded; in the lab-record run guest 1 with the module.
-backend1=kmod
+backend1=kmod work=hot
 [ "$host" = perf ] && backend1=both
+[ "$host" = chains ] && { work=tree guests=1; }
 cat > /tmp/run-l2.sh <<EOS
-n=\$1 dir=/lab/l2 churn=$churn l2pti=$l2pti backend=$backend1
+n=\$1 dir=/lab/l2 churn=$churn l2pti=$l2pti backend=$backend1 work=$work
 [ "\$n" = 1 ] || { dir=/lab/l2b; churn=$((churn / 3)); l2pti=pti=on; backend=bpf; }
 dd if=/dev/zero of=/tmp/out-\$n.img bs=1M count=24 2>/dev/null
 qemu-system-x86_64 -accel kvm -cpu host -smp 2 -m 256M -nodefaults -no-reboot \
 	-display none -serial stdio -name guest\$n,debug-threads=on -L /share/qemu \
 	-drive file=/tmp/out-\$n.img,if=virtio,format=raw \
 	-kernel \$dir/bzImage -initrd \$dir/initramfs.cpio.gz \
-	-append "console=ttyS0 quiet panic=-1 tsc=reliable lapic=notscdeadline \$l2pti vmctx.secs=$secs vmctx.churn=\$churn vmctx.backend=\$backend" \
+	-append "console=ttyS0 quiet panic=-1 tsc=reliable lapic=notscdeadline \$l2pti vmctx.secs=$secs vmctx.churn=\$churn vmctx.backend=\$backend vmctx.work=\$work" \
 	> /tmp/l2-\$n.log 2>&1 &
 echo \$! > /tmp/l2-\$n.pid
 wait \$!
@@ -133,6 +137,18 @@ if [ "$host" = perf ]; then
 		-a -o /tmp/perf.data -- sh /tmp/window.sh \
 		2> /tmp/perf-record.err ||
 		{ cat /tmp/perf-record.err; tails; finish "FAIL perf record of the L2 guests"; }
+	grep -v '^\[ perf record' /tmp/perf-record.err
+	stamp "the recording ended"
+elif [ "$host" = chains ]; then
+	# Under the emulator a walk takes tens of microseconds and some far
+	# more (its stalls): a budget of 0.1 s rather than 100 us keeps every
+	# chain whole, as the check wants.  -g adds kvm:kvm_guest_callchain.
+	budget=/sys/module/kvm/parameters/perf_callchain_budget_us
+	[ -w $budget ] || finish "FAIL no $budget (KVM without the series' guest call chains)"
+	echo 100000 > $budget
+	perf record --vmcs-ctx -g -e cpu-clock -c "$period" -a -o /tmp/perf.data -- sh /tmp/window.sh \
+		2> /tmp/perf-record.err ||
+		{ cat /tmp/perf-record.err; tails; finish "FAIL perf record -g of the L2 guest"; }
 	grep -v '^\[ perf record' /tmp/perf-record.err
 	stamp "the recording ended"
 else
@@ -222,8 +238,36 @@ if [ "$dump" = 1 ]; then
 		echo "VMCTX-DUMP-END $f"
 	done
 fi
+# handover: /tmp/handover to the lab's host on the second serial port.
+# (The emulated UART takes a byte at a time: gzip first.  Raw, so that the
+# tty changes no byte; its size and MD5 on the console, for the host to
+# check what came through.)
+handover() {
+	tar -c -C /tmp handover | gzip -1 > /tmp/handover.tgz ||
+		finish "FAIL packing the recording for the lab's host"
+	stamp "the recording is packed"
+	stty -F /dev/ttyS1 raw -echo ||
+		finish "FAIL no second serial port /dev/ttyS1 to hand the recording back on"
+	cat /tmp/handover.tgz > /dev/ttyS1 ||
+		finish "FAIL writing the recording to /dev/ttyS1"
+	echo "VMCTX-LAB: HANDOVER $(stat -c %s /tmp/handover.tgz) bytes, md5 $(md5sum < /tmp/handover.tgz | cut -c1-32)"
+	stamp "the recording is handed over ($(du -k /tmp/handover/perf.data | cut -f1) KiB of perf.data)"
+}
 up() { grep -a -m1 '^VMCTX-L2: up:' /tmp/l2-$1.log | tr -d '\r' | sed 's/^VMCTX-L2: up: //'; }
 bad=${differ:-}
+if [ "$host" = chains ]; then
+	# the recording, the bundle, L1's kallsyms, the guest's QEMU pid and
+	# tree's line (its pid, its rounds)
+	h=/tmp/handover
+	mkdir -p $h
+	ln /tmp/perf.data /tmp/guest1.vmctx $h/
+	cat /proc/kallsyms > $h/kallsyms
+	cp /tmp/l2-1.pid $h/guest1.pid
+	tr -d '\r' < /tmp/l2-1.log | sed -n 's/^VMCTX-L2: \(tree: .*\)/\1/p' > $h/tree.out
+	[ -s $h/tree.out ] || finish "FAIL no line from tree in guest1"
+	handover
+	finish "HANDED-OVER linux chains"
+fi
 if [ "$host" = perf ] && [ "$checks" = host ]; then
 	# what perf-check.sh reads, for each guest N: guestN.{pid,work,libc,up}
 	# (its QEMU's pid, then its arguments), marks-N and perl-N; L1's
@@ -249,18 +293,7 @@ if [ "$host" = perf ] && [ "$checks" = host ]; then
 		libc $n > $h/guest$n.libc
 		up $n > $h/guest$n.up
 	done
-	# (the emulated UART takes a byte at a time: gzip first.  Raw, so
-	# that the tty changes no byte; its size and MD5 on the console, for
-	# the host to check what came through.)
-	tar -c -C /tmp handover | gzip -1 > /tmp/handover.tgz ||
-		finish "FAIL packing the recording for the lab's host"
-	stamp "the recording is packed"
-	stty -F /dev/ttyS1 raw -echo ||
-		finish "FAIL no second serial port /dev/ttyS1 to hand the recording back on"
-	cat /tmp/handover.tgz > /dev/ttyS1 ||
-		finish "FAIL writing the recording to /dev/ttyS1"
-	echo "VMCTX-LAB: HANDOVER $(stat -c %s /tmp/handover.tgz) bytes, md5 $(md5sum < /tmp/handover.tgz | cut -c1-32)"
-	stamp "the recording is handed over ($(du -k $h/perf.data | cut -f1) KiB of perf.data)"
+	handover
 elif [ "$host" = perf ]; then
 	for n in $all; do
 		echo "perf-check: ==== guest$n ($(up $n))"

@@ -8,11 +8,16 @@
 # --vmcs-ctx -a' on the host, short "churn" processes in the guest besides
 # the two hot ones (20 ms each, one after another for VMCTX_LINUX_CHURN
 # seconds, 60 by default: about 1,600 processes), and perf-check.sh reads
-# what 'perf report --guest-maps' and 'perf script' print.  Exits 0 only if every check passed.
+# what 'perf report --guest-maps' and 'perf script' print.  The chains
+# run: 'perf record --vmcs-ctx -g' while the guest runs tree (tree.c, a
+# known call tree through a shared library), and check-chains.sh reads the
+# call chains perf report, perf script and the exports give.  Exits 0 only
+# if every check passed.
 #
 # Needs the L1 kernel and lab-record from the main lab (build-kernel.sh
 # patched, build-tools.sh); builds them if missing.  Environment as in
-# lab-env.sh, plus VMCTX_LINUX_PTI="on off" (the runs to do),
+# lab-env.sh, plus VMCTX_LINUX_RUNS="on off chains" (the runs to do: the
+# guest's PTI on, off, and the call-chain run),
 # VMCTX_LINUX_VMX=1 (L1 on bochs' Intel VMX with PCID, slow) and
 # VMCTX_LINUX_DEMO=1 (./run demo: exit 0 when a check misses, as the demo
 # shows the report, and leave out the measure of perf report's cost).
@@ -71,6 +76,11 @@ gcc -static -O1 -g -D_GNU_SOURCE -Wl,-Ttext-segment=0x30000000 -o "$W/churn" "$G
 # mark: CPUIDs between two readings of the guest's clock, the ground
 # truth for perf-check's guest time
 gcc -static -O2 -o "$W/mark" "$G/mark.c"
+# tree and its libtree.so, with frame pointers and no sibling calls: every
+# frame keeps its caller (tree.c)
+fp=(-O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls)
+gcc "${fp[@]}" -shared -fPIC -o "$W/libtree.so" "$G/tree-lib.c"
+gcc "${fp[@]}" -o "$W/tree" "$G/tree.c" -L"$W" -ltree -Wl,-rpath,/usr/lib/tree
 nm -S "$W/hot" > "$W/hot.syms"
 nm -S "$W/churn" > "$W/churn.syms"
 # Debian's own perl (perl-base: stripped, its functions in .dynsym only),
@@ -99,6 +109,9 @@ pack_l2() {
 	mkdir -p "$st"/{bin,lib,proc,sys,dev,tmp}
 	cp /bin/busybox "$W/vmctx-agent" "$W/hot" "$W/churn" "$W/mark" "$st/bin/"
 	cp "$W/hot" "$st/bin/blip"
+	cp "$W/tree" "$st/bin/"
+	mkdir -p "$st/usr/lib/tree"
+	cp "$W/libtree.so" "$st/usr/lib/tree/"
 	# hot's and perl's shared libraries (Debian 12's libc, as in the guest
 	# distro), at their paths, with the dynamic linker
 	mkdir -p "$st/usr/bin"
@@ -177,16 +190,22 @@ log "L1 initramfs: $(du -k "$W/l1-initramfs.cpio.gz" | cut -f1) KiB"
 # L1's console gives), with the lab's perf (the one L1 ran) and busybox's
 # tools (those of L1, so the checks read as they do there); prints the
 # result line that L1 left to it
-check_handover() {
-	local hc=$W/checks h n maps= bad= want got perf=$LAB_DIR/out/perf/perf
-	rm -rf "$hc"
-	mkdir -p "$hc/bin" "$hc/tmp"
+# unpack_handover DIR: what L1 wrote on its second serial port, into DIR,
+# if it is what L1's console says it sent
+unpack_handover() {
+	local want got
 	want=$(sed -n 's/^VMCTX-LAB: HANDOVER \([0-9]*\) bytes, md5 \([0-9a-f]*\).*/\1 \2/p' "$logf")
 	got="$(stat -c %s "$W/handover.tgz") $(md5sum < "$W/handover.tgz" | cut -c1-32)"
 	[ "$want" = "$got" ] ||
-		{ echo "VMCTX-LAB: RESULT FAIL L1 sent '$want' (size, MD5) on its second serial port, the lab's host got '$got'"; return; }
-	tar -xzf "$W/handover.tgz" -C "$hc" 2>&1 ||
-		{ echo "VMCTX-LAB: RESULT FAIL what L1 sent on its second serial port is not a tar"; return; }
+		{ echo "VMCTX-LAB: RESULT FAIL L1 sent '$want' (size, MD5) on its second serial port, the lab's host got '$got'"; return 1; }
+	tar -xzf "$W/handover.tgz" -C "$1" 2>&1 ||
+		{ echo "VMCTX-LAB: RESULT FAIL what L1 sent on its second serial port is not a tar"; return 1; }
+}
+check_handover() {
+	local hc=$W/checks h n maps= bad= perf=$LAB_DIR/out/perf/perf
+	rm -rf "$hc"
+	mkdir -p "$hc/bin" "$hc/tmp"
+	unpack_handover "$hc" || return
 	h=$hc/handover
 	/bin/busybox --install -s "$hc/bin"
 	cat > "$hc/bin/perf" <<EOS
@@ -253,11 +272,29 @@ EOS
 	fi
 }
 
+# check_chains: check-chains.sh, here, on what the chains run handed back
+check_chains() {
+	local hc=$W/chains
+	rm -rf "$hc"
+	mkdir -p "$hc"
+	unpack_handover "$hc" || return
+	LC_ALL=C "$G/check-chains.sh" "$LAB_DIR/out/perf/perf" "$hc/handover" "$W" "$hc"
+	local rc=$?
+	# the flame graph's pictures, beside the logs
+	cp "$hc"/flame.png "$hc"/flame-leaf.png "$RESULTS_DIR/" 2> /dev/null
+	if [ $rc = 0 ]; then
+		echo "VMCTX-LAB: RESULT PASS linux chains, checked on the lab's host"
+	else
+		echo "VMCTX-LAB: RESULT FAIL Linux guest call chains through perf"
+	fi
+}
+
 failures=0
-for pti in ${VMCTX_LINUX_PTI:-on off}; do
+for pti in ${VMCTX_LINUX_RUNS:-on off chains}; do
 	t=$SECONDS
 	case $pti in
 	on) keys="vmctx.pti=on vmctx.host=lab-record" ;;
+	chains) keys="vmctx.pti=off vmctx.host=chains vmctx.secs=${VMCTX_LINUX_TREE_SECS:-8}" ;;
 	*) keys="vmctx.pti=$pti vmctx.host=perf vmctx.churn=${VMCTX_LINUX_CHURN:-60} vmctx.guests=$((1 + second)) vmctx.together=${VMCTX_LINUX_TOGETHER:-0}"
 	   if [ "${VMCTX_LINUX_DEMO:-0}" = 1 ]; then
 		   keys="$keys vmctx.cost=0"
@@ -272,10 +309,11 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 			vmctx.dump="${VMCTX_LINUX_DUMP:-0}"
 	else
 		logf=$RESULTS_DIR/linux-pti-$pti.log
+		[ "$pti" = chains ] && logf=$RESULTS_DIR/linux-chains.log
 		# perf-check runs here, on what L1 hands back on its second
 		# serial port (check_handover above): natively, its perf runs
 		# take a second where each took tens under the emulator
-		[ "$pti" = on ] || keys="$keys vmctx.checks=host"
+		[ "$pti" = off ] && keys="$keys vmctx.checks=host"
 		# Nested under QEMU TCG, two L2 guests at once made the emulator
 		# reset L1 or an L2 guest without a word (no panic, no oops, on
 		# any console) in 4 of about 10 boots; they now run one after
@@ -350,13 +388,17 @@ for pti in ${VMCTX_LINUX_PTI:-on off}; do
 	fi
 	[ "${rc:-0}" = 0 ] || log "the emulator exited with status $rc$([ "$rc" = 124 ] && echo ' (timed out)')"
 	rc=0
-	if grep -aq '^VMCTX-LAB: RESULT HANDED-OVER' "$logf"; then
+	if grep -aq '^VMCTX-LAB: RESULT HANDED-OVER linux chains' "$logf"; then
+		t2=$SECONDS
+		check_chains >> "$logf" 2>&1
+		log "the checks on the lab's host took $((SECONDS - t2)) s"
+	elif grep -aq '^VMCTX-LAB: RESULT HANDED-OVER' "$logf"; then
 		t2=$SECONDS
 		check_handover >> "$logf" 2>&1
 		log "the checks on the lab's host took $((SECONDS - t2)) s"
 	fi
 	log "pti=$pti run took $((SECONDS - t)) s"
-	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record|perf-check|perf-report-cost|# guest|----|vCPU|vcpu[0-9]|Steal)|^ +[0-9]+ +[0-9.]+ |^Total|^ +Samples' "$logf" |
+	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record|perf-check|check-chains|perf-report-cost|# guest|----|vCPU|vcpu[0-9]|Steal)|^ +[0-9]+ +[0-9.]+ |^Total|^ +Samples' "$logf" |
 		grep -avE '^lab-linux-check: (bundle task|root 0x)' | sed 's/\r$//' || true
 	if grep -aq "^VMCTX-LAB: RESULT PASS" "$logf"; then
 		log "pti=$pti: ok"

@@ -24,13 +24,24 @@ void tree_mix(void (*fn)(unsigned long), unsigned long n);
 
 volatile unsigned long tree_sink;
 
+__attribute__((noinline)) void tree_note(unsigned long x)
+{
+	tree_sink = x;
+}
+
+/*
+ * leaf's loop is where tree spends its time.  It ends with a call so that
+ * it has a frame: GCC 12 gives a function that needs no stack none, even
+ * with -fno-omit-frame-pointer, and a sample there would lose its caller
+ * (tree_mix), as it does in any frame-pointer unwinder.
+ */
 __attribute__((noinline)) void leaf(unsigned long n)
 {
 	unsigned long x = tree_sink;
 
 	while (n--)
 		x = x * 6364136223846793005UL + 1442695040888963407UL;
-	tree_sink = x;
+	tree_note(x);
 }
 
 __attribute__((noinline)) void caller_a(void)

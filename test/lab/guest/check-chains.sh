@@ -1,0 +1,216 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# check-chains.sh PERF HANDOVER BUILD OUT: the Linux guest's call chains,
+# on what the chain run of run-linux-lab.sh handed back (HANDOVER: L1's
+# 'perf record --vmcs-ctx -g' while guest1 ran tree alone, guest1's bundle,
+# L1's kallsyms, tree's line), read with PERF as a user reads them.
+# tree (tree.c) was built with a known call tree: every sample in leaf has
+# the guest chain leaf (tree), tree_mix (libtree.so), caller_a or caller_b
+# (tree), run (tree), tree_start (tree), and caller_a's calls do RATIO
+# times caller_b's work ("caller_a RATIO times caller_b's work" on tree's
+# line), so RATIO / (RATIO + 1) of leaf's samples are under caller_a.
+# Checks:
+#   - perf script: leaf's samples in tree have that chain, each frame named
+#     with its function and object, then the host's KVM_RUN ioctl; 99% at
+#     least exact, none with a wrong frame; caller_a's share +-3 pp;
+#   - perf report -g (folded, caller order): caller_a's share +-3 pp;
+#   - --guest-export=folded: the same stacks, VM, host frames, process,
+#     guest frames; caller_a's share +-3 pp;
+#   - --guest-export=pprof: go tool pprof -traces holds perf script's
+#     chains, as many of each; its flame graph (go tool pprof -http), as
+#     headless Chromium draws it, shows one stack from KVM into tree's
+#     frames and caller_a's share (flame-check.py); the screenshot is
+#     OUT/flame.png, and OUT/flame-leaf.png focused on leaf.
+# BUILD holds tree and libtree.so as built (their symbols are the ground
+# truth for the names).  Exits 1 if a check missed.
+set -u
+P=$1 h=$2 build=$3 out=$4
+G=$(cd "$(dirname "$0")" && pwd)
+rc=0
+ok() { echo "check-chains:   ok   $*"; }
+miss() {
+	echo "check-chains:   MISS $*"
+	rc=1
+}
+# within WANT GOT: GOT within 3 of WANT
+within() { awk -v w="$1" -v g="$2" 'BEGIN { d = g - w; exit !(d <= 3 && d >= -3) }'; }
+maps=guest1=$h/guest1.vmctx
+kall=--kallsyms=$h/kallsyms
+line=$(cat "$h/tree.out")
+echo "check-chains: guest1: $line"
+tpid=$(echo "$line" | sed -n 's/^tree: pid \([0-9]*\):.*/\1/p')
+ratio=$(echo "$line" | sed -n 's/.*caller_a \([0-9]*\) times caller_b.*/\1/p')
+if [ -z "$tpid" ] || [ -z "$ratio" ]; then
+	miss "no pid or ratio on tree's line"
+	exit 1
+fi
+want=$(awk -v r="$ratio" 'BEGIN { printf "%.2f", 100 * r / (r + 1) }')
+# the objects' names for their functions, from the objects as built
+for f in leaf caller_a caller_b run tree_start; do
+	nm "$build/tree" | grep -q " T $f\$" || miss "tree as built has no function $f"
+done
+nm -D "$build/libtree.so" | grep -q ' T tree_mix$' || miss "libtree.so as built has no tree_mix"
+
+# ---- perf script: each sample's chain, frame by frame
+"$P" script -i "$h/perf.data" $kall --guest-maps="$maps" -F comm,pid,tid,event,ip,sym,dso \
+	> "$out/script" 2> "$out/script.err" || { miss "perf script failed:"; tail -n 3 "$out/script.err"; }
+# one line per sample of tree's pid: its frames as "sym (dso)", ';'-joined
+awk -v pid="$tpid" '
+	/^[^\t ]/ || /^ +[^ 0-9a-f]/ { flush(); hdr = $0; n = 0; next }
+	/^\t/ { l = $0; sub(/^\t *[0-9a-f]+ /, "", l); f[n++] = l; next }
+	NF == 0 { flush() }
+	function flush(  i, s) {
+		if (hdr != "" && n) {
+			split(hdr, w, " ")
+			if (hdr ~ ("^ *tree +" pid "/")) {
+				s = f[0]; for (i = 1; i < n; i++) s = s ";" f[i]; print s
+			}
+		}
+		hdr = ""; n = 0
+	}
+	END { flush() }' "$out/script" > "$out/tree-chains"
+echo "check-chains: perf script: $(wc -l < "$out/tree-chains") samples of tree (guest pid $tpid), the most frequent chain:"
+sort "$out/tree-chains" | uniq -c | sort -rn | head -n 1 | sed 's/^/check-chains: | /'
+# share FILE: caller_a's share of the leaf chains in FILE ("COUNT STACK"
+# lines, caller first), in percent, and the counts
+share() {
+	awk '{ n = $1; $1 = ""; if ($0 ~ /;caller_a;tree_mix;leaf$/) a += n
+		else if ($0 ~ /;caller_b;tree_mix;leaf$/) b += n }
+	     END { printf "%.2f %d %d\n", a + b ? 100 * a / (a + b) : 0, a, b }' "$1"
+}
+# check_share WHAT FILE
+check_share() {
+	set -- "$1" $(share "$2")
+	if [ "$3" -gt 0 ] && within "$want" "$2"; then
+		ok "$1: caller_a $2% of leaf's samples ($3 under caller_a, $4 under caller_b; built $want%, +-3)"
+	else
+		miss "$1: caller_a $2% of leaf's samples ($3 under caller_a, $4 under caller_b; built $want%, +-3)"
+	fi
+}
+
+# the guest part of leaf's chains: exact, ended early (a prefix of the
+# chain, as a walk that ends with a marker leaves it), or wrong
+exp_a="leaf (/bin/tree);tree_mix (/usr/lib/tree/libtree.so);caller_a (/bin/tree);run (/bin/tree);tree_start (/bin/tree)"
+exp_b=$(echo "$exp_a" | sed 's/caller_a/caller_b/')
+awk -v ea="$exp_a" -v eb="$exp_b" '
+	BEGIN { na = split(ea, A, ";"); split(eb, B, ";") }
+	$0 ~ /^leaf \(/ {
+		n = split($0, f, ";"); leaf++
+		# the guest frames: up to the first of the host kernel
+		for (g = 1; g <= n && f[g] !~ /\[kernel\.kallsyms\]\)$/; g++) ;
+		g--
+		ex = (g == na); pre = 1
+		for (i = 1; i <= g; i++) {
+			if (i > na || (f[i] != A[i] && f[i] != B[i]) || (i > 3 && f[3] == A[3] && f[i] != A[i]) ||
+			    (i > 3 && f[3] == B[3] && f[i] != B[i])) { ex = 0; pre = 0 }
+		}
+		if (ex) { exact++; if (f[3] == A[3]) a++; else b++
+			# and then the host: KVM_RUN, down to the VMM thread
+			for (i = g + 1; i <= n; i++) if (f[i] ~ /^kvm_vcpu_ioctl /) { kvm++; break } }
+		else if (pre) early++
+		else { wrong++; if (wrong <= 3) print "check-chains:        wrong: " $0 > "/dev/stderr" }
+	}
+	END { printf "%d %d %d %d %d %d %d\n", leaf, exact, early, wrong, kvm, a, b }' \
+	"$out/tree-chains" > "$out/leaf-verdicts" 2> "$out/leaf-wrong"
+set -- $(cat "$out/leaf-verdicts")
+leaf=$1 exact=$2 early=$3 wrong=$4 kvm=$5
+cat "$out/leaf-wrong"
+if [ "$leaf" -ge 1000 ]; then ok "perf script: $leaf samples of tree in leaf (at least 1000)"
+else miss "perf script: $leaf samples of tree in leaf (at least 1000)"; fi
+if [ "$wrong" = 0 ]; then ok "perf script: 0 chains of leaf with a wrong frame ($early ended early)"
+else miss "perf script: $wrong chains of leaf with a wrong frame"; fi
+if [ "$leaf" -gt 0 ] && [ $((exact * 100)) -ge $((leaf * 99)) ]; then
+	ok "perf script: $exact/$leaf chains of leaf exact, each frame with its function and object (at least 99%)"
+else
+	miss "perf script: $exact/$leaf chains of leaf exact, each frame with its function and object (at least 99%)"
+fi
+if [ "$exact" -gt 0 ] && [ $((kvm * 100)) -ge $((exact * 99)) ]; then
+	ok "perf script: $kvm/$exact of them go on into the host's kvm_vcpu_ioctl (at least 99%)"
+else
+	miss "perf script: $kvm/$exact of them go on into the host's kvm_vcpu_ioctl (at least 99%)"
+fi
+echo "$6 run;caller_a;tree_mix;leaf" > "$out/script-folded"
+echo "$7 run;caller_b;tree_mix;leaf" >> "$out/script-folded"
+check_share "perf script" "$out/script-folded"
+
+# ---- perf report -g: leaf's call graph, folded, callers first
+"$P" report -i "$h/perf.data" $kall --guest-maps="$maps" --stdio --no-children \
+	--comm tree --symbols leaf --sort sym -g folded,0,caller,count \
+	> "$out/report-g" 2> "$out/report-g.err" || { miss "perf report -g failed:"; tail -n 3 "$out/report-g.err"; }
+grep -E '^[0-9]+ ' "$out/report-g" > "$out/report-folded"
+echo "check-chains: perf report --no-children --comm tree --symbols leaf -g folded,0,caller,count, the most frequent stack:"
+sort -rn "$out/report-folded" | head -n 1 | cut -c1-400 | sed 's/^/check-chains: | /'
+check_share "perf report -g" "$out/report-folded"
+
+# ---- the exports
+"$P" report -i "$h/perf.data" $kall --guest-maps="$maps" --stdio -g \
+	--guest-export=folded:"$out/stacks.folded",pprof:"$out/prof.pb.gz" > /dev/null 2> "$out/export.err" ||
+	{ miss "perf report --guest-export failed:"; tail -n 3 "$out/export.err"; }
+awk '$0 ~ /;tree;tree_start;run;caller_[ab];tree_mix;leaf [0-9]+$/ { n = $NF; $NF = ""; sub(/ $/, ""); print n, $0 }' \
+	"$out/stacks.folded" > "$out/export-folded"
+echo "check-chains: --guest-export=folded, the most frequent stack of leaf:"
+sort -rn "$out/export-folded" | head -n 1 | cut -c1-400 | sed 's/^/check-chains: | /'
+if grep -q ';kvm_vcpu_ioctl;.*;tree;tree_start;run;caller_a;tree_mix;leaf$' "$out/export-folded"; then
+	ok "--guest-export=folded: VM, the host's frames through KVM, the process, tree's frames in one stack"
+else
+	miss "--guest-export=folded: no stack through KVM into tree;tree_start;run;caller_a;tree_mix;leaf"
+fi
+check_share "--guest-export=folded" "$out/export-folded"
+
+if ! command -v go > /dev/null 2>&1; then
+	echo "check-chains: SKIP the pprof export: go is not installed (apt-get install golang-go)"
+	exit $rc
+fi
+export HOME="$out" GOCACHE="$out/gocache" GOFLAGS= GOPROXY=off GOTOOLCHAIN=local
+# go tool pprof -traces: each sample's stack, leaf first, with its count;
+# tree's, less the process and VM frames the export adds, are perf
+# script's without the objects, as many of each
+go tool pprof -sample_index=samples -traces "$out/prof.pb.gz" 2> "$out/traces.err" |
+	awk '/^-+\+-+$/ { flush(); next }
+	     /^ *[0-9]+ +[^ ]/ && s == "" { c = $1; sub(/^ *[0-9]+ +/, ""); s = $0; next }
+	     /^ +[^ ]/ && s != "" { sub(/^ +/, ""); s = s ";" $0 }
+	     function flush() {
+		if (s ~ /^leaf;/) {
+			sub(/;guest1 \(VM1\)$/, "", s); sub(/;tree_start;tree;/, ";tree_start;", s)
+			gsub(/<unknown>/, "[unknown]", s); n[s] += c
+		}
+		s = ""
+	     }
+	     END { flush(); for (k in n) print n[k], k }' | sort > "$out/pprof-traces"
+sed 's/ ([^)]*)//g' "$out/tree-chains" | awk '/^leaf;/' | sort | uniq -c |
+	awk '{ print $1, $2 }' | sort > "$out/script-traces"
+if [ -s "$out/pprof-traces" ] && cmp -s "$out/pprof-traces" "$out/script-traces"; then
+	ok "go tool pprof -traces: the $(wc -l < "$out/pprof-traces") stacks of leaf and their counts are perf script's"
+else
+	miss "go tool pprof -traces: the stacks of leaf are not perf script's:"
+	diff "$out/script-traces" "$out/pprof-traces" | head -n 6 | cut -c1-300
+fi
+
+# ---- the flame graph, as a browser draws it
+if ! command -v chromium > /dev/null 2>&1; then
+	miss "no chromium (apt-get install chromium) for the flame graph"
+	exit $rc
+fi
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+go tool pprof -http=127.0.0.1:$port -no_browser "$out/prof.pb.gz" > "$out/pprof-http.log" 2>&1 &
+web=$!
+i=0
+while ! grep -q '^Serving web UI' "$out/pprof-http.log" && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+url=http://127.0.0.1:$port/ui/flamegraph
+# (--virtual-time-budget: the page's transitions run to their end before
+# the DOM and the picture are taken)
+chrome() { timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+	--user-data-dir="$out/chromium" --window-size=1600,1000 --virtual-time-budget=10000 "$@" 2>> "$out/chromium.err"; }
+chrome --dump-dom "$url" > "$out/flame.html"
+chrome --screenshot="$out/flame.png" "$url" > /dev/null
+# and focused on leaf (pprof's REFINE, focus: ?f=), tree's own picture
+chrome --screenshot="$out/flame-leaf.png" "$url?f=%5Eleaf%24" > /dev/null
+kill $web 2> /dev/null
+if [ -s "$out/flame.png" ]; then
+	ok "the flame graph of go tool pprof -http, drawn by $(chromium --version 2>/dev/null | head -n 1): $out/flame.png (focused on leaf: flame-leaf.png)"
+else
+	miss "no screenshot of the flame graph"
+fi
+python3 "$G/flame-check.py" "$out/flame.html" "$want" > "$out/flame-check" || rc=1
+cut -c1-600 "$out/flame-check"
+exit $rc
