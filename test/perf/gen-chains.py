@@ -13,7 +13,7 @@
 #   guest user sample at 0x401010 (guest1.vmctx: "work" of /usr/bin/bench,
 #   cr3 0x1234000) and its chain 0x401010 0x402010 0x401050 (work, other,
 #   work), walked to the end, whose host chain is two kernel and two user
-#   addresses.  KIND makes the records hostile:
+#   addresses.  A host process "hostsh" has pid 321, bench's guest pid.  KIND makes the records hostile:
 #     wrongip   every record's first address is not its sample's IP
 #     badloc    every record's ips[] reaches past its raw data
 #     bignr     every record claims 100000 entries (more than 127)
@@ -76,6 +76,9 @@ guest_chain = [0x401010, 0x402010, 0x401050]
 host_chain = [CTX_KERNEL, 0xffffffff81000100, 0xffffffff81000200, CTX_USER, 0x7f0000001000,
               0x7f0000002000]
 ev = comm(1000, 1000, 'qemu-system-x86', T0 - 30) + comm(1000, 1001, 'CPU 0/KVM', T0 - 20)
+# a host process with bench's guest pid, whose name must not reach bench's
+# samples
+ev += comm(321, 321, 'hostsh', T0 - 10)
 for k in range(100 if kind == 'none' else 10):
     t = T0 + k * TICK
     ev += sample('clock', 5, 0x401010, 1000, 1001, t, [CTX_KERNEL, CTX_USER], gctx)
