@@ -94,6 +94,22 @@ if [ -x "$S" ]; then
 		"$(printf '%s\n' '300 bench 321/321 other (/usr/bin/bench)' '700 bench 321/321 work (/usr/bin/bench)')" \
 		"inject: stock perf script prints the guest's values"
 fi
+# with guest call chains (gen-chains.py: 10 samples of bench, each
+# followed by its chain work, other, work): each injected sample carries
+# the guest's frames as its own chain, which a stock perf resolves
+python3 "$src/gen-chains.py" chains.data >/dev/null
+$P inject -i chains.data --guest-maps=guest1.vmctx -o inj-chains.data >/dev/null 2>&1
+check "$?" 0 "inject --guest-maps of a recording with guest call chains"
+chains() {
+	"$1" script -i inj-chains.data -F comm,tid,ip,sym,dso 2>/dev/null | awk '/^ *bench  *321 *$/ {
+		getline a; getline b; getline c; getline d
+		if (a ~ / work \(\/usr\/bin\/bench\)$/ && b ~ / other \(/ && c ~ / work \(/ && d == "") n++ }
+		END { print n + 0 }'
+}
+check "$(chains $P)" 10 "inject: each guest sample has the guest's chain work, other, work, and no host frame"
+if [ -x "$S" ]; then
+	check "$(chains $S)" 10 "inject: $($S --version) prints each guest sample's chain work, other, work"
+fi
 check "$($P inject -i noid.data --guest-maps=guest1.vmctx -o x.data 2>&1 | grep -c 'needs sample identifiers')" 1 \
 	"inject: a recording without sample ids is refused with a reason"
 check "$($P inject -i id.data --guest-maps=guest1.vmctx 2>&1 >/dev/null | grep -c 'give it with -o')" 1 \

@@ -16,6 +16,8 @@
 #   - perf report -g (folded, caller order): caller_a's share +-3 pp;
 #   - --guest-export=folded: the same stacks, VM, host frames, process,
 #     guest frames; caller_a's share +-3 pp;
+#   - perf inject --guest-maps: Debian's perf (linux-perf) gives the same
+#     share from its output;
 #   - --guest-export=pprof: go tool pprof -traces holds perf script's
 #     chains, as many of each; its flame graph (go tool pprof -http), as
 #     headless Chromium draws it, shows one stack from KVM into tree's
@@ -156,6 +158,27 @@ else
 	miss "--guest-export=folded: no stack through KVM into tree;tree_start;run;caller_a;tree_mix;leaf"
 fi
 check_share "--guest-export=folded" "$out/export-folded"
+
+# ---- perf inject --guest-maps: Debian's own perf reads the guest chains
+# (the guest's frames only; perf inject leaves the host's out)
+if [ -x /usr/bin/perf ]; then
+	mkdir -p "$out/home"
+	HOME=$out/home "$P" inject -i "$h/perf.data" --guest-maps="$maps" -o "$out/inj.data" \
+		> "$out/inject.out" 2>&1 || { miss "perf inject --guest-maps failed:"; tail -n 3 "$out/inject.out"; }
+	HOME=$out/home /usr/bin/perf report -i "$out/inj.data" --stdio --no-children \
+		--comm tree --symbols leaf -g folded,0,caller,count 2> /dev/null |
+		grep -E '^[0-9]+ ' > "$out/inject-folded"
+	echo "check-chains: $(/usr/bin/perf --version) on perf inject --guest-maps' output, the most frequent stack of leaf:"
+	sort -rn "$out/inject-folded" | head -n 1 | sed 's/^/check-chains: | /'
+	if grep -q '^[0-9]* tree_start;run;caller_a;tree_mix;leaf$' "$out/inject-folded"; then
+		ok "$(/usr/bin/perf --version) names tree's frames in perf inject's output"
+	else
+		miss "$(/usr/bin/perf --version) gives no stack tree_start;run;caller_a;tree_mix;leaf in perf inject's output"
+	fi
+	check_share "$(/usr/bin/perf --version) on perf inject's output" "$out/inject-folded"
+else
+	echo "check-chains: skip perf inject: no /usr/bin/perf (Debian's linux-perf)"
+fi
 
 if ! command -v go > /dev/null 2>&1; then
 	echo "check-chains: SKIP the pprof export: go is not installed (apt-get install golang-go)"
