@@ -63,7 +63,6 @@ awk -v pid="$tpid" '
 	NF == 0 { flush() }
 	function flush(  i, s) {
 		if (hdr != "" && n) {
-			split(hdr, w, " ")
 			if (hdr ~ ("^ *tree +" pid "/")) {
 				s = f[0]; for (i = 1; i < n; i++) s = s ";" f[i]; print s
 			}
