@@ -116,6 +116,8 @@ struct pprof_ids {
 	uint32_t *location;	/* by frame id: its location id; 0: unused */
 	uint32_t *function;	/* by frame id: its function id; 0: unnamed */
 	uint32_t *mapping;	/* by frame id: its mapping id; 0: no module */
+	uint32_t nmappings;
+	uint32_t main;		/* the mapping written first; 0: none */
 	uint32_t *samples;	/* sample ids, in the message's order */
 };
 
@@ -225,6 +227,41 @@ static void number_frames(struct pprof_ids *d)
 		d->mapping[d->frames[i]] = f->module ? m : 0;
 		d->function[d->frames[i]] = f->function != PROFILE_NONE ? fn : 0;
 	}
+	d->nmappings = m;
+}
+
+/*
+ * pprof takes the first mapping for the main binary and titles the
+ * profile with its name ("File:" in go tool pprof).  A whole-host profile
+ * has no one binary, so the first is the mapping that holds the most of
+ * the default value (the last) in leaf frames, the one at the top of
+ * pprof's flat view; ties go to the lower id, so the bytes still depend
+ * on the profile only.
+ */
+static int main_mapping(struct pprof_ids *d)
+{
+	const struct vmctx_profile *p = d->p;
+	uint64_t *leaf;
+	size_t i;
+
+	if (!d->nmappings || !p->nvalues)
+		return 0;
+	leaf = calloc(d->nmappings + 1, sizeof(*leaf));
+	if (!leaf)
+		return -ENOMEM;
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		int64_t v = s->value[p->nvalues - 1];
+
+		if (s->nframes && v > 0)
+			leaf[d->mapping[p->stacks[s->stack]]] += (uint64_t)v;
+	}
+	d->main = 1;
+	for (i = 2; i <= d->nmappings; i++)
+		if (leaf[i] > leaf[d->main])
+			d->main = i;
+	free(leaf);
+	return 0;
 }
 
 static int number(const struct vmctx_profile *p, struct pprof_ids *d)
@@ -252,6 +289,10 @@ static int number(const struct vmctx_profile *p, struct pprof_ids *d)
 	for (i = 0; i < n; i++)
 		d->str[d->by_text[i]] = i;
 	number_frames(d);
+	if (main_mapping(d)) {
+		free_ids(d);
+		return -ENOMEM;
+	}
 	for (i = 0; i < p->nsamples; i++)
 		d->samples[i] = i;
 	qsort_r(d->samples, p->nsamples, sizeof(*d->samples), cmp_sample, d);
@@ -305,25 +346,36 @@ static void samples(struct vmctx_buf *b, struct vmctx_buf *m, struct vmctx_buf *
 	free(lab.p);
 }
 
-/* A mapping per module, at the first of its frames; it has functions if one is named. */
+/* One mapping for each module's run of frames; it has functions if one is named. */
+static void mapping(struct vmctx_buf *b, struct vmctx_buf *m, const struct pprof_ids *d,
+		    size_t i, size_t j)
+{
+	bool named = false;
+	size_t k;
+
+	for (k = i; k < j; k++)
+		named |= d->function[d->frames[k]] != 0;
+	field(m, MAPPING_ID, d->mapping[d->frames[i]]);
+	field(m, MAPPING_FILENAME, d->str[d->p->frames[d->frames[i]].module]);
+	field(m, MAPPING_HAS_FUNCTIONS, named);
+	field_msg(b, PROFILE_MAPPING, m);
+}
+
+/* The mappings: the main one first, then the others in id order. */
 static void mappings(struct vmctx_buf *b, struct vmctx_buf *m, const struct pprof_ids *d)
 {
-	const struct vmctx_profile *p = d->p;
+	int pass;
 	size_t i, j;
 
-	for (i = 0; i < d->nframes && !b->err; i = j) {
-		uint32_t id = d->mapping[d->frames[i]];
-		bool named = false;
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < d->nframes && !b->err; i = j) {
+			uint32_t id = d->mapping[d->frames[i]];
 
-		for (j = i; j < d->nframes && d->mapping[d->frames[j]] == id; j++)
-			named |= d->function[d->frames[j]] != 0;
-		if (!id)
-			continue;
-		field(m, MAPPING_ID, id);
-		field(m, MAPPING_FILENAME, d->str[p->frames[d->frames[i]].module]);
-		field(m, MAPPING_HAS_FUNCTIONS, named);
-		field_msg(b, PROFILE_MAPPING, m);
-	}
+			for (j = i; j < d->nframes && d->mapping[d->frames[j]] == id; j++)
+				;
+			if (id && (id == d->main) == !pass)
+				mapping(b, m, d, i, j);
+		}
 }
 
 static void locations(struct vmctx_buf *b, struct vmctx_buf *m, struct vmctx_buf *tmp,

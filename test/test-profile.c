@@ -527,6 +527,56 @@ static void pprof_holds_each_sample_with_its_labels(void)
 	vmctx_profile_free(p);
 }
 
+/*
+ * pprof titles a profile with its first mapping, its main binary: that is
+ * the mapping holding the most of the default (last) value in leaf
+ * frames, not the first name in text order nor the most in callers nor
+ * the most of another value; the others follow in id order, each once.
+ */
+static void main_mapping_holds_the_most_leaf_time(void)
+{
+	VMCTX_OPTS(vmctx_profile_opts, o, .nvalues = 2);
+	const struct vmctx_frame in_kernel[] = {
+		{ .module = "vmlinux", .function = "k" }, { .module = "[aegis128]", .function = "a" },
+	};
+	const struct vmctx_frame in_tree[] = {
+		{ .module = "tree", .function = "leaf" }, { .module = "[aegis128]", .function = "a" },
+	};
+	const struct vmctx_frame in_libc[] = { { .module = "libc.so.6", .address = 0x10 } };
+	struct vmctx_profile *p = vmctx_profile_new(&o);
+	struct pp pp;
+	size_t i, j;
+
+	/* [aegis128]: 100 as a caller, none as a leaf; libc.so.6: the most
+	 * of the first value; tree: the most of the last one */
+	add(p, in_kernel, 2, NULL, 0, 1, 30);
+	add(p, in_tree, 2, NULL, 0, 1, 40);
+	add(p, in_tree, 2, NULL, 0, 1, 30);
+	add(p, in_libc, 1, NULL, 0, 500, 50);
+	read_pprof(p, &pp);
+	CHECK(pp.nmaps == 4 && !strcmp(pp_str(&pp, pp.map[0].filename), "tree"),
+	      "four mappings, tree (70 of the last value in leaves) first: %s",
+	      pp.nmaps ? pp_str(&pp, pp.map[0].filename) : "none");
+	for (i = 1; i < pp.nmaps; i++)
+		CHECK(i < 2 || pp.map[i - 1].id < pp.map[i].id, "mapping %zu: after the main one, by id", i);
+	for (i = 0; i < pp.nmaps; i++)
+		for (j = i + 1; j < pp.nmaps; j++)
+			CHECK(pp.map[i].id != pp.map[j].id && pp.map[i].filename != pp.map[j].filename,
+			      "mappings %zu and %zu: each once", i, j);
+	pp_free(&pp);
+	vmctx_profile_free(p);
+	/* a tie between tree and vmlinux: the first of them in text order */
+	p = vmctx_profile_new(&o);
+	add(p, in_kernel, 2, NULL, 0, 1, 5);
+	add(p, in_tree, 2, NULL, 0, 1, 5);
+	read_pprof(p, &pp);
+	CHECK(pp.nmaps == 3 && !strcmp(pp_str(&pp, pp.map[0].filename), "tree"),
+	      "a tie: tree, first in text order of the two: %s",
+	      pp.nmaps ? pp_str(&pp, pp.map[0].filename) : "none");
+	pp_free(&pp);
+	vmctx_profile_free(p);
+}
+
 /* The string table: "" first, then each string once, in text order. */
 static void pprof_strings_are_once_each(void)
 {
@@ -930,6 +980,7 @@ int main(int argc, char **argv)
 	folded_is_root_first_one_line_per_stack();
 	pprof_holds_each_sample_with_its_labels();
 	pprof_strings_are_once_each();
+	main_mapping_holds_the_most_leaf_time();
 	depth_50_is_whole_in_both_formats();
 	depth_is_bounded();
 	names_are_escaped_and_pseudo_frames_stay();
