@@ -218,7 +218,7 @@ for p in 1000000 100000; do
 	    -v p="$p" 'BEGIN {
 		n = ilg - ib * lg / b
 		printf "lab-bench: period %.1f ms: guest call chains %+.2f pp over the bit alone (lrg - lr), %+.2f pp over stock sampling (target < 1 pp at 1 ms), %.0f ns per sample\n",
-			p / 1e6, 100 * (lg - lr) / b, 100 * (lg - st) / b, n > 0 ? 1e9 * (lg - lr) / n : 0 }'
+			p / 1e6, 100 * (lg - lr) / b, 100 * (lg - st) / b, (n > 0 ? 1e9 * (lg - lr) / n : 0) }'
 done
 for p in 1000000 100000; do
 	eval "st=\$t_stock_$p; vm=\$t_vmcs_$p"
