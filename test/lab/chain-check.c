@@ -426,6 +426,87 @@ static int script_checks(const char *what, unsigned long guest, unsigned long ex
 	return failed;
 }
 
+/*
+ * A chain with no sample before it in time: print it with the samples of
+ * its thread nearest it, before and after, so that a miss says whether the
+ * sample is missing or its time came after the chain's (another CPU).
+ */
+static const char *samples_path;
+
+/* Every record of the chain's thread from 1 ms before it to 3 ms after, in any mode. */
+static void print_window(const struct lab_chain *c)
+{
+	struct lab_chain ch;
+	struct lab_sample s;
+	unsigned int shown = 0;
+	uint64_t lost;
+	FILE *f = fopen(samples_path, "r");
+
+	if (!f)
+		return;
+	for (;;) {
+		enum lab_record r = lab_samples_next_chain(f, &s, &lost, &ch);
+		long long dt;
+
+		if (r == LAB_RECORD_END || shown >= 80)
+			break;
+		if (r == LAB_RECORD_LOST) {
+			printf("lab-chain-check:   lost %llu\n", (unsigned long long)lost);
+			continue;
+		}
+		if ((r == LAB_RECORD_SAMPLE ? s.tid : ch.tid) != c->tid)
+			continue;
+		dt = (long long)((r == LAB_RECORD_SAMPLE ? s.time : ch.time) - c->time);
+		if (dt < -1000000 || dt > 3000000)
+			continue;
+		shown++;
+		if (r == LAB_RECORD_SAMPLE)
+			printf("lab-chain-check:   %+9lld ns cpu %u sample ip 0x%llx misc %u flags 0x%x exit 0x%x\n",
+			       dt, s.cpu, (unsigned long long)s.ip, s.misc, s.flags, s.exit_reason);
+		else
+			printf("lab-chain-check:   %+9lld ns cpu %u chain ip 0x%llx nr %u walk %u\n",
+			       dt, ch.cpu, (unsigned long long)ch.ips[0], ch.nr, ch.walk_ns);
+	}
+	fclose(f);
+}
+
+static void print_orphan(size_t i)
+{
+	const struct lab_chain *c = events[i].c, *prev = NULL;
+	const struct event *near[2] = { NULL, NULL };
+	size_t before = 0, after = 0;
+
+	for (size_t k = i; k-- > 0 && !near[0];)
+		if (!events[k].is_chain && events[k].s.tid == c->tid)
+			near[0] = &events[k];
+	for (size_t k = i + 1; k < nr_events && !near[1]; k++)
+		if (!events[k].is_chain && events[k].s.tid == c->tid)
+			near[1] = &events[k];
+	for (size_t k = 0; k < nr_events; k++) {
+		if (!events[k].is_chain || events[k].c->tid != c->tid)
+			continue;
+		if (k < i) {
+			before++;
+			prev = events[k].c;
+		} else if (k > i) {
+			after++;
+		}
+	}
+	printf("lab-chain-check: a chain with no sample: tid %u cpu %u time %llu ip 0x%llx nr %u walk %u ns (its thread's chain %zu of %zu)",
+	       c->tid, c->cpu, (unsigned long long)c->time, (unsigned long long)c->ips[0],
+	       c->nr, c->walk_ns, before + 1, before + after + 1);
+	if (prev)
+		printf("; the chain before: cpu %u, %+lld ns, ip 0x%llx", prev->cpu,
+		       (long long)(prev->time - c->time), (unsigned long long)prev->ips[0]);
+	for (int k = 0; k < 2; k++)
+		if (near[k])
+			printf("; the sample %s: cpu %u, %+lld ns, ip 0x%llx", k ? "after" : "before",
+			       near[k]->s.cpu, (long long)(near[k]->time - c->time),
+			       (unsigned long long)near[k]->s.ip);
+	putchar('\n');
+	print_window(c);
+}
+
 int main(int argc, char **argv)
 {
 	const char *truth = NULL, *samples = NULL, *script = NULL, *folded = NULL;
@@ -475,6 +556,7 @@ int main(int argc, char **argv)
 	else if (hostile[0])
 		die("unknown hostile stack \"%s\"", hostile);
 
+	samples_path = samples;
 	f = fopen(samples, "r");
 	if (!f) {
 		perror(samples);
@@ -516,8 +598,8 @@ int main(int argc, char **argv)
 		int v = vcpu_of_tid(e->is_chain ? e->c->tid : e->s.tid);
 
 		if (v < 0) {
-			if (e->is_chain)
-				orphans++;
+			if (e->is_chain && orphans++ < 5)
+				print_orphan(i);
 			continue;
 		}
 		if (!e->is_chain) {
@@ -530,8 +612,8 @@ int main(int argc, char **argv)
 		walk_ns[nr_chains++] = e->c->walk_ns;
 		if (e->c->end < NR_ENDS)
 			ends[e->c->end]++;
-		if (!nr_pending[v])
-			orphans++;
+		if (!nr_pending[v] && orphans++ < 5)
+			print_orphan(i);
 		for (size_t k = 0; k < nr_pending[v]; k++) {
 			const struct lab_sample *ps = &events[pending[v][k]].s;
 			const char *why = "";
