@@ -75,6 +75,9 @@ struct tally {
 	uint32_t vpid_seen[MAX_VCPUS], asid_list[MAX_ASIDS];
 	int nr_asids;
 	unsigned long in_range, cpl_ok, misc_ok, cr3_checked, cr3_ok, pcid_ok;
+	/* guest-mode samples outside known code: the first IPs, each counted */
+	struct { uint64_t ip, cr3; unsigned int cpl; unsigned long n; } stray_ip[16];
+	int nr_stray_ip;
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -284,6 +287,25 @@ static void count_guest_code(struct tally *t, const struct lab_sample *s, struct
 		t->pcid_ok++;
 }
 
+/* A guest-mode sample in no known code: kept by IP, for the ip check to show. */
+static void count_stray_ip(struct tally *t, const struct lab_sample *s)
+{
+	int i;
+
+	for (i = 0; i < t->nr_stray_ip; i++)
+		if (t->stray_ip[i].ip == s->ip) {
+			t->stray_ip[i].n++;
+			return;
+		}
+	if (t->nr_stray_ip == (int)(sizeof(t->stray_ip) / sizeof(t->stray_ip[0])))
+		return;
+	t->stray_ip[i].ip = s->ip;
+	t->stray_ip[i].cr3 = s->cr3;
+	t->stray_ip[i].cpl = lab_sample_cpl(s);
+	t->stray_ip[i].n = 1;
+	t->nr_stray_ip++;
+}
+
 /* A sample with a valid block (patched kernel). */
 static void count_block(struct tally *t, const struct lab_sample *s, int svm)
 {
@@ -308,6 +330,8 @@ static void count_block(struct tally *t, const struct lab_sample *s, int svm)
 	r = find_range(s->ip);
 	if (r)
 		count_guest_code(t, s, r);
+	else
+		count_stray_ip(t, s);
 }
 
 static void read_samples(const struct opts *o, struct tally *t)
@@ -353,6 +377,10 @@ static void check_code(const struct tally *t)
 	result("ip", t->in_range * 100 >= t->guest * 99,
 	       "%lu/%lu guest-mode samples in known code (%.2f%%)",
 	       t->in_range, t->guest, pct(t->in_range, t->guest));
+	for (int i = 0; i < t->nr_stray_ip; i++)
+		printf("lab-check:   in no known code: ip 0x%llx cpl %u cr3 0x%llx, %lu samples\n",
+		       (unsigned long long)t->stray_ip[i].ip, t->stray_ip[i].cpl,
+		       (unsigned long long)t->stray_ip[i].cr3, t->stray_ip[i].n);
 	result("cr3", t->cr3_checked && t->cr3_ok * 100 >= t->cr3_checked * 99,
 	       "%lu/%lu samples in per-process code carry that process's root (%.2f%%)",
 	       t->cr3_ok, t->cr3_checked, pct(t->cr3_ok, t->cr3_checked));
