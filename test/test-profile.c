@@ -527,6 +527,25 @@ static void pprof_holds_each_sample_with_its_labels(void)
 	vmctx_profile_free(p);
 }
 
+/* The file name of @p's first pprof mapping, "" if it has none; @nmaps: how many. */
+static char *first_mapping(const struct vmctx_profile *p, size_t *nmaps)
+{
+	struct pp pp;
+	char *name;
+
+	read_pprof(p, &pp);
+	*nmaps = pp.nmaps;
+	name = strdup(pp.nmaps ? pp_str(&pp, pp.map[0].filename) : "");
+	for (size_t i = 1; i < pp.nmaps; i++)
+		CHECK(i < 2 || pp.map[i - 1].id < pp.map[i].id, "mapping %zu: after the main one, by id", i);
+	for (size_t i = 0; i < pp.nmaps; i++)
+		for (size_t j = i + 1; j < pp.nmaps; j++)
+			CHECK(pp.map[i].id != pp.map[j].id && pp.map[i].filename != pp.map[j].filename,
+			      "mappings %zu and %zu: each once", i, j);
+	pp_free(&pp);
+	return name;
+}
+
 /*
  * pprof titles a profile with its first mapping, its main binary: that is
  * the mapping holding the most of the default (last) value in leaf
@@ -544,8 +563,8 @@ static void main_mapping_holds_the_most_leaf_time(void)
 	};
 	const struct vmctx_frame in_libc[] = { { .module = "libc.so.6", .address = 0x10 } };
 	struct vmctx_profile *p = vmctx_profile_new(&o);
-	struct pp pp;
-	size_t i, j;
+	size_t nmaps;
+	char *name;
 
 	/* [aegis128]: 100 as a caller, none as a leaf; libc.so.6: the most
 	 * of the first value; tree: the most of the last one */
@@ -553,27 +572,19 @@ static void main_mapping_holds_the_most_leaf_time(void)
 	add(p, in_tree, 2, NULL, 0, 1, 40);
 	add(p, in_tree, 2, NULL, 0, 1, 30);
 	add(p, in_libc, 1, NULL, 0, 500, 50);
-	read_pprof(p, &pp);
-	CHECK(pp.nmaps == 4 && !strcmp(pp_str(&pp, pp.map[0].filename), "tree"),
-	      "four mappings, tree (70 of the last value in leaves) first: %s",
-	      pp.nmaps ? pp_str(&pp, pp.map[0].filename) : "none");
-	for (i = 1; i < pp.nmaps; i++)
-		CHECK(i < 2 || pp.map[i - 1].id < pp.map[i].id, "mapping %zu: after the main one, by id", i);
-	for (i = 0; i < pp.nmaps; i++)
-		for (j = i + 1; j < pp.nmaps; j++)
-			CHECK(pp.map[i].id != pp.map[j].id && pp.map[i].filename != pp.map[j].filename,
-			      "mappings %zu and %zu: each once", i, j);
-	pp_free(&pp);
+	name = first_mapping(p, &nmaps);
+	CHECK(nmaps == 4 && !strcmp(name, "tree"),
+	      "four mappings, tree (70 of the last value in leaves) first: %s", name);
+	free(name);
 	vmctx_profile_free(p);
 	/* a tie between tree and vmlinux: the first of them in text order */
 	p = vmctx_profile_new(&o);
 	add(p, in_kernel, 2, NULL, 0, 1, 5);
 	add(p, in_tree, 2, NULL, 0, 1, 5);
-	read_pprof(p, &pp);
-	CHECK(pp.nmaps == 3 && !strcmp(pp_str(&pp, pp.map[0].filename), "tree"),
-	      "a tie: tree, first in text order of the two: %s",
-	      pp.nmaps ? pp_str(&pp, pp.map[0].filename) : "none");
-	pp_free(&pp);
+	name = first_mapping(p, &nmaps);
+	CHECK(nmaps == 3 && !strcmp(name, "tree"), "a tie: tree, first in text order of the two: %s",
+	      name);
+	free(name);
 	vmctx_profile_free(p);
 }
 
