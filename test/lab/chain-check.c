@@ -426,11 +426,6 @@ static int script_checks(const char *what, unsigned long guest, unsigned long ex
 	return failed;
 }
 
-/*
- * A chain with no sample before it in time: print it with the samples of
- * its thread nearest it, before and after, so that a miss says whether the
- * sample is missing or its time came after the chain's (another CPU).
- */
 static const char *samples_path;
 
 /* Every record of the chain's thread from 1 ms before it to 3 ms after, in any mode. */
@@ -470,40 +465,24 @@ static void print_window(const struct lab_chain *c)
 	fclose(f);
 }
 
+/*
+ * A chain with no sample before it in time: print it, then its thread's
+ * records around it (print_window), so that a miss says whether the
+ * sample is missing or its time came after the chain's (another CPU).
+ */
 static void print_orphan(size_t i)
 {
-	const struct lab_chain *c = events[i].c, *prev = NULL;
-	const struct event *near[2] = { NULL, NULL };
-	size_t before = 0, after = 0;
+	const struct lab_chain *c = events[i].c;
+	size_t before = 0, all = 0;
 
-	for (size_t k = i; k-- > 0 && !near[0];)
-		if (!events[k].is_chain && events[k].s.tid == c->tid)
-			near[0] = &events[k];
-	for (size_t k = i + 1; k < nr_events && !near[1]; k++)
-		if (!events[k].is_chain && events[k].s.tid == c->tid)
-			near[1] = &events[k];
-	for (size_t k = 0; k < nr_events; k++) {
-		if (!events[k].is_chain || events[k].c->tid != c->tid)
-			continue;
-		if (k < i) {
-			before++;
-			prev = events[k].c;
-		} else if (k > i) {
-			after++;
+	for (size_t k = 0; k < nr_events; k++)
+		if (events[k].is_chain && events[k].c->tid == c->tid) {
+			all++;
+			before += k < i;
 		}
-	}
-	printf("lab-chain-check: a chain with no sample: tid %u cpu %u time %llu ip 0x%llx nr %u walk %u ns (its thread's chain %zu of %zu)",
+	printf("lab-chain-check: a chain with no sample: tid %u cpu %u time %llu ip 0x%llx nr %u walk %u ns (its thread's chain %zu of %zu)\n",
 	       c->tid, c->cpu, (unsigned long long)c->time, (unsigned long long)c->ips[0],
-	       c->nr, c->walk_ns, before + 1, before + after + 1);
-	if (prev)
-		printf("; the chain before: cpu %u, %+lld ns, ip 0x%llx", prev->cpu,
-		       (long long)(prev->time - c->time), (unsigned long long)prev->ips[0]);
-	for (int k = 0; k < 2; k++)
-		if (near[k])
-			printf("; the sample %s: cpu %u, %+lld ns, ip 0x%llx", k ? "after" : "before",
-			       near[k]->s.cpu, (long long)(near[k]->time - c->time),
-			       (unsigned long long)near[k]->s.ip);
-	putchar('\n');
+	       c->nr, c->walk_ns, before + 1, all);
 	print_window(c);
 }
 
