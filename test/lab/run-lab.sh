@@ -15,7 +15,9 @@
 #   stock perf's guest user/kernel mislabel ->
 #   the Linux-guest lab (guest/run-linux-lab.sh): a real Linux L2 with
 #   vmctx_guest.ko and vmctx-agent, resolved through its bundle, PTI on
-#   and off on SVM, and PTI on with PCID on VMX.
+#   and off on SVM, and PTI on with PCID on VMX ->
+#   the soak (guest/soak.sh): the perf run's shape booted on a stock L1
+#   and on the patched one at once (VMCTX_LAB_SOAK boots each), counted.
 #
 # Exits 0 only if every check passed.  Its environment variables (which
 # parts to run, where to build) are in the Knobs table of test/lab/README.
@@ -176,6 +178,14 @@ if [ "${VMCTX_LAB_LINUX:-1}" = 1 ]; then
 		VMCTX_LINUX_VMX=1 VMCTX_LINUX_RUNS=on "$LAB_SRC/guest/run-linux-lab.sh" ||
 			failed "Linux guest (VMX)"
 		log "Linux-guest lab on VMX took $((SECONDS - t)) s"
+	fi
+	# the soak: boots of the perf run's shape on a stock L1 and on the
+	# patched one at once, counted (guest/soak.sh; make soak boots more)
+	if [ "${VMCTX_LAB_SOAK:-1}" != 0 ]; then
+		t=$SECONDS
+		VMCTX_SOAK_BOOTS=${VMCTX_LAB_SOAK:-1} VMCTX_SOAK_TOGETHER=1 "$LAB_SRC/guest/soak.sh" ||
+			failed "soak"
+		log "the soak took $((SECONDS - t)) s"
 	fi
 fi
 

@@ -26,6 +26,13 @@
 period=1000000 secs=4 pti=on dump=0 host=lab-record churn=0 guests=1 together=0 cost=1 checks=l1 vmcs=1
 lab_args period secs pti dump host churn guests together cost checks vmcs
 finish() {
+	# L1's own lockdep, KASAN, UBSAN and WARN/BUG reports: at loglevel=4
+	# a WARNING never reaches the console, so count them in the log and
+	# show the first (run-linux-lab.sh fails a boot that has any)
+	n=$(dmesg | grep -cE 'WARNING:|BUG:|KASAN:|UBSAN:|possible circular locking|inconsistent lock state|suspicious RCU usage|Call Trace:')
+	echo "VMCTX-LAB: kernel splats: $n"
+	[ "$n" = 0 ] || dmesg | grep -E -m 1 -A 12 'WARNING:|BUG:|KASAN:|UBSAN:|possible circular|inconsistent lock|suspicious RCU' |
+		sed 's/^/VMCTX-LAB: splat: /'
 	echo "VMCTX-LAB: RESULT $1"
 	sleep 2
 	reboot -f
@@ -38,6 +45,25 @@ stamp() { echo "VMCTX-LAB: at $(cut -d' ' -f1 /proc/uptime) s: $*"; }
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 [ -c /dev/kvm ] || finish "FAIL no /dev/kvm"
+# A heartbeat every 30 s, with the size of the guests' consoles (which L1
+# shows only once the recording ends: a growing size is the run's
+# progress), and every 2 minutes the tasks that run or wait
+# uninterruptibly, with where they wait: run-linux-lab.sh tells an L1
+# whose kernel stopped (no heartbeat) from one whose run stopped moving
+# (heartbeats and nothing else).  (Its own line prefix, which the lab
+# does not count as progress.)
+(
+	i=0
+	while sleep 30; do
+		i=$((i + 1))
+		echo "VMCTX-LAB: heartbeat $(cut -d' ' -f1 /proc/uptime) s, guests' consoles $(cat /tmp/l2-*.log 2>/dev/null | wc -c) bytes"
+		[ $((i % 4)) = 0 ] || continue
+		for d in /proc/[0-9]*; do
+			st=$(sed 's/.*) //; s/ .*//' $d/stat 2>/dev/null) || continue
+			case $st in R|D) echo "VMCTX-LAB: heartbeat task ${d#/proc/} $(cat $d/comm 2>/dev/null) $st $(cat $d/wchan 2>/dev/null)" ;; esac
+		done
+	done
+) &
 # An L2 guest that triple-faults exits to KVM with SHUTDOWN (SVM 0x7f, VMX
 # 2), and its QEMU, under -no-reboot, exits as after a reboot: trace those
 # exits, so that a reset guest can be told to have triple-faulted (tails)
@@ -93,7 +119,7 @@ all=$(seq 1 "$guests" | tr "\n" " ")
 # guests running at once under nested QEMU TCG made the emulator reset L1
 # or an L2 guest without a word in 4 of about 10 boots, while one at a
 # time has run reliably for hundreds.
-# A guest whose window has not closed after 1,500 polls 0.2 s apart (5
+# A guest whose console has said nothing for 1,500 polls 0.2 s apart (5
 # minutes or more; a run takes 50 to 150 s) is stopped and named on a
 # GUEST-HUNG line: the emulator has hung an L2 guest so, in about one boot
 # in 20, and run-linux-lab.sh then tries again rather than wait for its
@@ -101,12 +127,21 @@ all=$(seq 1 "$guests" | tr "\n" " ")
 # each poll started two processes in L1 every 50 ms, and in 5 of the 7
 # boots so run the emulator reset a guest or L1, against about 1 in 5.)
 cat > /tmp/window.sh <<EOS
-# poll N: wait 0.2 s more for guest N, the 1500th time its last
+# poll N: wait 0.2 s more for guest N; the 1500th poll in a row in which
+# its console did not grow is its last: a guest is hung when it says
+# nothing for that long, however slow the machine makes its work (a
+# KASAN L1 on a loaded machine took 330 s to boot a guest)
+# (its size is read every tenth poll: a process more each time, and
+# processes started often have gone with more emulator resets)
 poll() {
 	usleep 200000
 	i=\$((i + 1))
+	if [ \$((i % 10)) = 0 ]; then
+		size=\$(stat -c %s /tmp/l2-\$1.log 2>/dev/null || echo 0)
+		[ "\$size" = "\${last:-}" ] || { last=\$size; i=0; }
+	fi
 	[ \$i -lt 1500 ] && return
-	echo "VMCTX-LAB: GUEST-HUNG guest\$1: its window did not close after 1500 polls"
+	echo "VMCTX-LAB: GUEST-HUNG guest\$1: its console said nothing for 1500 polls (5 minutes or more)"
 	kill \$(cat /tmp/l2-\$1.pid)
 	exit 1
 }
@@ -158,10 +193,11 @@ elif [ "$host" = soak ]; then
 	# what --vmcs-ctx records besides the samples' guest context (its
 	# context switches, sample ids and every kvm_vcpu_wakeup), so that
 	# an unpatched L1 does the same work
-	opts="--vmcs-ctx -e cpu-clock"
+	# (a tracepoint keeps its period of 1 where no -c is given)
+	opts="--vmcs-ctx -e cpu-clock -c $period"
 	[ "$vmcs" = 1 ] ||
-		opts="--switch-events --sample-identifier -e cpu-clock -e kvm:kvm_vcpu_wakeup/period=1/"
-	perf record $opts -c "$period" -a -o /tmp/perf.data -- sh /tmp/window.sh \
+		opts="--switch-events --sample-identifier -e cpu-clock/period=$period/ -e kvm:kvm_vcpu_wakeup"
+	perf record $opts -a -o /tmp/perf.data -- sh /tmp/window.sh \
 		2> /tmp/perf-record.err ||
 		{ cat /tmp/perf-record.err; tails; finish "SOAK-FAIL perf record of the L2 guests"; }
 	grep -v '^\[ perf record' /tmp/perf-record.err
@@ -202,15 +238,13 @@ for n in $all; do
 done
 kill $progress
 if [ "$host" = soak ]; then
-	# the soak's verdict is run-linux-lab.sh's: L1's console and the
-	# guests' GUEST-RESET lines; perf report must still read the recording
+	# the soak's verdict is run-linux-lab.sh's: L1's console, its log and
+	# the guests' GUEST-RESET lines
 	tails | grep -aE '^VMCTX-LAB: (GUEST-RESET|L2 SHUTDOWN)'
 	for n in $all; do
 		grep -aq '^VMCTX-L2: DONE' /tmp/l2-$n.log || finish "SOAK-FAIL guest$n did not say DONE"
 	done
-	perf report -i /tmp/perf.data --stdio > /tmp/report.out 2> /tmp/report.err ||
-		{ tail -n 3 /tmp/report.err; finish "SOAK-FAIL perf report of the recording"; }
-	finish "SOAK guests=$guests vmcs=$vmcs samples=$(sed -n 's/^# Samples: \([0-9.]*[KM]*\) .*/\1/p' /tmp/report.out | head -n 1)"
+	finish "SOAK guests=$guests vmcs=$vmcs $(sed -n 's/.*(\([0-9]* samples\)).*/\1/p' /tmp/perf-record.err)"
 fi
 maps=
 for n in $all; do

@@ -26,7 +26,8 @@ set -euo pipefail
 . "$(dirname "$0")/../lab-env.sh"
 
 G=$LAB_SRC/guest
-W=$LAB_DIR/linux
+# VMCTX_LINUX_WORK: another work directory, for a second run at once (soak.sh)
+W=${VMCTX_LINUX_WORK:-$LAB_DIR/linux}
 mkdir -p "$W" "$RESULTS_DIR"
 "$LAB_SRC/install-deps.sh"
 [ -f /usr/share/seabios/bios-256k.bin ] || die "no /usr/share/seabios/bios-256k.bin (package seabios)"
@@ -303,11 +304,15 @@ check_chains() {
 # console in LOGF, and say how the boot ended in $outcome:
 #   ok        L1 printed a result line and no guest was reset or hung
 #   l1-oops   L1's own kernel printed a BUG, Oops, WARNING, KASAN, UBSAN,
-#             soft lockup or RCU stall report, or panicked: never the
+#             soft lockup or RCU stall report, or panicked, on its console
+#             or in the log l1-init.sh's finish() reads: never the
 #             emulator's alone, so never tried again
 #   l1-died   L1 stopped with no result line and no oops (a reset or
 #             triple fault of the emulated machine, or QEMU's exit)
-#   l1-hung   L1 printed nothing for $VMCTX_L1_SILENCE s and was stopped
+#   l1-hung   L1 printed nothing, not even its heartbeat, for
+#             $VMCTX_L1_SILENCE s and was stopped: its kernel stopped
+#   l1-stuck  L1's heartbeat went on but nothing else came for as long:
+#             its kernel ran, the run did not move (its busy tasks shown)
 #   l2-reset  an L2 guest's QEMU exited before the guest said DONE
 #   l2-hung   an L2 guest's window did not close (GUEST-HUNG)
 #   slow      the run was too slow to judge (RESULT SLOW: lab-linux-check's
@@ -338,18 +343,28 @@ boot_once() {
 	# guests' progress); one that has said nothing for
 	# ${VMCTX_L1_SILENCE:-300} s has hung, and is stopped rather than
 	# left to the timeout.
-	panicked= size=0 heard=$SECONDS silent=
+	# (L1's heartbeat lines, every 30 s, are not progress but for the
+	# size of the guests' consoles they give: they say that its kernel
+	# still schedules, so that a silence is told as L1's kernel stopping
+	# or as the run stopping with L1 alive)
+	panicked= lines=0 grown= heard=$SECONDS beats=0 beat=$SECONDS silent=
 	while kill -0 "$qemu" 2>/dev/null; do
 		if [ -z "$panicked" ] && grep -aq '^Kernel panic - not syncing' "$logf"; then
 			panicked=$SECONDS
 		elif [ -n "$panicked" ] && [ $((SECONDS - panicked)) -ge 20 ]; then
 			kill "$qemu" 2>/dev/null || true  # timeout passes it on
 		fi
-		if [ "$(stat -c %s "$logf")" != "$size" ]; then
-			size=$(stat -c %s "$logf") heard=$SECONDS
+		n=$(grep -avc '^VMCTX-LAB: heartbeat' "$logf") || :
+		b=$(grep -ac '^VMCTX-LAB: heartbeat [0-9]' "$logf") || :
+		[ "$b" = "$beats" ] || beats=$b beat=$SECONDS
+		# (and the guests' consoles growing, which the heartbeat says)
+		g=$(grep -a '^VMCTX-LAB: heartbeat [0-9]' "$logf" | tail -n 1 |
+			sed -n 's/.* consoles \([0-9]*\) bytes.*/\1/p') || :
+		if [ "$n" != "$lines" ] || [ "$g" != "$grown" ]; then
+			lines=$n grown=$g heard=$SECONDS
 		elif [ -z "$silent" ] && [ $((SECONDS - heard)) -ge "${VMCTX_L1_SILENCE:-300}" ]; then
 			silent=1
-			log "L1 has printed nothing for $((SECONDS - heard)) s: stopping it"
+			log "L1 and its guests have printed nothing but heartbeats for $((SECONDS - heard)) s (its last heartbeat $((SECONDS - beat)) s ago): stopping it"
 			kill "$qemu" 2>/dev/null || true
 		fi
 		sleep 2
@@ -357,21 +372,26 @@ boot_once() {
 	wait "$qemu" || rc=$?
 	resets=$(grep -c 'CPU Reset' "$logf.cpu-reset.$try" 2>/dev/null) || true
 	triples=$(grep -c 'Triple fault' "$logf.cpu-reset.$try" 2>/dev/null) || true
-	splat=$(sed 's/\r$//' "$logf" | grep -aE -m 1 "$L1_OOPS" || true)
+	splat=$(sed 's/\r$//' "$logf" | grep -aE -m 1 "$L1_OOPS|^VMCTX-LAB: splat: " || true)
 	if [ -n "$splat" ]; then
 		outcome=l1-oops
 		log "L1's kernel complained: $(sed 's/\r$//' "$logf" | grep -aE -m 3 "$L1_OOPS|^RIP:" | tr '\n' ' ')"
+	elif [ -n "$silent" ] && [ $((SECONDS - beat)) -lt 90 ]; then
+		outcome=l1-stuck
+		log "L1 was alive but its run made no progress; its busy tasks: $(grep -a '^VMCTX-LAB: heartbeat task' "$logf" | tail -n 6 | sed 's/^VMCTX-LAB: heartbeat task //; s/\r$//' | tr '\n' ';')"
 	elif [ -n "$silent" ]; then
 		outcome=l1-hung
 	elif ! grep -aq '^VMCTX-LAB: RESULT' "$logf"; then
 		outcome=l1-died
 		log "L1 stopped with no result line (QEMU exit status $rc; $resets CPU resets and $triples triple faults logged in $logf.cpu-reset.$try)"
-	elif grep -aq '^VMCTX-LAB: GUEST-RESET' "$logf"; then
-		outcome=l2-reset
-		log "an L2 guest stopped before it said DONE: $(grep -a '^VMCTX-LAB: GUEST-RESET' "$logf" | sed 's/.* //; s/\r$//' | tr '\n' ' ')"
 	elif grep -aq '^VMCTX-LAB: GUEST-HUNG' "$logf"; then
+		# (before the resets: a hung guest is stopped, which tails
+		# then names as reset too)
 		outcome=l2-hung
 		log "an L2 guest hung: $(grep -a -m1 '^VMCTX-LAB: GUEST-HUNG' "$logf" | sed 's/^VMCTX-LAB: GUEST-HUNG //; s/\r$//')"
+	elif grep -aq '^VMCTX-LAB: GUEST-RESET' "$logf"; then
+		outcome=l2-reset
+		log "an L2 guest stopped before it said DONE: $(grep -a '^VMCTX-LAB: GUEST-RESET' "$logf" | sed 's/.* //; s/\r$//' | tr '\n' ' ')$(grep -aq '^VMCTX-LAB: L2 SHUTDOWN' "$logf" && echo ', after a triple fault')"
 	elif grep -aq '^VMCTX-LAB: RESULT SLOW' "$logf"; then
 		outcome=slow
 		log "$(grep -a -m1 '^lab-linux-check: SLOW' "$logf" | sed 's/\r$//')"
@@ -388,7 +408,7 @@ boot_once() {
 # hang, and on more L2 resets and hangs than VMCTX_SOAK_MAX_L2 (the
 # unpatched baseline's count for as many boots; soak.sh says so).
 soak() {
-	local n=${VMCTX_SOAK_BOOTS:-3} i t keys vmcs=1 ok=0 oops=0 died=0 hung=0 l2=0 l2h=0
+	local n=${VMCTX_SOAK_BOOTS:-3} i t keys vmcs=1 ok=0 failed=0 oops=0 died=0 hung=0 stuck=0 l2=0 l2h=0
 	[ "$flavour" = stock ] && vmcs=0
 	keys="vmctx.pti=off vmctx.host=soak vmctx.vmcs=$vmcs vmctx.churn=${VMCTX_LINUX_CHURN:-60} vmctx.guests=$((1 + second))"
 	for i in $(seq 1 "$n"); do
@@ -396,18 +416,23 @@ soak() {
 		logf=$RESULTS_DIR/soak-$flavour-$i.log
 		log "soak boot $i of $n: $flavour L1 (${VMCTX_TCG:-tcg}), two Linux guests under perf record$([ $vmcs = 1 ] && echo ' --vmcs-ctx') -a"
 		boot_once "$logf" 1 $keys
+		# (a boot that ran to its end but whose perf record failed is
+		# none of these: counted as failed)
+		[ $outcome = ok ] && ! grep -aq '^VMCTX-LAB: RESULT SOAK ' "$logf" && outcome=failed
 		case $outcome in
-		ok) grep -aq '^VMCTX-LAB: RESULT SOAK ' "$logf" && ok=$((ok + 1)) || died=$((died + 1)) ;;
+		ok) ok=$((ok + 1)) ;;
+		failed) failed=$((failed + 1)) ;;
 		l1-oops) oops=$((oops + 1)) ;;
 		l1-died) died=$((died + 1)) ;;
 		l1-hung) hung=$((hung + 1)) ;;
+		l1-stuck) stuck=$((stuck + 1)) ;;
 		l2-reset) l2=$((l2 + 1)) ;;
 		l2-hung) l2h=$((l2h + 1)) ;;
 		esac
 		echo "soak: boot $i $flavour: $outcome in $((SECONDS - t)) s, $resets CPU resets, $triples triple faults; $(grep -a -m1 '^VMCTX-LAB: RESULT' "$logf" | sed 's/\r$//; s/^VMCTX-LAB: //')"
 	done
-	echo "soak: $flavour L1, ${VMCTX_TCG:-tcg}, $n boots: $ok passed, $oops L1 oops, $died L1 died, $hung L1 hung, $l2 with an L2 reset, $l2h with an L2 hang"
-	[ $oops = 0 ] && [ $died = 0 ] && [ $hung = 0 ] &&
+	echo "soak: $flavour L1, ${VMCTX_TCG:-tcg}, $n boots: $ok passed, $failed failed otherwise, $oops L1 oops, $died L1 died, $hung L1 hung, $stuck L1 stuck, $l2 with an L2 reset, $l2h with an L2 hang"
+	[ $failed = 0 ] && [ $oops = 0 ] && [ $died = 0 ] && [ $hung = 0 ] && [ $stuck = 0 ] &&
 		[ $((l2 + l2h)) -le "${VMCTX_SOAK_MAX_L2:-$n}" ]
 }
 

@@ -7,29 +7,39 @@
 # emulator resets most: L1 (QEMU TCG, AMD SVM, 2 CPUs) runs Debian's 6.1
 # guest (the module agent and BPF, 60 s of churn) then Debian's 6.12 guest
 # (BPF), one after the other, under 'perf record -e cpu-clock -a', with
-# --vmcs-ctx on the patched L1.  No check of perf's output: only how each
-# boot ended (run-linux-lab.sh's boot_once: ok, L1 oops, L1 died, L1 hung,
-# L2 reset, L2 hung).  No boot is tried again.
+# --vmcs-ctx on the patched L1, and on the stock one with what --vmcs-ctx
+# records besides the guest context.  No check of perf's output: only how
+# each boot ended (run-linux-lab.sh's boot_once: ok, L1 oops, L1 died, L1
+# hung, L2 reset, L2 hung).  No boot is tried again.
 #
-# Fails on any L1 oops, splat, death or hang of a patched L1, and on more
-# boots with an L2 reset or hang than the baseline had, scaled to as many
-# boots.  The baseline is the same boots on the stock L1 (build-kernel.sh
-# stock: the same tree and config without the series), whose figures are
-# printed beside; its own L1 deaths are the emulator's, and are printed,
-# not failed on.
+# Fails on any oops or splat of a patched L1 (a kernel's report is never
+# the emulator's), on a perf record that failed, and on more boots in
+# which L1 died, hung or stuck, or in which an L2 guest reset or hung,
+# than the baseline had, by more than VMCTX_SOAK_SLACK (1): the emulator
+# (QEMU 7.2's multi-threaded TCG, nested SVM) resets, triple-faults and
+# hangs an unpatched L1 and its guests too, on a loaded machine in about
+# one boot in two (test/lab/guest/README), and a few boots cannot tell
+# one such fault more from a bug.  The baseline is the same boots on the
+# stock L1 (build-kernel.sh stock: the same tree and config without the
+# series), whose figures are printed beside, not failed on.
 #
 # Environment (and lab-env.sh's):
-#   VMCTX_SOAK_BOOTS   boots of each L1 (default 2; 'make soak' 10)
-#   VMCTX_SOAK_L1      the L1s, baseline first (default "stock patched";
-#                      "debug" is the patched L1 with lockdep and KASAN)
-#   VMCTX_SOAK_LOAD    1: a CPU-bound loop beside the emulator all along,
-#                      as a loaded machine has
-#   VMCTX_TCG          QEMU's -accel options (default tcg: multi-threaded)
+#   VMCTX_SOAK_BOOTS     boots of each L1 (default 2; 'make soak' 10)
+#   VMCTX_SOAK_L1        the L1s, the baseline first (default "stock
+#                        patched"; "debug" is the patched L1 with lockdep
+#                        and KASAN)
+#   VMCTX_SOAK_TOGETHER  1: the L1s boot at once, each the other's load
+#                        (each in its own work directory)
+#   VMCTX_SOAK_LOAD      1: a CPU-bound loop beside the emulators all along
+#   VMCTX_SOAK_SLACK     boots of each kind of fault the patched L1 may
+#                        have beyond the baseline's (default 1)
+#   VMCTX_TCG            QEMU's -accel options (default tcg: multi-threaded)
 set -euo pipefail
 . "$(dirname "$0")/../lab-env.sh"
 
 boots=${VMCTX_SOAK_BOOTS:-2}
 l1s=${VMCTX_SOAK_L1:-stock patched}
+together=${VMCTX_SOAK_TOGETHER:-0}
 mkdir -p "$RESULTS_DIR"
 load=
 if [ "${VMCTX_SOAK_LOAD:-0}" = 1 ]; then
@@ -39,34 +49,67 @@ if [ "${VMCTX_SOAK_LOAD:-0}" = 1 ]; then
 	log "a CPU-bound loop runs beside the emulator (pid $load)"
 fi
 
-base_l2= base_boots= bad=0 lines=()
+# run_one FLAVOUR: its boots, its log in $RESULTS_DIR/soak-FLAVOUR.out
+run_one() {
+	local f=$1 work=
+	[ "$together" = 1 ] && work=$LAB_DIR/linux-soak-$f
+	log "the $f L1: $boots boots (its log: $RESULTS_DIR/soak-$f.out)"
+	VMCTX_LINUX_RUNS=soak VMCTX_LINUX_L1=$f VMCTX_SOAK_BOOTS=$boots VMCTX_SOAK_MAX_L2=$boots \
+		VMCTX_LINUX_WORK=$work "$LAB_SRC/guest/run-linux-lab.sh" > "$RESULTS_DIR/soak-$f.out" 2>&1 || :
+	grep -aE '^soak:|kernel complained|ERROR' "$RESULTS_DIR/soak-$f.out" || :
+}
+pids=()
 for f in $l1s; do
-	out=$RESULTS_DIR/soak-$f.out
-	max=$boots
-	if [ "$f" != stock ] && [ -n "$base_l2" ]; then
-		# the baseline's rate of boots with an L2 reset or hang, in
-		# as many boots, rounded up
-		max=$(( (base_l2 * boots + base_boots - 1) / base_boots ))
-	fi
-	rc=0
-	log "the $f L1: $boots boots (its log: $out)"
-	VMCTX_LINUX_RUNS=soak VMCTX_LINUX_L1=$f VMCTX_SOAK_BOOTS=$boots VMCTX_SOAK_MAX_L2=$max \
-		"$LAB_SRC/guest/run-linux-lab.sh" > "$out" 2>&1 || rc=$?
-	grep -aE '^soak:|L1.s kernel complained|ERROR' "$out" || :
-	sum=$(grep -a '^soak: .* boots: ' "$out" | tail -n 1)
-	[ -n "$sum" ] || { log "the $f soak printed no counts; see $out"; bad=1; continue; }
-	lines+=("$sum")
-	l2=$(echo "$sum" | sed -n 's/.* \([0-9]*\) with an L2 reset, \([0-9]*\) with an L2 hang$/\1 \2/p')
-	if [ "$f" = stock ]; then
-		base_l2=$(( ${l2% *} + ${l2#* } )) base_boots=$boots
-		continue	# the baseline: the emulator's rate, not a verdict
-	fi
-	if [ "$rc" != 0 ]; then
-		bad=1
-		log "the $f L1 failed the soak (at most $max boots with an L2 reset or hang allowed)"
+	if [ "$together" = 1 ]; then
+		run_one "$f" &
+		pids+=($!)
+		sleep 60	# (their builds and packing one after the other)
+	else
+		run_one "$f"
 	fi
 done
-echo "soak: summary ($boots boots each$([ -n "$load" ] && echo ', a second CPU load beside'), ${VMCTX_TCG:-tcg}):"
+[ ${#pids[@]} = 0 ] || wait "${pids[@]}"
+
+# count N WHAT LINE: the number before WHAT in a summary line
+count() { sed -n "s/.* \([0-9]*\) $1.*/\1/p" <<<"$2"; }
+slack=${VMCTX_SOAK_SLACK:-1}
+base_l1= base_l2= bad=0 lines=()
+for f in $l1s; do
+	sum=$(grep -a '^soak: .* boots: ' "$RESULTS_DIR/soak-$f.out" | tail -n 1)
+	if [ -z "$sum" ]; then
+		log "the $f soak printed no counts; see $RESULTS_DIR/soak-$f.out"
+		bad=1
+		continue
+	fi
+	lines+=("$sum")
+	l1=$(( $(count 'L1 died' "$sum") + $(count 'L1 hung' "$sum") + $(count 'L1 stuck' "$sum") ))
+	l2=$(( $(count 'with an L2 reset' "$sum") + $(count 'with an L2 hang' "$sum") ))
+	if [ "$f" = stock ]; then
+		base_l1=$l1 base_l2=$l2	# the baseline: the emulator's rate
+		continue
+	fi
+	if [ "$(count 'L1 oops' "$sum")" != 0 ]; then
+		bad=1
+		log "FAILED: the $f L1's kernel complained in $(count 'L1 oops' "$sum") of $boots boots"
+	fi
+	if [ "$(count 'failed otherwise' "$sum")" != 0 ]; then
+		bad=1
+		log "FAILED: perf record failed on the $f L1 in $(count 'failed otherwise' "$sum") of $boots boots"
+	fi
+	if [ -z "$base_l1" ]; then
+		[ $((l1 + l2)) = 0 ] || log "no stock baseline: the $f L1's $l1 deaths or hangs and $l2 guest faults are not judged"
+		continue
+	fi
+	if [ "$l1" -gt $((base_l1 + slack)) ]; then
+		bad=1
+		log "FAILED: the $f L1 died, hung or stuck in $l1 of $boots boots, the stock L1 in $base_l1"
+	fi
+	if [ "$l2" -gt $((base_l2 + slack)) ]; then
+		bad=1
+		log "FAILED: an L2 guest reset or hung in $l2 of $boots boots of the $f L1, of the stock L1 in $base_l2"
+	fi
+done
+echo "soak: summary ($boots boots each, slack $slack$([ "$together" = 1 ] && echo ', the L1s at once')$([ -n "$load" ] && echo ', a second CPU load beside'), ${VMCTX_TCG:-tcg}):"
 for l in "${lines[@]}"; do echo "  $l"; done
 [ $bad = 0 ] || die "the soak failed; consoles in $RESULTS_DIR/soak-*.log"
 log "the soak passed"
