@@ -90,7 +90,8 @@ tree_state() {
 # stage_perf DIR: the patched perf (build-perf.sh) at DIR/bin/perf,
 # stripped, with every library ldd lists at the same path as here, the
 # loader included; libvmctx.so.0 is found through perf's rpath
-# ($LAB_DIR/vmctx/lib).
+# ($LAB_DIR/vmctx/lib), or in /lib/x86_64-linux-gnu where that path is
+# hidden.
 stage_perf() {
 	local stage=$1 perf=$LAB_DIR/out/perf/perf lib vlib
 	[ -x "$perf" ] || "$LAB_SRC/build-perf.sh"
@@ -104,4 +105,8 @@ stage_perf() {
 	vlib=$stage$LAB_DIR/vmctx/lib/libvmctx.so.0
 	[ -f "$vlib" ] || die "ldd does not list $LAB_DIR/vmctx/lib/libvmctx.so.0 for $perf"
 	strip --strip-unneeded "$vlib"
+	# and where the loader looks after the rpath: a lab directory under
+	# /tmp is hidden in L1 by the tmpfs mounted there
+	mkdir -p "$stage/lib/x86_64-linux-gnu"
+	cp "$vlib" "$stage/lib/x86_64-linux-gnu/"
 }
