@@ -47,17 +47,19 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 [ -c /dev/kvm ] || finish "FAIL no /dev/kvm"
 # A heartbeat every 30 s, with the size of the guests' consoles (which L1
 # shows only once the recording ends: a growing size is the run's
-# progress), and every 2 minutes the tasks that run or wait
-# uninterruptibly, with where they wait: run-linux-lab.sh tells an L1
+# progress), and when they did not grow since the last beat the tasks
+# that run or wait uninterruptibly, with where they wait: run-linux-lab.sh tells an L1
 # whose kernel stopped (no heartbeat) from one whose run stopped moving
 # (heartbeats and nothing else).  (Its own line prefix, which the lab
 # does not count as progress.)
 (
-	i=0
+	last=
 	while sleep 30; do
-		i=$((i + 1))
-		echo "VMCTX-LAB: heartbeat $(cut -d' ' -f1 /proc/uptime) s, guests' consoles $(cat /tmp/l2-*.log 2>/dev/null | wc -c) bytes"
-		[ $((i % 4)) = 0 ] || continue
+		bytes=$(cat /tmp/l2-*.log 2>/dev/null | wc -c)
+		echo "VMCTX-LAB: heartbeat $(cut -d' ' -f1 /proc/uptime) s, guests' consoles $bytes bytes"
+		# the tasks only when the guests said nothing since the last
+		# beat: a few processes per task, which a healthy run is spared
+		[ "$bytes" = "$last" ] || { last=$bytes; continue; }
 		for d in /proc/[0-9]*; do
 			st=$(sed 's/.*) //; s/ .*//' $d/stat 2>/dev/null) || continue
 			case $st in R|D) echo "VMCTX-LAB: heartbeat task ${d#/proc/} $(cat $d/comm 2>/dev/null) $st $(cat $d/wchan 2>/dev/null)" ;; esac
