@@ -505,7 +505,8 @@ for pti in ${VMCTX_LINUX_RUNS:-on off chains}; do
 		log "pti=$pti: FAILED; console tail:"
 		tail -n 30 "$logf" | sed 's/\r$//'
 		failures=$((failures + 1))
-		why=$(grep -a -m1 '^VMCTX-LAB: RESULT' "$logf" | sed 's/\r$//; s/^VMCTX-LAB: RESULT //')
+		# (the last result line: the host's checks add theirs after L1's)
+		why=$(grep -a '^VMCTX-LAB: RESULT' "$logf" | tail -n 1 | sed 's/\r$//; s/^VMCTX-LAB: RESULT //')
 		[ "${outcome:-ok}" = ok ] || why="the last of $tries boot(s) ended: $outcome${splat:+ ($splat)}; boots:$how"
 		failed_runs+=("pti=$pti: ${why:-no result line}; console $logf")
 	fi
