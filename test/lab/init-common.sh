@@ -27,3 +27,11 @@ lab_args() {
 		esac
 	done
 }
+
+# kernel_splats: how many lockdep, KASAN, UBSAN and WARN/BUG report lines
+# the kernel's log holds (the debug L1 has them all), as a line the lab
+# reads: "VMCTX-LAB: kernel splats: N"
+SPLATS='WARNING:|BUG:|KASAN:|UBSAN:|possible circular locking|inconsistent lock state|suspicious RCU usage|Call Trace:'
+kernel_splats() {
+	echo "VMCTX-LAB: kernel splats: $(dmesg | grep -cE "$SPLATS")"
+}

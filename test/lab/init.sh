@@ -33,8 +33,7 @@ echo "VMCTX-LAB: L1 up: mode=$mode isa=$isa cpus=$(grep -c ^processor /proc/cpui
 dmesg | grep -iE 'kvm|svm|vmx' | tail -5
 
 finish() {
-	# lockdep, KASAN, UBSAN and WARN/BUG reports (the debug L1 has them all)
-	echo "VMCTX-LAB: kernel splats: $(dmesg | grep -cE 'WARNING:|BUG:|KASAN:|UBSAN:|possible circular locking|inconsistent lock state|suspicious RCU usage|Call Trace:')"
+	kernel_splats
 	echo "VMCTX-LAB: RESULT $1"
 	# reboot -f does not wait for the serial port to drain
 	sleep 2

@@ -29,10 +29,9 @@ finish() {
 	# L1's own lockdep, KASAN, UBSAN and WARN/BUG reports: at loglevel=4
 	# a WARNING never reaches the console, so count them in the log and
 	# show the first (run-linux-lab.sh fails a boot that has any)
-	n=$(dmesg | grep -cE 'WARNING:|BUG:|KASAN:|UBSAN:|possible circular locking|inconsistent lock state|suspicious RCU usage|Call Trace:')
-	echo "VMCTX-LAB: kernel splats: $n"
-	[ "$n" = 0 ] || dmesg | grep -E -m 1 -A 12 'WARNING:|BUG:|KASAN:|UBSAN:|possible circular|inconsistent lock|suspicious RCU' |
-		sed 's/^/VMCTX-LAB: splat: /'
+	kernel_splats
+	# (from the report's first line: a call trace alone is not one)
+	dmesg | grep -E -m 1 -A 12 "${SPLATS%|Call Trace:}" | sed 's/^/VMCTX-LAB: splat: /'
 	echo "VMCTX-LAB: RESULT $1"
 	sleep 2
 	reboot -f

@@ -323,7 +323,7 @@ check_chains() {
 # LOGF.cpu-reset.TRY (QEMU's -d cpu_reset): $resets and $triples.
 L1_OOPS='^(BUG: |Oops: |WARNING: |general protection fault|Kernel panic - not syncing|UBSAN: |watchdog: BUG: |rcu: INFO: |INFO: task .* blocked|kernel BUG at|Unable to handle kernel)'
 boot_once() {
-	local logf=$1 try=$2 qemu panicked size heard silent rc=0
+	local logf=$1 try=$2 qemu panicked silent rc=0
 	shift 2
 	: > "$logf"	# before the watcher below reads it
 	rm -f "$W/handover.tgz"
@@ -347,19 +347,25 @@ boot_once() {
 	# size of the guests' consoles they give: they say that its kernel
 	# still schedules, so that a silence is told as L1's kernel stopping
 	# or as the run stopping with L1 alive)
-	panicked= lines=0 grown= heard=$SECONDS beats=0 beat=$SECONDS silent=
+	local lines=0 grown= heard=$SECONDS beats=0 beat=$SECONDS n b g p
+	panicked= silent=
 	while kill -0 "$qemu" 2>/dev/null; do
-		if [ -z "$panicked" ] && grep -aq '^Kernel panic - not syncing' "$logf"; then
+		# one pass over the console: its lines but heartbeats, the
+		# heartbeats, the guests' console size the last one gave, and
+		# whether L1 panicked
+		read -r n b g p < <(awk '
+			/^VMCTX-LAB: heartbeat [0-9]/ { b++; if (match($0, /consoles [0-9]+ bytes/)) g = substr($0, RSTART + 9, RLENGTH - 15); next }
+			/^VMCTX-LAB: heartbeat/ { next }
+			{ n++ }
+			/^Kernel panic - not syncing/ { p = 1 }
+			END { print n + 0, b + 0, (g == "" ? "-" : g), p + 0 }' "$logf")
+		if [ -z "$panicked" ] && [ "$p" = 1 ]; then
 			panicked=$SECONDS
 		elif [ -n "$panicked" ] && [ $((SECONDS - panicked)) -ge 20 ]; then
 			kill "$qemu" 2>/dev/null || true  # timeout passes it on
 		fi
-		n=$(grep -avc '^VMCTX-LAB: heartbeat' "$logf") || :
-		b=$(grep -ac '^VMCTX-LAB: heartbeat [0-9]' "$logf") || :
 		[ "$b" = "$beats" ] || beats=$b beat=$SECONDS
 		# (and the guests' consoles growing, which the heartbeat says)
-		g=$(grep -a '^VMCTX-LAB: heartbeat [0-9]' "$logf" | tail -n 1 |
-			sed -n 's/.* consoles \([0-9]*\) bytes.*/\1/p') || :
 		if [ "$n" != "$lines" ] || [ "$g" != "$grown" ]; then
 			lines=$n grown=$g heard=$SECONDS
 		elif [ -z "$silent" ] && [ $((SECONDS - heard)) -ge "${VMCTX_L1_SILENCE:-300}" ]; then
@@ -398,15 +404,13 @@ boot_once() {
 	else
 		outcome=ok
 	fi
-	qemu_rc=$rc
 }
 
 # soak: VMCTX_SOAK_BOOTS boots of the perf run's shape (both guests, one
 # after the other, churn, both agent backends) under 'perf record -a',
 # with --vmcs-ctx on a patched L1 and without on a stock one; none is
-# tried again.  Counts how each ended; fails on any L1 oops, death or
-# hang, and on more L2 resets and hangs than VMCTX_SOAK_MAX_L2 (the
-# unpatched baseline's count for as many boots; soak.sh says so).
+# tried again.  Prints how each ended and the counts, which soak.sh
+# judges against the stock L1's.
 soak() {
 	local n=${VMCTX_SOAK_BOOTS:-3} i t keys vmcs=1 ok=0 failed=0 oops=0 died=0 hung=0 stuck=0 l2=0 l2h=0
 	[ "$flavour" = stock ] && vmcs=0
@@ -432,13 +436,11 @@ soak() {
 		echo "soak: boot $i $flavour: $outcome in $((SECONDS - t)) s, $resets CPU resets, $triples triple faults; $(grep -a -m1 '^VMCTX-LAB: RESULT' "$logf" | sed 's/\r$//; s/^VMCTX-LAB: //')"
 	done
 	echo "soak: $flavour L1, ${VMCTX_TCG:-tcg}, $n boots: $ok passed, $failed failed otherwise, $oops L1 oops, $died L1 died, $hung L1 hung, $stuck L1 stuck, $l2 with an L2 reset, $l2h with an L2 hang"
-	[ $failed = 0 ] && [ $oops = 0 ] && [ $died = 0 ] && [ $hung = 0 ] && [ $stuck = 0 ] &&
-		[ $((l2 + l2h)) -le "${VMCTX_SOAK_MAX_L2:-$n}" ]
 }
 
 failures=0 failed_runs=()
 if [ "${VMCTX_LINUX_RUNS:-}" = soak ]; then
-	soak || die "the soak failed (the counts are above; consoles in $RESULTS_DIR/soak-$flavour-*.log)"
+	soak
 	exit 0
 fi
 for pti in ${VMCTX_LINUX_RUNS:-on off chains}; do
@@ -452,7 +454,7 @@ for pti in ${VMCTX_LINUX_RUNS:-on off chains}; do
 	   fi ;;
 	esac
 	# VMCTX_LINUX_KEYS: more keys for L1 (a run that must fail:
-	# vmctx.period=0, which perf record refuses)
+	# vmctx.period=-1, which perf record refuses)
 	keys="$keys ${VMCTX_LINUX_KEYS:-}"
 	tries=1 how= outcome=ok splat=
 	if [ "${VMCTX_LINUX_VMX:-0}" = 1 ]; then

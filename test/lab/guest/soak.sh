@@ -54,7 +54,7 @@ run_one() {
 	local f=$1 work=
 	[ "$together" = 1 ] && work=$LAB_DIR/linux-soak-$f
 	log "the $f L1: $boots boots (its log: $RESULTS_DIR/soak-$f.out)"
-	VMCTX_LINUX_RUNS=soak VMCTX_LINUX_L1=$f VMCTX_SOAK_BOOTS=$boots VMCTX_SOAK_MAX_L2=$boots \
+	VMCTX_LINUX_RUNS=soak VMCTX_LINUX_L1=$f VMCTX_SOAK_BOOTS=$boots \
 		VMCTX_LINUX_WORK=$work "$LAB_SRC/guest/run-linux-lab.sh" > "$RESULTS_DIR/soak-$f.out" 2>&1 || :
 	grep -aE '^soak:|kernel complained|ERROR' "$RESULTS_DIR/soak-$f.out" || :
 }
