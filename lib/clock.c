@@ -59,7 +59,8 @@ int vmctx_clock_set_tsc(struct vmctx_clock *c, const struct vmctx_clock_tsc *p,
 		return -ENODATA;
 	memset(c, 0, sizeof(*c));
 	c->kind = VMCTX_CLOCK_TSC;
-	c->tsc = *p;
+	/* an older caller's struct is shorter: its missing fields read as 0 */
+	memcpy(&c->tsc, p, p->sz < sizeof(c->tsc) ? p->sz : sizeof(c->tsc));
 	c->tsc.sz = sizeof(c->tsc);
 	c->b = b;
 	return 0;
@@ -167,6 +168,8 @@ int clock_guest_ns(const struct vmctx_clock *c, uint64_t host_ns, uint64_t *gues
 			t += ((__int128)host_ns - c->host_ref) * c->rate_ppb / 1000000000;
 		break;
 	case VMCTX_CLOCK_TSC:
+		if (host_ns < c->tsc.from)
+			return -ERANGE;
 		t = guest_tsc(&c->tsc, host_tsc(&c->tsc, host_ns));
 		if (t < 0 || t > (__int128)UINT64_MAX)
 			return -ERANGE;

@@ -808,6 +808,13 @@ struct vmctx_clock_tsc {
 	int64_t tsc_offset;
 	uint64_t tsc_ratio;	/* 0: no scaling */
 	uint32_t tsc_frac_bits;	/* at most 63 */
+	/*
+	 * The host perf time from which KVM's fields hold; 0: the whole
+	 * recording.  A VM that starts while perf records gets its final
+	 * offset only when QEMU resets its vCPUs; a guest may also write
+	 * its TSC.  Host times before it have no guest time.
+	 */
+	uint64_t from;
 };
 
 /**
@@ -846,7 +853,8 @@ int vmctx_clock_set_linear(struct vmctx_clock *c, uint64_t host_ref, int64_t off
  *
  * Return: 0; -EINVAL for a short @p, a zero time_mult or a shift over 63;
  * -VMCTX_E_UNSEALED; -ENODATA when the bundle has neither two clock pairs
- * nor a TSC frequency.
+ * nor a TSC frequency.  vmctx_clock_guest_ns() then gives -ERANGE for a
+ * host time before @p->from.
  */
 int vmctx_clock_set_tsc(struct vmctx_clock *c, const struct vmctx_clock_tsc *p,
 			const struct vmctx_bundle *b);

@@ -7,6 +7,7 @@
  * here from how the clocks were built.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,23 @@ static void tsc_chain_is_exact(void)
 	CHECK(!vmctx_clock_guest_ns(c, 5 * NS, &ns) && (ns <= want + 1 && ns + 1 >= want),
 	      "time_zero below 0: host 5 s is guest %" PRIu64 ", want %" PRIu64, ns, want);
 	p.time_zero = 1000;
+	/*
+	 * A VM started while perf recorded: KVM's offset held from host 40 s
+	 * only.  Before it there is no guest time; from it, the same chain.
+	 */
+	p.from = 40 * NS;
+	CHECK(!vmctx_clock_set_tsc(c, &p, b), "TSC chain from 40 s");
+	CHECK_EQ(vmctx_clock_guest_ns(c, 40 * NS - 1, &ns), -ERANGE,
+		 "no guest time before the offset was known");
+	want = 40 * NS - 1000 - 333333334;
+	CHECK(!vmctx_clock_guest_ns(c, 40 * NS, &ns) && (ns <= want + 1 && ns + 1 >= want),
+	      "from 40 s: guest %" PRIu64 ", want %" PRIu64, ns, want);
+	/* a caller built before 'from' existed: its shorter struct holds always */
+	p.sz = offsetof(struct vmctx_clock_tsc, from);
+	CHECK(!vmctx_clock_set_tsc(c, &p, b), "an older, shorter struct is taken");
+	CHECK(!vmctx_clock_guest_ns(c, 5 * NS, &ns), "an older struct's chain has no 'from'");
+	p.sz = sizeof(p);
+	p.from = 0;
 	p.time_mult = 0;
 	CHECK_EQ(vmctx_clock_set_tsc(c, &p, b), -EINVAL, "a zero multiplier is refused");
 	vmctx_bundle_free(b);
