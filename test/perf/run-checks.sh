@@ -45,6 +45,8 @@ for f in feat32.data feat32-be.data; do
 		"$([ $rc -ne 0 ] && echo $rc):1" "$f: a feature 32 without the magic is refused"
 done
 check "$($P test 'Sample parsing' 2>&1 | grep -c ': Ok')" 2 "perf test Sample parsing (generic + x86)"
+check "$($P test 'User mapping named like a kernel module' 2>&1 | grep -c ': Ok')" 1 "perf test: a user mapping named like a module"
+check "$($P test "KVM guests' TSC offsets over a recording" 2>&1 | grep -c ': Ok')" 1 "perf test: KVM TSC offsets that change while recording"
 
 LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -B -o /tmp/shim.data -- sleep 0.2 >/dev/null 2>&1
 ev=$($P evlist -v -i /tmp/shim.data 2>/dev/null)
