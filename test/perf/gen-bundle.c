@@ -10,9 +10,17 @@
  * 5e9), guest TSC = host ns + 5e9, and the guest's clock runs 500 ppm fast
  * against its TSC from guest TSC 2e9 = 0 ns, as its clock pairs say.
  * "window" is "reused" with a window from host 1.2005 s to 2.5005 s.
+ *
+ * "tenant PATH [BUILD-ID [COUNT]]" is a hostile tenant's: bench is mapped
+ * at PATH (perf syntax such as "[evilmod]" or "//anon", or a host file),
+ * its object claims BUILD-ID (a host object's, say) and names its work
+ * TENANT_work, the guest kernel has modules "evilmod" and
+ * "guest.kernel.kallsyms.1000", and COUNT more objects (default 0) with a
+ * symbol each are mapped in a process that no sample hits.
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <vmctx.h>
 
@@ -28,9 +36,11 @@ int main(int argc, char **argv)
 	int hostile = argc == 3 && !strcmp(argv[2], "hostile");
 	int window = argc == 3 && !strcmp(argv[2], "window");
 	int reused = window || (argc == 3 && !strcmp(argv[2], "reused"));
+	int tenant = argc >= 4 && argc <= 6 && !strcmp(argv[2], "tenant");
+	const char *path = tenant ? argv[3] : "/usr/bin/bench";
 	int task, obj, err, i;
 
-	if (argc < 2 || argc > 3 || (argc == 3 && !hostile && !reused) || !b)
+	if (argc < 2 || (argc > 3 && !tenant) || (argc == 3 && !hostile && !reused) || !b)
 		return 2;
 	err = vmctx_bundle_set_identity(b, hostile ? "g\x1b]0;owned\x07" : "guest1",
 					"6.1.0-test", "boot-1");
@@ -57,10 +67,31 @@ int main(int argc, char **argv)
 		task = vmctx_bundle_add_task(b, 0x1234000, 321, 321,
 					     hostile ? "be\x1b[2Jnch" : "bench", 0, VMCTX_TIME_NONE);
 	}
-	obj = vmctx_bundle_add_object(b, "/usr/bin/bench", NULL);
-	err |= vmctx_bundle_add_symbol(b, obj, 0x401000, 0x100, hostile ? "wo\r\nrk" : "work");
+	obj = vmctx_bundle_add_object(b, path, tenant && argc >= 5 && *argv[4] ? argv[4] : NULL);
+	err |= vmctx_bundle_add_symbol(b, obj, 0x401000, 0x100,
+				       hostile ? "wo\r\nrk" : tenant ? "TENANT_work" : "work");
 	err |= vmctx_bundle_add_symbol(b, obj, 0x402000, 0x100, "other");
-	err |= vmctx_bundle_add_map(b, task, 0x400000, 0x500000, 0, 0, obj, "/usr/bin/bench");
+	err |= vmctx_bundle_add_map(b, task, 0x400000, 0x500000, 0, 0, obj, path);
+	if (tenant) {
+		int n = argc == 6 ? atoi(argv[5]) : 0, idle, o;
+		char name[64];
+
+		err |= vmctx_bundle_add_kmodule(b, "evilmod", 0xffffffffc0000000ULL, 0x1000) < 0;
+		err |= vmctx_bundle_add_ksym(b, 0xffffffffc0000100ULL, "evil_fn", "evilmod");
+		err |= vmctx_bundle_add_kmodule(b, "guest.kernel.kallsyms.1000",
+						0xffffffffc0010000ULL, 0x1000) < 0;
+		err |= vmctx_bundle_add_ksym(b, 0xffffffffc0010100ULL, "kallsyms_fn",
+					     "guest.kernel.kallsyms.1000");
+		idle = vmctx_bundle_add_task(b, 0x9990000, 999, 999, "many", 0, VMCTX_TIME_NONE);
+		for (i = 0; i < n && idle >= 0 && !err; i++) {
+			uint64_t at = 0x10000000ULL + i * 0x10000ULL;
+
+			snprintf(name, sizeof(name), "/usr/lib/many/lib%d.so", i);
+			o = vmctx_bundle_add_object(b, name, NULL);
+			err |= o < 0 || vmctx_bundle_add_symbol(b, o, 0x1000, 0x100, "f");
+			err |= vmctx_bundle_add_map(b, idle, at, at + 0x2000, 0, at, o, name);
+		}
+	}
 	err |= vmctx_bundle_add_ksym(b, 0xffffffff81001000, "guest_kfunc", NULL);
 	err |= vmctx_bundle_add_ksym(b, 0xffffffff81002000, "guest_kfunc_end", NULL);
 	if (task < 0 || obj < 0 || err) {

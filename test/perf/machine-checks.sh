@@ -66,8 +66,8 @@ check "$($R --sort comm,pid --percent-limit 30 2>/dev/null | ev cpu-clock | rows
 # 2. perf script's standard fields print the guest's values
 out=$($P script -i id.data --guest-maps=guest1.vmctx -F comm,pid,tid,ip,sym,dso 2>/dev/null | grep ' bench ')
 check "$(echo "$out" | awk '{print $1, $2, $4, $5}' | sort | uniq -c | awk '{print $1, $2, $3, $4, $5}' | LC_ALL=C sort)" \
-	"$(printf '%s\n' '300 bench 321/321 other (/usr/bin/bench)' '700 bench 321/321 work (/usr/bin/bench)')" \
-	"script -F comm,pid,tid,ip,sym,dso: the guest's process, function and object"
+	"$(printf '%s\n' '300 bench 321/321 other (/vmctx-guest/1000/usr/bin/bench)' '700 bench 321/321 work (/vmctx-guest/1000/usr/bin/bench)')" \
+	"script -F comm,pid,tid,ip,sym,dso: the guest's process, function and object (under /vmctx-guest/VM)"
 
 # 3. the vCPUs' blank time as samples of vcpu-blank: with the samples, each
 # vCPU's whole time (2000 ticks, less the edges the timeline cannot see)
@@ -81,17 +81,19 @@ check "$($R --sort comm,dso,sym 2>/dev/null | ev vcpu-blank | rows | cut -d' ' -
 	"$(printf '%s\n' '[idle] (halt_exit) [u] [idle]' '[steal] (on vcpu0) [u] [steal]' '[steal] (on vcpu1) [u] [steal]' | LC_ALL=C sort)" \
 	"vcpu-blank: steal charged to the other vCPU, idle after the HLT exit"
 
-# 4. perf inject --guest-maps: a stock perf reads the guests
+# 4. perf inject --guest-maps: a stock perf reads the guests, with the
+# output's own build-id cache (--buildid-dir inj.data/debug)
 $P inject -i id.data --guest-maps=guest1.vmctx -o inj.data >/dev/null 2>&1
 check "$?" 0 "inject --guest-maps"
 want=$($R --sort comm,pid,dso,sym 2>/dev/null | rows)
-check "$($P report -i inj.data --stdio -n --sort comm,pid,dso,sym 2>/dev/null | rows)" "$want" \
+check "$($P --buildid-dir inj.data/debug report -i inj.data --stdio -n --sort comm,pid,dso,sym 2>/dev/null | rows)" "$want" \
 	"inject: the patched perf reads the output as it reports the recording"
+check "$(find "$HOME" -newer id.data | grep -c .)" 0 "inject: nothing of the guest in \$HOME (~/.debug)"
 if [ -x "$S" ]; then
-	check "$($S report -i inj.data --stdio -n --sort comm,pid,dso,sym 2>/dev/null | rows)" "$want" \
+	check "$($S --buildid-dir inj.data/debug report -i inj.data --stdio -n --sort comm,pid,dso,sym 2>/dev/null | rows)" "$want" \
 		"inject: $($S --version) reads the guests' processes, objects and functions"
-	check "$($S script -i inj.data -F comm,pid,tid,ip,sym,dso 2>/dev/null | grep ' bench ' | awk '{print $1, $2, $4, $5}' | sort | uniq -c | awk '{print $1, $2, $3, $4, $5}' | LC_ALL=C sort)" \
-		"$(printf '%s\n' '300 bench 321/321 other (/usr/bin/bench)' '700 bench 321/321 work (/usr/bin/bench)')" \
+	check "$($S --buildid-dir inj.data/debug script -i inj.data -F comm,pid,tid,ip,sym,dso 2>/dev/null | grep ' bench ' | awk '{print $1, $2, $4, $5}' | sort | uniq -c | awk '{print $1, $2, $3, $4, $5}' | LC_ALL=C sort)" \
+		"$(printf '%s\n' '300 bench 321/321 other (/vmctx-guest/1000/usr/bin/bench)' '700 bench 321/321 work (/vmctx-guest/1000/usr/bin/bench)')" \
 		"inject: stock perf script prints the guest's values"
 fi
 # with guest call chains (gen-chains.py: 10 samples of bench, each
@@ -101,9 +103,9 @@ python3 "$src/gen-chains.py" chains.data >/dev/null
 $P inject -i chains.data --guest-maps=guest1.vmctx -o inj-chains.data >/dev/null 2>&1
 check "$?" 0 "inject --guest-maps of a recording with guest call chains"
 chains() {
-	"$1" script -i inj-chains.data -F comm,tid,ip,sym,dso 2>/dev/null | awk '/^ *bench  *321 *$/ {
+	"$1" --buildid-dir inj-chains.data/debug script -i inj-chains.data -F comm,tid,ip,sym,dso 2>/dev/null | awk '/^ *bench  *321 *$/ {
 		getline a; getline b; getline c; getline d
-		if (a ~ / work \(\/usr\/bin\/bench\)$/ && b ~ / other \(/ && c ~ / work \(/ && d == "") n++ }
+		if (a ~ / work \(\/vmctx-guest\/1000\/usr\/bin\/bench\)$/ && b ~ / other \(/ && c ~ / work \(/ && d == "") n++ }
 		END { print n + 0 }'
 }
 check "$(chains $P)" 10 "inject: each guest sample has the guest's chain work, other, work, and no host frame"
@@ -143,5 +145,61 @@ fi
 out=$($P report -i id.data --guest-maps=hostile.vmctx --stdio -n --sort sym 2>/dev/null)
 check "$(printf '%s' "$out" | tr -d '\n' | grep -c "$(printf '\r')")" 0 "hostile bundle: no raw control byte in perf report"
 check "$(echo "$out" | grep -c 'wo\\x0d\\x0ark')" 1 "hostile bundle: the function's control bytes escaped"
+
+# 7. a hostile tenant through perf inject (gen-bundle's "tenant" bundles):
+# bench mapped at paths that are perf syntax or host files, its object
+# claiming the host gzip's or kernel's build-id, guest modules named like
+# perf's kernel maps.  Both perfs read each output under valgrind; none
+# opens a path the guest gave; nothing enters $HOME's build-id cache; the
+# host's own gzip and kernel keep their names; and only sampled objects
+# get a symbol file.
+gzip_bid=$($P buildid-list -i /usr/bin/gzip 2>/dev/null | awk '{print $1}')
+kernel_bid=$($P buildid-list -k 2>/dev/null | awk '{print $1}')
+touch before-tenant
+n=0
+for path in '[evilmod]' '[guest.kernel.kallsyms.1000]' '//anon' '[vdso]' /etc/shadow \
+	'/../../../../etc/passwd' /tmp/perf-321.map; do
+	n=$((n + 1))
+	bid=$gzip_bid
+	[ $n = 2 ] && bid=$kernel_bid
+	./gen-bundle t$n.vmctx tenant "$path" "$bid" || check "gen-bundle $path" 0 "tenant bundle $n"
+	$P inject -i id.data --guest-maps=t$n.vmctx -o inj-t$n.data > inject-t$n.out 2>&1
+	check "$?" 0 "tenant bench at '$path': perf inject"
+	for r in $P $S; do
+		[ -x "$r" ] || continue
+		v=$($r --version)
+		valgrind -q --error-exitcode=9 "$r" --buildid-dir inj-t$n.data/debug report -i inj-t$n.data \
+			--stdio -n --sort comm,dso,sym > rep-t$n.out 2> vg-t$n.err
+		check "$?" 0 "tenant bench at '$path': $v reads the output, valgrind clean"
+		check "$(grep ' bench ' rep-t$n.out | awk '{print $2, $NF}' | LC_ALL=C sort | tr '\n' ' ')" \
+			"300 other 700 TENANT_work " "tenant bench at '$path': $v names the guest's functions"
+		strace -f -qq -e trace=open,openat,stat,lstat,newfstatat,access,readlink -o trace-t$n \
+			"$r" --buildid-dir inj-t$n.data/debug report -i inj-t$n.data --stdio > /dev/null 2>&1
+		check "$(grep -cE '"(/etc/(shadow|passwd)|/tmp/perf-321\.map|\[evilmod\]|//anon|\[vdso\])"' trace-t$n)" 0 \
+			"tenant bench at '$path': $v opens none of the guest's paths"
+	done
+done
+check "$(find "$HOME" -newer before-tenant | grep -c .)" 0 "tenant: nothing enters \$HOME (~/.debug)"
+# the host's own gzip and kernel, recorded after: their own names
+head -c 20000000 /dev/urandom > big
+$P record -q -e cpu-clock -c 100000 -o host.data -- gzip -c big > /dev/null 2>&1
+host=$($P report -i host.data --stdio --sort dso,sym 2>/dev/null)
+g=$(echo "$host" | grep -c ' gzip  *\[\.\] ')
+check "$(( g > 0 )):$(echo "$host" | grep -c TENANT)" "1:0" \
+	"after the tenants: the host's gzip has samples ($g rows), and no tenant's name"
+k=$(echo "$host" | grep -c '\[kernel\.kallsyms\]')
+check "$(( k > 0 )):$(echo "$host" | grep '\[kernel\.kallsyms\]' | grep -c '\[k\] [A-Za-z_]')" "1:$k" \
+	"after the tenants: the host kernel's samples keep their names"
+# a claim of a build-id that the host's cache has is noted
+$P buildid-cache -a /usr/bin/gzip 2>/dev/null
+$P inject -i id.data --guest-maps=t1.vmctx -o inj-t1b.data > inject-t1b.out 2>&1
+check "$(grep -h 'claim the build-id of an object in the host' inject-t1b.out | grep -c 'VM 1000: 1 sampled')" 1 \
+	"inject: a guest object claiming a cached host build-id is noted"
+# 20,000 objects, one sampled: symbol files for what samples hit only
+./gen-bundle many.vmctx tenant /usr/bin/bench '' 20000
+$P inject -i id.data --guest-maps=many.vmctx -o inj-many.data > /dev/null 2>&1
+check "$?" 0 "inject of a bundle of 20,000 objects"
+files=$(find inj-many.data/debug/.build-id -type l | grep -c .)
+check "$(( files >= 1 && files <= 5 ))" 1 "20,000 objects, 1 sampled: $files symbol files ($(du -sk inj-many.data/debug | cut -f1) KiB)"
 
 exit $fail

@@ -164,7 +164,7 @@ if [ -x /usr/bin/perf ]; then
 	mkdir -p "$out/home"
 	HOME=$out/home "$P" inject -i "$h/perf.data" --guest-maps="$maps" -o "$out/inj.data" \
 		> "$out/inject.out" 2>&1 || { miss "perf inject --guest-maps failed:"; tail -n 3 "$out/inject.out"; }
-	HOME=$out/home /usr/bin/perf report -i "$out/inj.data" --stdio --no-children \
+	HOME=$out/home /usr/bin/perf --buildid-dir "$out/inj.data/debug" report -i "$out/inj.data" --stdio --no-children \
 		--comm tree --symbols leaf -g folded,0,caller,count 2> /dev/null |
 		grep -E '^[0-9]+ ' > "$out/inject-folded"
 	echo "check-chains: $(/usr/bin/perf --version) on perf inject --guest-maps' output, the most frequent stack of leaf:"

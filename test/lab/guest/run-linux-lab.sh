@@ -263,7 +263,8 @@ EOS
 			> "$hc/inject.out" 2>&1 || { tail -n 3 "$hc/inject.out"; bad="$bad (perf inject)"; }
 		"$hc/bin/perf" report -i "$h/perf.data" --guest-maps="$maps" --stdio -n \
 			--sort comm,pid,dso,sym 2>/dev/null | eval "$rows" > "$hc/inject.want" || :
-		HOME=$hc/home /usr/bin/perf report -i "$hc/inj.data" --kallsyms="$h/kallsyms" --stdio -n \
+		HOME=$hc/home /usr/bin/perf --buildid-dir "$hc/inj.data/debug" report -i "$hc/inj.data" \
+			--kallsyms="$h/kallsyms" --stdio -n \
 			--sort comm,pid,dso,sym 2>/dev/null | eval "$rows" > "$hc/inject.got" || :
 		if [ -s "$hc/inject.want" ] && cmp -s "$hc/inject.want" "$hc/inject.got"; then
 			echo "perf-check: $(/usr/bin/perf --version) reads perf inject --guest-maps' output: its top $(wc -l < "$hc/inject.got") guest rows are the patched perf's"
