@@ -316,21 +316,23 @@ check_chains() {
 #             its kernel ran, the run did not move (its busy tasks shown)
 #   l2-reset  an L2 guest's QEMU exited before the guest said DONE
 #   l2-hung   an L2 guest's window did not close (GUEST-HUNG)
-#   slow      the run was too slow to judge (RESULT SLOW: lab-linux-check's
-#             clock fit agreed with under half of the samples)
+#   slow      the run was too slow to judge: RESULT SLOW (lab-linux-check's
+#             clock fit agreed with under half of the samples), or the
+#             boot's time (VMCTX_QEMU_TIMEOUT) ran out while L1's
+#             heartbeat went on
 # and in $splat L1's first oops line.  L1's own lines start at the
 # beginning of a line; an L2 guest's, which L1 shows, begin with the
 # guest's timestamp.  The emulator's CPU resets and triple faults go to
 # LOGF.cpu-reset.TRY (QEMU's -d cpu_reset): $resets and $triples.
 L1_OOPS='^(BUG: |Oops: |WARNING: |general protection fault|Kernel panic - not syncing|UBSAN: |watchdog: BUG: |rcu: INFO: |INFO: task .* blocked|kernel BUG at|Unable to handle kernel)'
 boot_once() {
-	local logf=$1 try=$2 qemu panicked silent rc=0
+	local logf=$1 try=$2 qemu panicked silent rc=0 budget=${VMCTX_QEMU_TIMEOUT:-900}
 	shift 2
 	: > "$logf"	# before the watcher below reads it
 	rm -f "$W/handover.tgz"
 	# VMCTX_TCG: QEMU's accelerator options (tcg,thread=single: one host
 	# thread for both of L1's CPUs)
-	timeout "${VMCTX_QEMU_TIMEOUT:-900}" qemu-system-x86_64 -accel "${VMCTX_TCG:-tcg}" -cpu max -smp 2 \
+	timeout "$budget" qemu-system-x86_64 -accel "${VMCTX_TCG:-tcg}" -cpu max -smp 2 \
 		-m 1536M -nographic -no-reboot -kernel "$l1" \
 		-initrd "$W/l1-initramfs.cpio.gz" -d cpu_reset -D "$logf.cpu-reset.$try" \
 		-serial mon:stdio -serial file:"$W/handover.tgz" \
@@ -388,6 +390,10 @@ boot_once() {
 		log "L1 was alive but its run made no progress; its busy tasks: $(grep -a '^VMCTX-LAB: heartbeat task' "$logf" | tail -n 6 | sed 's/^VMCTX-LAB: heartbeat task //; s/\r$//' | tr '\n' ';')"
 	elif [ -n "$silent" ]; then
 		outcome=l1-hung
+	elif [ "$rc" = 124 ] && [ $((SECONDS - beat)) -lt 90 ] && ! grep -aq '^VMCTX-LAB: RESULT' "$logf"; then
+		# timeout's status: the budget ran out, and L1 was alive
+		outcome=slow
+		log "the boot ran out of its $budget s with L1 alive (its last heartbeat $((SECONDS - beat)) s before): too slow to judge; its last line: $(grep -av '^VMCTX-LAB: heartbeat' "$logf" | tail -n 1 | sed 's/\r$//')"
 	elif ! grep -aq '^VMCTX-LAB: RESULT' "$logf"; then
 		outcome=l1-died
 		log "L1 stopped with no result line (QEMU exit status $rc; $resets CPU resets and $triples triple faults logged in $logf.cpu-reset.$try)"
@@ -413,14 +419,16 @@ boot_once() {
 # tried again.  Prints how each ended and the counts, which soak.sh
 # judges against the stock L1's.
 soak() {
-	local n=${VMCTX_SOAK_BOOTS:-3} i t keys vmcs=1 ok=0 failed=0 oops=0 died=0 hung=0 stuck=0 l2=0 l2h=0
+	local n=${VMCTX_SOAK_BOOTS:-3} i t keys vmcs=1 ok=0 failed=0 oops=0 died=0 hung=0 stuck=0 l2=0 l2h=0 slow=0
 	[ "$flavour" = stock ] && vmcs=0
 	keys="vmctx.pti=off vmctx.host=soak vmctx.vmcs=$vmcs vmctx.churn=${VMCTX_LINUX_CHURN:-60} vmctx.guests=$((1 + second))"
 	for i in $(seq 1 "$n"); do
 		t=$SECONDS
 		logf=$RESULTS_DIR/soak-$flavour-$i.log
 		log "soak boot $i of $n: $flavour L1 (${VMCTX_TCG:-tcg}), two Linux guests under perf record$([ $vmcs = 1 ] && echo ' --vmcs-ctx') -a"
-		boot_once "$logf" 1 $keys
+		# a soak judges faults, not speed: two emulators at once took up
+		# to 823 s to the end of the recording, so 1800 s by default
+		VMCTX_QEMU_TIMEOUT=${VMCTX_QEMU_TIMEOUT:-1800} boot_once "$logf" 1 $keys
 		# (a boot that ran to its end but whose perf record failed is
 		# none of these: counted as failed)
 		[ $outcome = ok ] && ! grep -aq '^VMCTX-LAB: RESULT SOAK ' "$logf" && outcome=failed
@@ -433,10 +441,11 @@ soak() {
 		l1-stuck) stuck=$((stuck + 1)) ;;
 		l2-reset) l2=$((l2 + 1)) ;;
 		l2-hung) l2h=$((l2h + 1)) ;;
+		slow) slow=$((slow + 1)) ;;
 		esac
 		echo "soak: boot $i $flavour: $outcome in $((SECONDS - t)) s, $resets CPU resets, $triples triple faults; $(grep -a -m1 '^VMCTX-LAB: RESULT' "$logf" | sed 's/\r$//; s/^VMCTX-LAB: //')"
 	done
-	echo "soak: $flavour L1, ${VMCTX_TCG:-tcg}, $n boots: $ok passed, $failed failed otherwise, $oops L1 oops, $died L1 died, $hung L1 hung, $stuck L1 stuck, $l2 with an L2 reset, $l2h with an L2 hang"
+	echo "soak: $flavour L1, ${VMCTX_TCG:-tcg}, $n boots: $ok passed, $failed failed otherwise, $oops L1 oops, $died L1 died, $hung L1 hung, $stuck L1 stuck, $l2 with an L2 reset, $l2h with an L2 hang, $slow too slow to judge"
 }
 
 failures=0 failed_runs=()
