@@ -26,6 +26,9 @@ pkgs=(linux-source-6.12 build-essential flex bison bc cpio ccache quilt
       # Debian's own perf (linux-perf, 6.1), which must read what perf
       # inject --guest-maps writes
       libslang2-dev tmux linux-perf
+      # the machine checks' hostile tenants: both perfs under valgrind and
+      # strace (no perf opens a path a guest gave)
+      valgrind strace
       # the chain run's flame graph: go tool pprof -http, drawn by headless
       # Chromium (with a font for its labels)
       golang-go chromium fonts-liberation)
