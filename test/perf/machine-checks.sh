@@ -195,6 +195,14 @@ $P buildid-cache -a /usr/bin/gzip 2>/dev/null
 $P inject -i id.data --guest-maps=t1.vmctx -o inj-t1b.data > inject-t1b.out 2>&1
 check "$(grep -h 'claim the build-id of an object in the host' inject-t1b.out | grep -c 'VM 1000: 1 sampled')" 1 \
 	"inject: a guest object claiming a cached host build-id is noted"
+# its build-id is made up by each perf inject: no tenant can aim one at
+# another's object, and none is the host's
+bids=$(for o in inj-t1.data inj-t1b.data; do
+	$P --buildid-dir $o/debug script -i $o --show-mmap-events 2>/dev/null |
+		sed -n 's/.*MMAP2 321\/321: \[0x400000(.* <\([0-9a-f]*\)>.*/\1/p' | head -n 1
+done | sort -u)
+check "$(echo "$bids" | grep -c .):$(echo "$bids" | grep -c "^$gzip_bid\$")" "2:0" \
+	"inject: the same object gets another made-up build-id in another output, never the one it claims"
 # 20,000 objects, one sampled: symbol files for what samples hit only
 ./gen-bundle many.vmctx tenant /usr/bin/bench '' 20000
 $P inject -i id.data --guest-maps=many.vmctx -o inj-many.data > /dev/null 2>&1
