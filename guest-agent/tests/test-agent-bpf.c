@@ -18,6 +18,7 @@
  * root.  Skipped (77) without root or BTF.
  */
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -90,8 +91,34 @@ static int run_as_nobody(const char *agent, const char *dir, const char *caps)
 	return WEXITSTATUS(st);
 }
 
-/* the capabilities the BPF backend needs without root, and the message without them */
-static void check_without_root(const char *agent)
+/*
+ * Can user nobody run @agent?  Not where the build tree is private (a
+ * packager's mktemp -d is mode 0700): then there is nothing to check.
+ */
+static bool nobody_can_run(const char *agent)
+{
+	char *abs = realpath(agent, NULL);
+	int st;
+	pid_t p;
+
+	/* the whole path: libtool's wrapper runs the agent by it */
+	if (!abs)
+		return false;
+	p = fork();
+	if (!p) {
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(2);
+		_exit(access(abs, X_OK) ? 1 : 0);
+	}
+	free(abs);
+	return p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st) && !WEXITSTATUS(st);
+}
+
+/*
+ * The capabilities the BPF backend needs without root, and the message
+ * without them; false if user nobody cannot run the agent here.
+ */
+static bool check_without_root(const char *agent)
 {
 	char dir[] = "/tmp/test-agent-bpf-nobody-XXXXXX", path[300], line[512];
 	struct vmctx_bundle *b = NULL;
@@ -101,9 +128,14 @@ static void check_without_root(const char *agent)
 	FILE *f;
 	size_t i;
 
+	if (!nobody_can_run(agent)) {
+		printf("skip: as nobody: user nobody cannot reach %s (a private build directory)\n",
+		       agent);
+		return false;
+	}
 	if (!mkdtemp(dir) || chown(dir, 65534, 65534)) {
 		CHECK(0, "cannot make a directory for user nobody");
-		return;
+		return true;
 	}
 	rc = run_as_nobody(agent, dir, NULL);
 	snprintf(path, sizeof(path), "%s/err", dir);
@@ -135,6 +167,7 @@ static void check_without_root(const char *agent)
 	snprintf(path, sizeof(path), "%s/err", dir);
 	unlink(path);
 	rmdir(dir);
+	return true;
 }
 
 int main(int argc, char **argv)
@@ -142,6 +175,7 @@ int main(int argc, char **argv)
 	const char *agent = getenv("VMCTX_AGENT") ? getenv("VMCTX_AGENT") : "guest-agent/vmctx-agent";
 	char out[] = "/tmp/test-agent-bpf-XXXXXX", sleeper[64], shell[96], self[PATH_MAX];
 	char self_comm[16];
+	bool nobody;
 	struct vmctx_bundle *b = NULL;
 	uint64_t t0, t1, root, start, exit_ns, sleep_root[2] = { 0 }, self_root = 0;
 	uint64_t mid_n0 = 0, mid_n1 = 0, mid_tsc = 0, mid_ns = 0;
@@ -298,9 +332,9 @@ int main(int argc, char **argv)
 		}
 	}
 	vmctx_bundle_free(b);
-	check_without_root(agent);
+	nobody = check_without_root(agent);
 	if (!fails)
-		printf("ok: BPF backend: roots, lifetimes, alive-at-start, %d subshell(s) forked without exec, %d new thread, window, backend=bpf; as nobody, capabilities needed and named\n",
-		       subshells, threads);
+		printf("ok: BPF backend: roots, lifetimes, alive-at-start, %d subshell(s) forked without exec, %d new thread, window, backend=bpf%s\n",
+		       subshells, threads, nobody ? "; as nobody, capabilities needed and named" : "");
 	return fails != 0;
 }
