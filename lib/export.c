@@ -256,7 +256,7 @@ static int add_row(struct vmctx_export *x, const struct vmctx_session *s,
 		vcpu_row(&r, s, k);
 	else
 		host_row(&r, k);
-	err = r.err ? r.err : add_profiles(x, &r, s->tick_ns);
+	err = r.err ? r.err : add_profiles(x, &r, s->tl.tick_ns);
 	for (i = 0; i < r.nmade; i++)
 		free(r.made[i]);
 	return err;
@@ -269,8 +269,8 @@ static int add_vcpu_steal(struct vmctx_export *x, const struct vmctx_session *s)
 	uint32_t j;
 	int err;
 
-	for (i = 0; i < s->nvcpus; i++) {
-		const struct vmctx_vcpu *v = &s->vcpus[i];
+	for (i = 0; i < s->tl.nvcpus; i++) {
+		const struct vmctx_vcpu *v = &s->tl.vcpus[i];
 		struct agg_entry e;
 
 		memset(&e, 0, sizeof(e));
@@ -296,9 +296,9 @@ static int add_rows(struct vmctx_export *x, const struct vmctx_session *s, bool 
 	size_t i;
 	int err = 0;
 
-	for (i = 0; !err && i < s->agg.size; i++)
-		if (s->agg.e[i].count)
-			err = add_row(x, s, &s->agg.e[i], host);
+	for (i = 0; !err && i < s->tl.agg.size; i++)
+		if (s->tl.agg.e[i].count)
+			err = add_row(x, s, &s->tl.agg.e[i], host);
 	return err ? err : add_vcpu_steal(x, s);
 }
 
@@ -315,8 +315,8 @@ static char **comments(const struct vmctx_session *s, size_t *n)
 		if (asprintf(&c[(*n)++], "VM%d: %s, QEMU pid %d", s->vms[i].nr, s->vms[i].name,
 			     s->vms[i].tgid) < 0)
 			goto fail;
-	if (s->tick_ns && asprintf(&c[(*n)++], "a sample is a tick of %" PRIu64 " ns",
-				   s->tick_ns) < 0)
+	if (s->tl.tick_ns && asprintf(&c[(*n)++], "a sample is a tick of %" PRIu64 " ns",
+				   s->tl.tick_ns) < 0)
 		goto fail;
 	return c;
 fail:
@@ -336,9 +336,9 @@ fail:
 static int new_profiles(struct vmctx_export *x, const struct vmctx_session *s,
 			uint64_t time_ns, uint64_t duration_ns)
 {
-	VMCTX_OPTS(vmctx_profile_opts, o, .nvalues = s->tick_ns ? 2 : 1,
+	VMCTX_OPTS(vmctx_profile_opts, o, .nvalues = s->tl.tick_ns ? 2 : 1,
 		   .value_type = { "samples", "cpu" }, .value_unit = { "count", "nanoseconds" },
-		   .time_ns = time_ns, .duration_ns = duration_ns, .period = clamp(s->tick_ns));
+		   .time_ns = time_ns, .duration_ns = duration_ns, .period = clamp(s->tl.tick_ns));
 	char **c = comments(s, &o.ncomments);
 	size_t i;
 
@@ -375,7 +375,7 @@ struct vmctx_export *vmctx_export_new(const struct vmctx_session *s,
 	if (!x)
 		return NULL;
 	if (!o.duration_ns && s->started)
-		o.duration_ns = (s->finished ? s->end_time : s->last_time) - s->first_time;
+		o.duration_ns = (s->finished ? s->end_time : s->tl.last_time) - s->first_time;
 	err = new_profiles(x, s, o.time_ns, o.duration_ns);
 	if (!err)
 		err = add_rows(x, s, !(o.flags & VMCTX_EXPORT_NO_HOST));

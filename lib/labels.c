@@ -19,9 +19,9 @@ const char *labels_steal_by(const struct vmctx_session *s, const struct agg_key 
 
 	if (k->by == OWNER_OTHERS)
 		return "(others)";
-	if (k->by <= OWNER_OUTSIDE || (size_t)k->by > s->nvcpus)
+	if (k->by <= OWNER_OUTSIDE || (size_t)k->by > s->tl.nvcpus)
 		return "(outside)";
-	w = &s->vcpus[k->by - 1];
+	w = &s->tl.vcpus[k->by - 1];
 	if (w->vm_idx != k->vm_idx)
 		return s->vms[w->vm_idx].tag;
 	snprintf(buf, len, "(on vcpu%d)", w->id);

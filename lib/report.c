@@ -222,8 +222,8 @@ struct vmctx_table *vmctx_table_new(const struct vmctx_session *s, enum vmctx_vi
 	if (!t)
 		return NULL;
 	t->view = view;
-	for (i = 0; i < s->agg.size; i++) {
-		const struct agg_entry *e = &s->agg.e[i];
+	for (i = 0; i < s->tl.agg.size; i++) {
+		const struct agg_entry *e = &s->tl.agg.e[i];
 		struct agg_key k;
 
 		if (!e->count)
@@ -235,8 +235,8 @@ struct vmctx_table *vmctx_table_new(const struct vmctx_session *s, enum vmctx_vi
 			goto nomem;
 	}
 	/* Steal by the owners each vCPU names, which the vCPU counts itself. */
-	for (i = 0; i < s->nvcpus; i++) {
-		const struct vmctx_vcpu *v = &s->vcpus[i];
+	for (i = 0; i < s->tl.nvcpus; i++) {
+		const struct vmctx_vcpu *v = &s->tl.vcpus[i];
 		struct agg_key k;
 		uint32_t j;
 

@@ -42,10 +42,10 @@ struct vmctx_session *vmctx_session_new(const struct vmctx_session_opts *opts)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->tick_ns = tick_ns;
-	s->max_pcpus = OPTS_GET(opts, max_pcpus, 0) ?: DEFAULT_MAX_PCPUS;
+	s->tl.tick_ns = tick_ns;
+	s->tl.max_pcpus = OPTS_GET(opts, max_pcpus, 0) ?: DEFAULT_MAX_PCPUS;
 	s->max_vcpus = OPTS_GET(opts, max_vcpus, 0) ?: DEFAULT_MAX_VCPUS;
-	s->weight_by_time = flags & VMCTX_SESSION_WEIGHT_BY_TIME;
+	s->tl.weight_by_time = flags & VMCTX_SESSION_WEIGHT_BY_TIME;
 	return s;
 }
 
@@ -61,14 +61,14 @@ void vmctx_session_free(struct vmctx_session *s)
 		free(s->vms[i].tag);
 		free(s->vms[i].vcpu_ids);
 	}
-	for (i = 0; i < s->nvcpus; i++)
-		free(s->vcpus[i].pend);
-	agg_free(&s->agg);
+	for (i = 0; i < s->tl.nvcpus; i++)
+		free(s->tl.vcpus[i].pend);
+	agg_free(&s->tl.agg);
 	free(s->vms);
-	free(s->vcpus);
+	free(s->tl.vcpus);
 	free(s->vcpu_hash);
 	free(s->vm_hash);
-	free(s->pcpus);
+	free(s->tl.pcpus);
 	free(s);
 }
 
@@ -227,8 +227,8 @@ static int rehash_vcpus(struct vmctx_session *s)
 
 	if (!h)
 		return -ENOMEM;
-	for (i = 0; i < s->nvcpus; i++) {
-		const struct vmctx_vcpu *v = &s->vcpus[i];
+	for (i = 0; i < s->tl.nvcpus; i++) {
+		const struct vmctx_vcpu *v = &s->tl.vcpus[i];
 		size_t j = hash2(s->vms[v->vm_idx].tgid, v->id) & (size - 1);
 
 		while (h[j])
@@ -250,7 +250,7 @@ static struct vmctx_vcpu *find_vcpu(const struct vmctx_session *s, int vm_tgid, 
 		return NULL;
 	for (j = hash2(vm_tgid, id) & (s->vcpu_hash_size - 1); s->vcpu_hash[j];
 	     j = (j + 1) & (s->vcpu_hash_size - 1)) {
-		struct vmctx_vcpu *v = &s->vcpus[s->vcpu_hash[j] - 1];
+		struct vmctx_vcpu *v = &s->tl.vcpus[s->vcpu_hash[j] - 1];
 
 		if (v->id == id && s->vms[v->vm_idx].tgid == vm_tgid)
 			return v;
@@ -283,36 +283,36 @@ static struct vmctx_vcpu *vcpu_of(struct vmctx_session *s, int vm_idx, int vm_tg
 	if (s->vcpu_hash_size) {
 		j = hash2(vm_tgid, id) & (s->vcpu_hash_size - 1);
 		while (s->vcpu_hash[j]) {
-			v = &s->vcpus[s->vcpu_hash[j] - 1];
+			v = &s->tl.vcpus[s->vcpu_hash[j] - 1];
 			if (v->id == id && v->vm_idx == vm_idx)
 				return v;
 			j = (j + 1) & (s->vcpu_hash_size - 1);
 		}
 	}
-	if (s->nvcpus >= s->max_vcpus) {
+	if (s->tl.nvcpus >= s->max_vcpus) {
 		errno = E2BIG;
 		return NULL;
 	}
-	if (vmctx_grow_aligned((void **)&s->vcpus, &s->vcpus_cap, s->nvcpus + 1,
-			       sizeof(*s->vcpus), VCPU_ALIGN) ||
+	if (vmctx_grow_aligned((void **)&s->tl.vcpus, &s->tl.vcpus_cap, s->tl.nvcpus + 1,
+			       sizeof(*s->tl.vcpus), VCPU_ALIGN) ||
 	    vmctx_grow((void **)&vm->vcpu_ids, &vm->vcpu_ids_cap, vm->nvcpus + 1,
 		       sizeof(*vm->vcpu_ids)))
 		goto nomem;
-	v = &s->vcpus[s->nvcpus];
+	v = &s->tl.vcpus[s->tl.nvcpus];
 	memset(v, 0, sizeof(*v));
 	timeline_add_vcpu(v);
 	v->vm_idx = vm_idx;
 	v->id = id;
 	v->cache_task = -1;
-	s->nvcpus++;
-	if (s->nvcpus * 2 > s->vcpu_hash_size && rehash_vcpus(s)) {
-		s->nvcpus--;
+	s->tl.nvcpus++;
+	if (s->tl.nvcpus * 2 > s->vcpu_hash_size && rehash_vcpus(s)) {
+		s->tl.nvcpus--;
 		goto nomem;
 	}
 	j = hash2(vm_tgid, id) & (s->vcpu_hash_size - 1);
 	while (s->vcpu_hash[j])
 		j = (j + 1) & (s->vcpu_hash_size - 1);
-	s->vcpu_hash[j] = s->nvcpus;
+	s->vcpu_hash[j] = s->tl.nvcpus;
 	vm_add_vcpu_id(vm, id);
 	return v;
 nomem:
@@ -334,7 +334,7 @@ static struct vmctx_vcpu *get_vcpu(struct vmctx_session *s, int vm_tgid, int id)
 
 static int owner_of(const struct vmctx_session *s, const struct vmctx_vcpu *v)
 {
-	return v ? (int)(v - s->vcpus) + 1 : OWNER_OUTSIDE;
+	return v ? (int)(v - s->tl.vcpus) + 1 : OWNER_OUTSIDE;
 }
 
 /* The task owning the sample's CR3, cached per vCPU for its lifetime. */
@@ -396,12 +396,12 @@ static struct vmctx_vcpu *pcpu_vcpu(const struct vmctx_session *s,
 	struct vmctx_vcpu *v;
 	int cur;
 
-	if (smp->cpu >= s->npcpus || smp->vcpu < 0)
+	if (smp->cpu >= s->tl.npcpus || smp->vcpu < 0)
 		return NULL;
-	cur = s->pcpus[smp->cpu].cur;
+	cur = s->tl.pcpus[smp->cpu].cur;
 	if (cur <= 0)
 		return NULL;
-	v = &s->vcpus[cur - 1];
+	v = &s->tl.vcpus[cur - 1];
 	return v->id == smp->vcpu && s->vms[v->vm_idx].tgid == smp->vm_tgid ? v : NULL;
 }
 
@@ -468,7 +468,7 @@ static __attribute__((noinline)) int sample_full(struct vmctx_session *s,
 		if (v && (smp->flags & VMCTX_SAMPLE_HOST_VCPU))
 			k.vm_idx = v->vm_idx;
 	}
-	w = timeline_weight(s, smp);
+	w = timeline_weight(&s->tl, smp);
 	if (!w)
 		return -errno;
 	/*
@@ -476,11 +476,11 @@ static __attribute__((noinline)) int sample_full(struct vmctx_session *s,
 	 * (report.c derives it), so it is counted once, by the timeline.
 	 */
 	if (!(smp->flags & VMCTX_SAMPLE_GUEST)) {
-		err = agg_add(&s->agg, &k, w);
+		err = agg_add(&s->tl.agg, &k, w);
 		if (err)
 			return err;
 	}
-	return timeline_sample(s, smp, owner_of(s, v), v, &k, w);
+	return timeline_sample(&s->tl, smp, owner_of(s, v), v, &k, w);
 }
 
 int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp)
@@ -493,14 +493,14 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 		return -EINVAL;
 	if (smp->vm_tgid >= 0)
 		v = pcpu_vcpu(s, smp);
-	if (v && (smp->flags & VMCTX_SAMPLE_GUEST) && timeline_runs_on(s, v, smp)) {
+	if (v && (smp->flags & VMCTX_SAMPLE_GUEST) && timeline_runs_on(&s->tl, v, smp)) {
 		/* most samples: the vCPU runs on, and is counted in short */
 		struct agg_key vk = {
 			.scope = AGG_VCPU, .vm_idx = v->vm_idx, .vcpu = v->id, .by = -1,
 		};
 
 		vk.cls = guest_code(s, v, smp, &vk);
-		return timeline_run_on(s, v, smp, &vk);
+		return timeline_run_on(&s->tl, v, smp, &vk);
 	}
 	return sample_full(s, smp, v);
 }
@@ -515,7 +515,7 @@ int vmctx_session_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, i
 	v = get_vcpu(s, vm_tgid, vcpu);
 	if (!v)
 		return -errno;
-	return timeline_switch(s, time, cpu, v, out, preempt);
+	return timeline_switch(&s->tl, time, cpu, v, out, preempt);
 }
 
 int vmctx_session_halt(struct vmctx_session *s, uint64_t time, int vm_tgid, int vcpu,
@@ -528,7 +528,7 @@ int vmctx_session_halt(struct vmctx_session *s, uint64_t time, int vm_tgid, int 
 	v = get_vcpu(s, vm_tgid, vcpu);
 	if (!v)
 		return -errno;
-	return timeline_halt(s, time, v, halted);
+	return timeline_halt(&s->tl, time, v, halted);
 }
 
 int vmctx_session_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t count)
@@ -538,7 +538,7 @@ int vmctx_session_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uin
 
 	if (!s || s->finished)
 		return -EINVAL;
-	err = timeline_lost(s, time, cpu, count);
+	err = timeline_lost(&s->tl, time, cpu, count);
 	if (err)
 		return err;
 	/* The physical view: the pCPU lost them. */
@@ -548,7 +548,7 @@ int vmctx_session_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uin
 	k.vm_idx = -1;
 	k.vcpu = -1;
 	k.by = -1;
-	return agg_add(&s->agg, &k, count);
+	return agg_add(&s->tl.agg, &k, count);
 }
 
 int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
@@ -557,16 +557,18 @@ int vmctx_session_finish(struct vmctx_session *s, uint64_t time)
 
 	if (!s || s->finished)
 		return -EINVAL;
-	err = timeline_finish(s, time);
+	err = timeline_finish(&s->tl, time);
 	s->finished = true;
-	s->end_time = time > s->last_time ? time : s->last_time;
+	s->end_time = time > s->tl.last_time ? time : s->tl.last_time;
 	return err;
 }
 
 /* The timeline's sink while the caller watches the stream: each run, named. */
-static void stream_run(const struct vmctx_session *s, const struct vmctx_vcpu *v,
+static void stream_run(const struct timeline *tl, const struct vmctx_vcpu *v,
 		       const struct agg_key *k, uint64_t time, uint64_t count)
 {
+	const struct vmctx_session *s = (const struct vmctx_session *)
+		((const char *)tl - offsetof(struct vmctx_session, tl));
 	struct vmctx_tick t = {
 		.sz = sizeof(t),
 		.time = time,
@@ -588,7 +590,7 @@ void vmctx_session_set_stream(struct vmctx_session *s, vmctx_stream_fn fn, void 
 		return;
 	s->stream = fn;
 	s->stream_ctx = ctx;
-	s->sink = fn ? stream_run : NULL;
+	s->tl.sink = fn ? stream_run : NULL;
 }
 
 size_t vmctx_session_nvms(const struct vmctx_session *s)

@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "session.h"
 #include "timeline.h"
 
 void timeline_add_vcpu(struct vmctx_vcpu *v)
@@ -36,32 +35,32 @@ void timeline_add_vcpu(struct vmctx_vcpu *v)
 }
 
 /* A pCPU seen for the first time: state for it and those below; NULL with errno. */
-static struct vmctx_pcpu *new_pcpu(struct vmctx_session *s, uint32_t cpu)
+static struct vmctx_pcpu *new_pcpu(struct timeline *tl, uint32_t cpu)
 {
 	struct vmctx_pcpu *p;
 	size_t i;
 
-	if (cpu >= s->max_pcpus) {
+	if (cpu >= tl->max_pcpus) {
 		errno = EINVAL;
 		return NULL;
 	}
-	p = realloc(s->pcpus, (cpu + 1) * sizeof(*p));
+	p = realloc(tl->pcpus, (cpu + 1) * sizeof(*p));
 	if (!p)
 		return NULL;
-	s->pcpus = p;
-	for (i = s->npcpus; i <= cpu; i++) {
-		memset(&s->pcpus[i], 0, sizeof(s->pcpus[i]));
-		s->pcpus[i].cur = -1;
-		s->pcpus[i].restart = true;	/* its first sample weighs 1 */
+	tl->pcpus = p;
+	for (i = tl->npcpus; i <= cpu; i++) {
+		memset(&tl->pcpus[i], 0, sizeof(tl->pcpus[i]));
+		tl->pcpus[i].cur = -1;
+		tl->pcpus[i].restart = true;	/* its first sample weighs 1 */
 	}
-	s->npcpus = cpu + 1;
-	return &s->pcpus[cpu];
+	tl->npcpus = cpu + 1;
+	return &tl->pcpus[cpu];
 }
 
 /* The pCPU's state, created on first use; NULL with errno. */
-static inline struct vmctx_pcpu *pcpu_of(struct vmctx_session *s, uint32_t cpu)
+static inline struct vmctx_pcpu *pcpu_of(struct timeline *tl, uint32_t cpu)
 {
-	return cpu < s->npcpus ? &s->pcpus[cpu] : new_pcpu(s, cpu);
+	return cpu < tl->npcpus ? &tl->pcpus[cpu] : new_pcpu(tl, cpu);
 }
 
 /* Where vCPU owner @by is, or would go, in @v's steal_at: owner -> index + 1 in steal_by. */
@@ -98,7 +97,7 @@ static bool count_steal_by(struct vmctx_vcpu *v, int by, uint64_t count)
 }
 
 /* @count ticks of @v's steal, by the exit that left it waiting. */
-static int steal_exit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t count)
+static int steal_exit(struct timeline *tl, struct vmctx_vcpu *v, uint64_t count)
 {
 	struct agg_key e;
 
@@ -111,7 +110,7 @@ static int steal_exit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t co
 	e.by = -1;
 	e.exit = v->exit_key;
 	/* a vCPU's waits mostly end on one exit: its row recurs */
-	return agg_add_hinted(&s->agg, &v->hint, &e, count);
+	return agg_add_hinted(&tl->agg, &v->hint, &e, count);
 }
 
 /*
@@ -119,7 +118,7 @@ static int steal_exit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t co
  * also counts by the vCPU's last exit: now, or added to *@steal for the
  * caller to count once.
  */
-static int emit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time,
+static int emit(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time,
 		enum vmctx_class cls, int by, const char *function, const char *module,
 		uint64_t count, uint64_t *steal)
 {
@@ -143,14 +142,14 @@ static int emit(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time,
 		if (!counted)
 			k.by = OWNER_OTHERS;
 	}
-	err = timeline_emit(s, v, &k, time, count, counted);
+	err = timeline_emit(tl, v, &k, time, count, counted);
 	if (err || cls != VMCTX_CLASS_STEAL)
 		return err;
 	if (steal) {
 		*steal += count;
 		return 0;
 	}
-	return steal_exit(s, v, count);
+	return steal_exit(tl, v, count);
 }
 
 static enum vmctx_class blank_class(const struct vmctx_vcpu *v)
@@ -269,10 +268,10 @@ static uint64_t count_known_steal(struct vmctx_vcpu *v, const struct vmctx_pcpu 
  * owner of the home pCPU gives it back.  @hold: hold the charges instead
  * (hold_charge()).
  */
-static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, uint64_t cap,
+static int flush(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time, uint64_t cap,
 		 bool hold)
 {
-	struct vmctx_pcpu *p = &s->pcpus[v->home];
+	struct vmctx_pcpu *p = &tl->pcpus[v->home];
 	enum vmctx_class cls = blank_class(v);
 	struct pend_charge c[PCPU_RUNS + 1];
 	uint64_t sum = vmctx_sat_add(p->lost - v->snap_lost, p->ticks - v->snap_ticks);
@@ -282,7 +281,7 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 
 	if (vmctx_sat_add(v->charged, sum) > cap)
 		drop = vmctx_sat_add(v->charged, sum) - cap;
-	if (!drop && !hold && cls == VMCTX_CLASS_STEAL && !s->sink && p->ticks > v->snap_ticks &&
+	if (!drop && !hold && cls == VMCTX_CLASS_STEAL && !tl->sink && p->ticks > v->snap_ticks &&
 	    (steal = count_known_steal(v, p, v->snap_ticks))) {
 		v->charged += steal;
 		n = 0;
@@ -309,16 +308,16 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 		/* Idle is not attributed to anyone: a halted guest lost nothing. */
 		if (hold)
 			err = hold_charge(v, c[k].owner, d);
-		else if (cls == VMCTX_CLASS_STEAL && !s->sink && count_steal_by(v, c[k].owner, d))
+		else if (cls == VMCTX_CLASS_STEAL && !tl->sink && count_steal_by(v, c[k].owner, d))
 			err = 0, steal += d;	/* what emit() would do, without its key */
 		else
-			err = emit(s, v, time, cls, cls == VMCTX_CLASS_STEAL ? c[k].owner : -1,
+			err = emit(tl, v, time, cls, cls == VMCTX_CLASS_STEAL ? c[k].owner : -1,
 				   NULL, NULL, d, &steal);
 		if (err)
 			return err;
 		v->charged += d;
 	}
-	if (steal && (err = steal_exit(s, v, steal)))
+	if (steal && (err = steal_exit(tl, v, steal)))
 		return err;
 	if (p->lost != v->snap_lost) {
 		uint64_t d = p->lost - v->snap_lost;
@@ -328,7 +327,7 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 			v->pend_lost = vmctx_sat_add(v->pend_lost, d);
 			v->held = true;
 		} else {
-			err = emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, d, NULL);
+			err = emit(tl, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, d, NULL);
 			if (err)
 				return err;
 		}
@@ -338,7 +337,7 @@ static int flush(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, u
 }
 
 /* End a held wait (see struct vmctx_vcpu): charge what it held as idle, or as steal. */
-static int end_hold(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
+static int end_hold(struct timeline *tl, struct vmctx_vcpu *v, bool idle)
 {
 	enum vmctx_class cls = idle ? VMCTX_CLASS_IDLE : VMCTX_CLASS_STEAL;
 	uint64_t steal = 0;
@@ -349,15 +348,15 @@ static int end_hold(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
 	if (!v->held)
 		return 0;
 	for (i = 0; i < v->npend && !err; i++)
-		err = emit(s, v, v->pend_time, cls, idle ? -1 : v->pend[i].owner, NULL, NULL,
+		err = emit(tl, v, v->pend_time, cls, idle ? -1 : v->pend[i].owner, NULL, NULL,
 			   v->pend[i].n, &steal);
 	if (!err && steal)
-		err = steal_exit(s, v, steal);
+		err = steal_exit(tl, v, steal);
 	if (!err && v->pend_lost)
-		err = emit(s, v, v->pend_time, VMCTX_CLASS_LOST, -1, NULL, NULL, v->pend_lost,
+		err = emit(tl, v, v->pend_time, VMCTX_CLASS_LOST, -1, NULL, NULL, v->pend_lost,
 			   NULL);
 	if (!err && v->pend_fill)
-		err = emit(s, v, v->pend_time, cls, idle ? -1 : OWNER_OUTSIDE, NULL, NULL,
+		err = emit(tl, v, v->pend_time, cls, idle ? -1 : OWNER_OUTSIDE, NULL, NULL,
 			   v->pend_fill, NULL);
 	v->npend = 0;
 	v->pend_lost = 0;
@@ -369,9 +368,9 @@ static int end_hold(struct vmctx_session *s, struct vmctx_vcpu *v, bool idle)
 /* A weight beyond this is a clock jump or hostile input, not a late timer. */
 #define MAX_WEIGHT	1000000
 
-uint64_t timeline_weight(struct vmctx_session *s, const struct vmctx_sample *smp)
+uint64_t timeline_weight(struct timeline *tl, const struct vmctx_sample *smp)
 {
-	struct vmctx_pcpu *p = pcpu_of(s, smp->cpu);
+	struct vmctx_pcpu *p = pcpu_of(tl, smp->cpu);
 	uint64_t w = 1, last;
 
 	if (!p)
@@ -384,8 +383,8 @@ uint64_t timeline_weight(struct vmctx_session *s, const struct vmctx_sample *smp
 	last = p->last_sample;
 	if (smp->time > last)
 		p->last_sample = smp->time;
-	if (s->weight_by_time && !p->restart && smp->time > last) {
-		w = (smp->time - last + s->tick_ns / 2) / s->tick_ns;
+	if (tl->weight_by_time && !p->restart && smp->time > last) {
+		w = (smp->time - last + tl->tick_ns / 2) / tl->tick_ns;
 		if (w < 1 || w > MAX_WEIGHT)
 			w = 1;
 	}
@@ -394,14 +393,14 @@ uint64_t timeline_weight(struct vmctx_session *s, const struct vmctx_sample *smp
 }
 
 /* Tick slots strictly between two real ticks @gap ns apart. */
-static uint64_t ticks_between(const struct vmctx_session *s, uint64_t gap)
+static uint64_t ticks_between(const struct timeline *tl, uint64_t gap)
 {
 	uint64_t n;
 
 	/* the usual gap, a tick or less: no division */
-	if (gap < s->tick_ns + s->tick_ns / 2)
+	if (gap < tl->tick_ns + tl->tick_ns / 2)
 		return 0;
-	n = (gap + s->tick_ns / 2) / s->tick_ns;
+	n = (gap + tl->tick_ns / 2) / tl->tick_ns;
 	return n ? n - 1 : 0;
 }
 
@@ -411,20 +410,20 @@ static uint64_t ticks_between(const struct vmctx_session *s, uint64_t gap)
  * time when the nominal tick is known.  @real: a real tick of the vCPU
  * falls at @time; @covered: slots before it that its weight stands for.
  */
-static int fill(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bool real,
+static int fill(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time, bool real,
 		uint64_t covered, bool hold)
 {
 	uint64_t expected = 0;
 	int err;
 
-	if (s->tick_ns && time > v->last_time) {
+	if (tl->tick_ns && time > v->last_time) {
 		uint64_t gap = time - v->last_time;
 
 		/* ticks strictly between the last real tick and this one */
 		if (real)
-			expected = ticks_between(s, gap);
+			expected = ticks_between(tl, gap);
 		else
-			expected = gap / s->tick_ns;
+			expected = gap / tl->tick_ns;
 		expected = expected > covered ? expected - covered : 0;
 	}
 	if (expected > v->charged && hold) {
@@ -433,7 +432,7 @@ static int fill(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bo
 	} else if (expected > v->charged) {
 		enum vmctx_class cls = blank_class(v);
 
-		err = emit(s, v, time, cls, cls == VMCTX_CLASS_STEAL ? OWNER_OUTSIDE : -1,
+		err = emit(tl, v, time, cls, cls == VMCTX_CLASS_STEAL ? OWNER_OUTSIDE : -1,
 			   NULL, NULL, expected - v->charged, NULL);
 		if (err)
 			return err;
@@ -444,61 +443,61 @@ static int fill(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bo
 	return 0;
 }
 
-static int end_wait(struct vmctx_session *s, struct vmctx_vcpu *v, uint64_t time, bool real,
+static int end_wait(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time, bool real,
 		    uint64_t covered, bool hold)
 {
 	uint64_t cap = UINT64_MAX;
 	int err;
 
-	if (real && s->tick_ns && time > v->last_time) {
-		cap = ticks_between(s, time - v->last_time);
+	if (real && tl->tick_ns && time > v->last_time) {
+		cap = ticks_between(tl, time - v->last_time);
 		cap = cap > covered ? cap - covered : 0;
 	}
-	err = flush(s, v, time, cap, hold);
+	err = flush(tl, v, time, cap, hold);
 
 	if (err)
 		return err;
 	v->state = VCPU_RUNNING;
 	if (hold)
 		v->pend_time = time;
-	return fill(s, v, time, real, covered, hold);
+	return fill(tl, v, time, real, covered, hold);
 }
 
-int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int owner,
+int timeline_sample(struct timeline *tl, const struct vmctx_sample *smp, int owner,
 		    struct vmctx_vcpu *v, const struct agg_key *guest, uint64_t weight)
 {
-	struct vmctx_pcpu *p = pcpu_of(s, smp->cpu);
+	struct vmctx_pcpu *p = pcpu_of(tl, smp->cpu);
 	int err;
 
 	if (!p)
 		return -errno;
-	if (smp->time > s->last_time)
-		s->last_time = smp->time;
+	if (smp->time > tl->last_time)
+		tl->last_time = smp->time;
 	/*
 	 * The vCPU's first sample after a held wait: if its last exit is still
 	 * the HLT, the wait was that halt (the sample came before the wake-up
 	 * did, or the vCPU is back in the guest); otherwise it was steal.
 	 */
 	if (v && v->held) {
-		err = end_hold(s, v, vmctx_exit_reason_is_halt(smp->isa, smp->exit_reason));
+		err = end_hold(tl, v, vmctx_exit_reason_is_halt(smp->isa, smp->exit_reason));
 		if (err)
 			return err;
 	}
 
 	/* Whoever this pCPU ran before now waits, unless it is us. */
 	if (p->cur > 0 && p->cur != owner) {
-		struct vmctx_vcpu *w = &s->vcpus[p->cur - 1];
+		struct vmctx_vcpu *w = &tl->vcpus[p->cur - 1];
 
 		if (w->state == VCPU_RUNNING && w->home == smp->cpu)
 			start_wait(w, p);
 	}
 	if (v && v->state == VCPU_WAITING) {
-		err = end_wait(s, v, smp->time, true, weight - 1, false);
+		err = end_wait(tl, v, smp->time, true, weight - 1, false);
 		if (err)
 			return err;
 	} else if (v && v->state == VCPU_RUNNING) {
 		/* A gap in a running vCPU's samples: its pCPU sampled nothing else. */
-		err = fill(s, v, smp->time, true, weight - 1, false);
+		err = fill(tl, v, smp->time, true, weight - 1, false);
 		if (err)
 			return err;
 	}
@@ -520,27 +519,27 @@ int timeline_sample(struct vmctx_session *s, const struct vmctx_sample *smp, int
 	v->last_exit = smp->exit_reason;
 	if (smp->flags & VMCTX_SAMPLE_GUEST) {
 		v->halted = false;
-		return emit(s, v, smp->time, guest->sub, guest->by, guest->function,
+		return emit(tl, v, smp->time, guest->sub, guest->by, guest->function,
 			    guest->module, weight, NULL);
 	}
 	/* The vCPU's thread runs host code: KVM's exit handling, QEMU, halt polling. */
 	if (vmctx_exit_reason_is_halt(smp->isa, smp->exit_reason))
 		v->halted = true;
-	return emit(s, v, smp->time, blank_class(v),
+	return emit(tl, v, smp->time, blank_class(v),
 		    v->halted ? -1 : OWNER_OUTSIDE, NULL, NULL, weight, NULL);
 }
 
-int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct vmctx_vcpu *v,
+int timeline_switch(struct timeline *tl, uint64_t time, uint32_t cpu, struct vmctx_vcpu *v,
 		    bool out, bool preempt)
 {
-	struct vmctx_pcpu *p = pcpu_of(s, cpu);
+	struct vmctx_pcpu *p = pcpu_of(tl, cpu);
 	int err;
 
 	if (!p)
 		return -errno;
-	if (time > s->last_time)
-		s->last_time = time;
-	err = end_hold(s, v, false);
+	if (time > tl->last_time)
+		tl->last_time = time;
+	err = end_hold(tl, v, false);
 	if (err)
 		return err;
 	if (out) {
@@ -559,7 +558,7 @@ int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct
 	 * its wait until that (idle) or anything else (steal) comes.
 	 */
 	if (v->state == VCPU_WAITING) {
-		err = end_wait(s, v, time, false, 0, v->blocked && !v->halted);
+		err = end_wait(tl, v, time, false, 0, v->blocked && !v->halted);
 		if (err)
 			return err;
 	}
@@ -570,7 +569,7 @@ int timeline_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, struct
 	return 0;
 }
 
-int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v, bool halted)
+int timeline_halt(struct timeline *tl, uint64_t time, struct vmctx_vcpu *v, bool halted)
 {
 	int err;
 
@@ -582,16 +581,16 @@ int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v, 
 	 * It fires after the thread is switched back in, so the wait is
 	 * usually held by then.
 	 */
-	err = end_hold(s, v, !halted);
+	err = end_hold(tl, v, !halted);
 	if (err)
 		return err;
 	if (!halted && v->state == VCPU_WAITING && v->blocked)
 		v->halted = true;
 	/* Charge the blank time so far in the state it had. */
 	if (v->state == VCPU_WAITING && v->halted != halted) {
-		err = flush(s, v, time, UINT64_MAX, false);
+		err = flush(tl, v, time, UINT64_MAX, false);
 		if (!err)
-			err = fill(s, v, time, false, 0, false);
+			err = fill(tl, v, time, false, 0, false);
 		if (err)
 			return err;
 	}
@@ -601,44 +600,44 @@ int timeline_halt(struct vmctx_session *s, uint64_t time, struct vmctx_vcpu *v, 
 	return 0;
 }
 
-int timeline_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t count)
+int timeline_lost(struct timeline *tl, uint64_t time, uint32_t cpu, uint64_t count)
 {
-	struct vmctx_pcpu *p = pcpu_of(s, cpu);
+	struct vmctx_pcpu *p = pcpu_of(tl, cpu);
 
 	if (!p)
 		return -errno;
-	if (time > s->last_time)
-		s->last_time = time;
+	if (time > tl->last_time)
+		tl->last_time = time;
 	p->lost = vmctx_sat_add(p->lost, count);
 	p->restart = true;	/* the lost ticks are counted here, not by weight */
 	/* The vCPU this pCPU was running lost its own ticks. */
 	if (p->cur > 0) {
-		struct vmctx_vcpu *v = &s->vcpus[p->cur - 1];
+		struct vmctx_vcpu *v = &tl->vcpus[p->cur - 1];
 
 		if (v->state == VCPU_RUNNING && v->home == cpu) {
 			v->charged = vmctx_sat_add(v->charged, count);
-			return emit(s, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, count, NULL);
+			return emit(tl, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, count, NULL);
 		}
 	}
 	return 0;
 }
 
-int timeline_finish(struct vmctx_session *s, uint64_t time)
+int timeline_finish(struct timeline *tl, uint64_t time)
 {
 	size_t i;
 	int err;
 
-	if (time < s->last_time)
-		time = s->last_time;
-	for (i = 0; i < s->nvcpus; i++) {
-		struct vmctx_vcpu *v = &s->vcpus[i];
+	if (time < tl->last_time)
+		time = tl->last_time;
+	for (i = 0; i < tl->nvcpus; i++) {
+		struct vmctx_vcpu *v = &tl->vcpus[i];
 
-		err = end_hold(s, v, false);
+		err = end_hold(tl, v, false);
 		if (err)
 			return err;
 		if (v->state != VCPU_WAITING)
 			continue;
-		err = end_wait(s, v, time, false, 0, false);
+		err = end_wait(tl, v, time, false, 0, false);
 		if (err)
 			return err;
 	}

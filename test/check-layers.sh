@@ -4,7 +4,8 @@
 # a file calls only files listed before it.  nm on the library's objects
 # finds every call from one file to another; one that goes to a file
 # listed later (a lower layer calling a higher one) fails, and so does a
-# lib/*.c file the table does not place.
+# lib/*.c file the table does not place, and an #include of a header of
+# a higher layer.
 set -eu
 srcdir=${top_srcdir:-.}
 builddir=${top_builddir:-.}
@@ -16,7 +17,39 @@ awk '/^  [a-z]+: +[a-z]/ { for (i = 2; i <= NF; i++) print $i }' "$srcdir/lib/RE
 	awk '{ print NR, $1 }' >"$tmp/rank"
 [ -s "$tmp/rank" ] || { echo "check-layers: no layer table in lib/README" >&2; exit 1; }
 
+# includes DIR: each #include of a private header that goes up a layer.
+# A header X.h belongs to X.c's layer; a file may include its own
+# layer's headers and those below, never one above (a struct or inline
+# of a higher layer is as much a dependency as a call to it).
+includes() {
+	awk '/^  [a-z]+: +[a-z]/ { n++; for (i = 2; i <= NF; i++) { sub(/\.c$/, "", $i); print $i, n } }' \
+		"$1/README" >"$tmp/layer"
+	for f in "$1"/*.c "$1"/*.h; do
+		base=$(basename "$f")
+		grep -o '^#include "[a-z-]*\.h"' "$f" | sed 's/.*"\(.*\)\.h"/\1/' |
+			awk -v base="$base" 'NR == FNR { layer[$1] = $2; next }
+			     { own = base; sub(/\.[ch]$/, "", own) }
+			     (own in layer) && ($1 in layer) && layer[$1] > layer[own] {
+				printf "check-layers: lib/%s includes %s.h, a layer above it\n", base, $1 }' \
+			"$tmp/layer" -
+	done
+}
+
 rc=0
+includes "$srcdir/lib" >"$tmp/upinc"
+if [ -s "$tmp/upinc" ]; then
+	cat "$tmp/upinc" >&2
+	rc=1
+fi
+# and the include check fails where it should: timeline.c including
+# session.h, in a copy
+mkdir "$tmp/lib"
+cp "$srcdir"/lib/README "$srcdir"/lib/*.c "$srcdir"/lib/*.h "$tmp/lib/"
+sed -i '0,/^#include "/s//#include "session.h"\n#include "/' "$tmp/lib/timeline.c"
+if ! includes "$tmp/lib" | grep -q 'lib/timeline.c includes session.h'; then
+	echo "check-layers: an upward #include planted in a copy of lib/ was not found" >&2
+	rc=1
+fi
 for c in "$srcdir"/lib/*.c; do
 	f=$(basename "$c")
 	if ! awk -v f="$f" '$2 == f { found = 1 } END { exit !found }' "$tmp/rank"; then
@@ -55,5 +88,6 @@ if [ -s "$tmp/up" ]; then
 	rc=1
 fi
 [ "$rc" = 0 ] && echo "check-layers: $(wc -l <"$tmp/rank") files," \
-	"$(awk '{ print $3, $5 }' "$tmp/calls" | sort -u | wc -l) file-to-file edges, all downwards"
+	"$(awk '{ print $3, $5 }' "$tmp/calls" | sort -u | wc -l) file-to-file edges, all downwards;" \
+	"no #include goes up (a planted one is found)"
 exit $rc
