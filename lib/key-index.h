@@ -44,11 +44,6 @@ __hidden int key_index_build(struct key_index *x, const void *base, size_t n, si
 			     size_t off, unsigned width);
 /* How many keys are <= (@a, @b) (@b is ignored at width 1): O(log n), one or two misses. */
 __hidden size_t key_index_upper(const struct key_index *x, uint64_t a, uint64_t b);
-/* Key @i's words, in sorted order. */
-static inline const uint64_t *key_index_key(const struct key_index *x, size_t i)
-{
-	return &x->level[0][i * x->width];
-}
 __hidden void key_index_free(struct key_index *x);
 
 #endif /* VMCTX_KEY_INDEX_H */

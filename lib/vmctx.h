@@ -38,6 +38,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,10 +46,16 @@ extern "C" {
 
 /*
  * Declare the options structure @NAME of type struct @TYPE, its sz set and
- * every field not named zero: VMCTX_OPTS(vmctx_read_opts, o, .max_size = N);
+ * every field not named zero, its padding too, as far as C lets a macro
+ * (libbpf's LIBBPF_OPTS() does the same): a newer struct is accepted only
+ * if the bytes this library does not know are zero.
+ * VMCTX_OPTS(vmctx_read_opts, o, .max_size = N);
  */
-#define VMCTX_OPTS(TYPE, NAME, ...) \
-	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+#define VMCTX_OPTS(TYPE, NAME, ...)						\
+	struct TYPE NAME = ({							\
+		memset(&NAME, 0, sizeof(struct TYPE));				\
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };	\
+	})
 
 /* ---- Errors and diagnostics (vmctx_strerror(3)) ---------------------------- */
 
