@@ -88,7 +88,7 @@ int agg_add(struct agg_table *t, const struct agg_key *k, uint64_t n)
 	e = entry(t, k);
 	if (!e)
 		return -ENOMEM;
-	e->count = vmctx_sat_add(e->count, n);
+	e->count = util_sat_add(e->count, n);
 	return 0;
 }
 
@@ -104,7 +104,7 @@ int agg_add_noting(struct agg_table *t, struct agg_hint *h, size_t i,
 
 	if (!e)
 		return -ENOMEM;
-	e->count = vmctx_sat_add(e->count, n);
+	e->count = util_sat_add(e->count, n);
 	if (h->size != t->size) {
 		memset(h->at, 0, sizeof(h->at));
 		h->size = t->size;

@@ -91,7 +91,7 @@ static inline int agg_add_hinted(struct agg_table *t, struct agg_hint *h,
 	if (!n)
 		return 0;
 	if (h->size == t->size && h->at[i] && agg_key_eq(&t->e[h->at[i] - 1].key, k)) {
-		t->e[h->at[i] - 1].count = vmctx_sat_add(t->e[h->at[i] - 1].count, n);
+		t->e[h->at[i] - 1].count = util_sat_add(t->e[h->at[i] - 1].count, n);
 		return 0;
 	}
 	return agg_add_noting(t, h, i, k, n);

@@ -163,7 +163,7 @@ static int build_index(struct vmctx_bundle *b)
 	size_t i;
 	int err;
 
-	by_root = vmctx_calloc_big(b->ntasks + 1, sizeof(*by_root));
+	by_root = util_calloc_big(b->ntasks + 1, sizeof(*by_root));
 	order = calloc(b->ntasks + 1, sizeof(*order));
 	leader = calloc(b->ntasks + 1, sizeof(*leader));
 	if (!by_root || !order || !leader) {
@@ -242,9 +242,9 @@ static int build_lookup(struct vmctx_bundle *b)
 	if (err)
 		return err;
 	b->keys = (struct root_key *)b->root_index.level[0];
-	b->live_all = vmctx_calloc_big(2 * base, sizeof(*b->live_all));
-	b->live_leader = vmctx_calloc_big(2 * base, sizeof(*b->live_leader));
-	b->untimed = vmctx_calloc_big(b->ntasks + 1, sizeof(*b->untimed));
+	b->live_all = util_calloc_big(2 * base, sizeof(*b->live_all));
+	b->live_leader = util_calloc_big(2 * base, sizeof(*b->live_leader));
+	b->untimed = util_calloc_big(b->ntasks + 1, sizeof(*b->untimed));
 	if (!b->live_all || !b->live_leader || !b->untimed)
 		return -ENOMEM;
 	b->live_base = base;

@@ -98,10 +98,10 @@ struct reader {
 static int fail(struct reader *r, int err, const char *why)
 {
 	if (r)
-		vmctx_log(VMCTX_LOG_WARN, "bundle line %zu: %s: %s", r->lineno, why,
+		util_log(VMCTX_LOG_WARN, "bundle line %zu: %s: %s", r->lineno, why,
 			  vmctx_strerror(err));
 	else
-		vmctx_log(VMCTX_LOG_WARN, "bundle: %s: %s", why, vmctx_strerror(err));
+		util_log(VMCTX_LOG_WARN, "bundle: %s: %s", why, vmctx_strerror(err));
 	return err;
 }
 
@@ -362,7 +362,7 @@ static int rec_task(struct reader *r)
 		return fail(r, -VMCTX_E_SYNTAX, "task: bad exit time");
 	if (!bundle_lifetime_valid(start, exit))
 		return fail(r, -VMCTX_E_RANGE, "task: exits before it starts");
-	err = vmctx_grow((void **)&b->tasks, &b->tasks_cap, b->ntasks + 1, sizeof(*b->tasks));
+	err = util_grow((void **)&b->tasks, &b->tasks_cap, b->ntasks + 1, sizeof(*b->tasks));
 	if (err)
 		return err;
 	err = str_field(r, 7, "comm", BUNDLE_MAX_SHORT, false, &comm);
@@ -401,7 +401,7 @@ static int rec_object(struct reader *r)
 	s = field(r, 2, "build_id");
 	if (!s || (strcmp(s, "-") && !bundle_build_id_valid(s)))
 		return fail(r, -VMCTX_E_SYNTAX, "object: bad build-id");
-	err = vmctx_grow((void **)&b->objects, &b->objects_cap, b->nobjects + 1,
+	err = util_grow((void **)&b->objects, &b->objects_cap, b->nobjects + 1,
 			 sizeof(*b->objects));
 	if (err)
 		return err;
@@ -446,7 +446,7 @@ static int rec_sym(struct reader *r)
 	if (!bundle_extent_valid(start, size))
 		return fail(r, -VMCTX_E_RANGE, "sym: end beyond the address space");
 	o = &b->objects[obj];
-	err = vmctx_grow((void **)&o->syms, &o->syms_cap, o->nsyms + 1, sizeof(*o->syms));
+	err = util_grow((void **)&o->syms, &o->syms_cap, o->nsyms + 1, sizeof(*o->syms));
 	if (err)
 		return err;
 	err = str_field(r, 4, NULL, BUNDLE_MAX_SYMNAME, true, &name);
@@ -489,7 +489,7 @@ static int rec_map(struct reader *r)
 	if (!bundle_map_valid(start, end))
 		return fail(r, -VMCTX_E_RANGE, "map: empty or inverted range");
 	t = &b->tasks[task];
-	err = vmctx_grow((void **)&t->maps, &t->maps_cap, t->nmaps + 1, sizeof(*t->maps));
+	err = util_grow((void **)&t->maps, &t->maps_cap, t->nmaps + 1, sizeof(*t->maps));
 	if (err)
 		return err;
 	err = str_field(r, 7, "path", BUNDLE_MAX_PATH, false, &path);
@@ -530,7 +530,7 @@ static int rec_kmod(struct reader *r)
 		return err;
 	if (!bundle_extent_valid(start, size))
 		return fail(r, -VMCTX_E_RANGE, "kmod: end beyond the address space");
-	err = vmctx_grow((void **)&b->kmods, &b->kmods_cap, b->nkmods + 1, sizeof(*b->kmods));
+	err = util_grow((void **)&b->kmods, &b->kmods_cap, b->nkmods + 1, sizeof(*b->kmods));
 	if (err)
 		return err;
 	err = str_field(r, 4, NULL, BUNDLE_MAX_SHORT, true, &name);
@@ -560,7 +560,7 @@ static int rec_ksym(struct reader *r)
 		err = ref_field(r, r->tok[2], b->nkmods, true, &mod);
 	if (err)
 		return err;
-	err = vmctx_grow((void **)&b->ksyms, &b->ksyms_cap, b->nksyms + 1, sizeof(*b->ksyms));
+	err = util_grow((void **)&b->ksyms, &b->ksyms_cap, b->nksyms + 1, sizeof(*b->ksyms));
 	if (err)
 		return err;
 	err = str_field(r, 3, NULL, BUNDLE_MAX_SYMNAME, true, &name);

@@ -57,7 +57,7 @@ static int seal_maps(struct vmctx_task *t, size_t i, bool strict)
 		qsort(t->maps, t->nmaps, sizeof(*t->maps), cmp_map);
 	for (j = 1; j < t->nmaps; j++) {
 		if (t->maps[j].start < t->maps[j - 1].end) {
-			vmctx_log(VMCTX_LOG_WARN,
+			util_log(VMCTX_LOG_WARN,
 				  "bundle: task %zu (pid %d): map %zu is out of order or overlaps the one before",
 				  i, t->pid, j);
 			return -VMCTX_E_RANGE;
@@ -91,7 +91,7 @@ static int seal_syms(struct vmctx_bundle *b, struct vmctx_object *o, size_t i, b
 
 	for (j = 1; strict && j < o->nsyms; j++) {
 		if (o->syms[j].start < o->syms[j - 1].end) {
-			vmctx_log(VMCTX_LOG_WARN,
+			util_log(VMCTX_LOG_WARN,
 				  "bundle: object %zu (%s): symbol %zu is out of order or overlaps the one before",
 				  i, o->path, j);
 			return -VMCTX_E_RANGE;
@@ -140,7 +140,7 @@ static int seal_ksyms(struct vmctx_bundle *b, bool strict)
 
 	for (j = 1; strict && j < b->nksyms; j++) {
 		if (b->ksyms[j].addr < b->ksyms[j - 1].addr) {
-			vmctx_log(VMCTX_LOG_WARN, "bundle: kernel symbol %zu is out of order", j);
+			util_log(VMCTX_LOG_WARN, "bundle: kernel symbol %zu is out of order", j);
 			return -VMCTX_E_RANGE;
 		}
 	}
@@ -171,7 +171,7 @@ static int seal_pairs(struct vmctx_bundle *b, bool strict)
 	for (j = 1; j < b->npairs; j++) {
 		if (b->pairs[j].tsc <= b->pairs[j - 1].tsc ||
 		    b->pairs[j].ns <= b->pairs[j - 1].ns) {
-			vmctx_log(VMCTX_LOG_WARN,
+			util_log(VMCTX_LOG_WARN,
 				  "bundle: clock pair %zu does not follow pair %zu in both TSC and ns",
 				  j, j - 1);
 			return -VMCTX_E_RANGE;
@@ -223,7 +223,7 @@ static int check_unique(const struct vmctx_bundle *b)
 	free(v);
 	if (!why)
 		return 0;
-	vmctx_log(VMCTX_LOG_WARN, "bundle: %s", why);
+	util_log(VMCTX_LOG_WARN, "bundle: %s", why);
 	return -VMCTX_E_SYNTAX;
 }
 

@@ -44,7 +44,7 @@ static int flush(struct writer *w, bool finish)
 		size_t used = w->z.total_out;
 
 		if (w->out_cap - used < TEXT_CHUNK) {
-			if (vmctx_grow((void **)&w->out, &w->out_cap, used + TEXT_CHUNK, 1))
+			if (util_grow((void **)&w->out, &w->out_cap, used + TEXT_CHUNK, 1))
 				return -ENOMEM;
 		}
 		w->z.next_out = w->out + used;

@@ -114,8 +114,8 @@ void vmctx_bundle_free(struct vmctx_bundle *b)
 	free(b->kseg_mod);
 	key_index_free(&b->kseg_index);
 	key_index_free(&b->ksym_index);
-	vmctx_name_index_free(&b->kmod_names);
-	vmctx_name_index_free(&b->build_ids);
+	util_name_index_free(&b->kmod_names);
+	util_name_index_free(&b->build_ids);
 	free(b);
 }
 
@@ -227,7 +227,7 @@ int vmctx_bundle_add_clock_pair(struct vmctx_bundle *b, uint64_t tsc, uint64_t n
 
 int bundle_push_pair(struct vmctx_bundle *b, uint64_t tsc, uint64_t ns)
 {
-	int err = vmctx_grow((void **)&b->pairs, &b->pairs_cap, b->npairs + 1, sizeof(*b->pairs));
+	int err = util_grow((void **)&b->pairs, &b->pairs_cap, b->npairs + 1, sizeof(*b->pairs));
 
 	if (err)
 		return err;
@@ -275,7 +275,7 @@ int vmctx_bundle_add_task(struct vmctx_bundle *b, uint64_t root, int pid, int tg
 		return -EINVAL;
 	if (b->ntasks >= BUNDLE_MAX_TASKS)
 		return -VMCTX_E_LIMIT;
-	err = vmctx_grow((void **)&b->tasks, &b->tasks_cap, b->ntasks + 1, sizeof(*b->tasks));
+	err = util_grow((void **)&b->tasks, &b->tasks_cap, b->ntasks + 1, sizeof(*b->tasks));
 	if (err)
 		return err;
 	err = copy_str(&c, comm, BUNDLE_MAX_SHORT);
@@ -313,14 +313,14 @@ int vmctx_bundle_add_object(struct vmctx_bundle *b, const char *path, const char
 	if (build_id) {
 		if (!bundle_build_id_valid(build_id))
 			return -EINVAL;
-		int i = vmctx_name_find(&b->build_ids, build_id, object_build_id, b->objects);
+		int i = util_name_find(&b->build_ids, build_id, object_build_id, b->objects);
 
 		if (i >= 0)
 			return i;
 	}
 	if (b->nobjects >= BUNDLE_MAX_OBJECTS)
 		return -VMCTX_E_LIMIT;
-	err = vmctx_grow((void **)&b->objects, &b->objects_cap, b->nobjects + 1,
+	err = util_grow((void **)&b->objects, &b->objects_cap, b->nobjects + 1,
 			 sizeof(*b->objects));
 	if (err)
 		return err;
@@ -335,7 +335,7 @@ int vmctx_bundle_add_object(struct vmctx_bundle *b, const char *path, const char
 		}
 	}
 	if (id) {
-		err = vmctx_name_add(&b->build_ids, id, b->nobjects, object_build_id, b->objects);
+		err = util_name_add(&b->build_ids, id, b->nobjects, object_build_id, b->objects);
 		if (err) {
 			free(p);
 			free(id);
@@ -376,7 +376,7 @@ int vmctx_bundle_add_symbol(struct vmctx_bundle *b, int object, uint64_t start, 
 	err = copy_name(&n, name, BUNDLE_MAX_SYMNAME);
 	if (err)
 		return err;
-	err = vmctx_grow((void **)&o->syms, &o->syms_cap, o->nsyms + 1, sizeof(*o->syms));
+	err = util_grow((void **)&o->syms, &o->syms_cap, o->nsyms + 1, sizeof(*o->syms));
 	if (err) {
 		free(n);
 		return err;
@@ -410,7 +410,7 @@ int vmctx_bundle_add_map(struct vmctx_bundle *b, int task, uint64_t start, uint6
 	err = copy_str(&p, path, BUNDLE_MAX_PATH);
 	if (err)
 		return err;
-	err = vmctx_grow((void **)&t->maps, &t->maps_cap, t->nmaps + 1, sizeof(*t->maps));
+	err = util_grow((void **)&t->maps, &t->maps_cap, t->nmaps + 1, sizeof(*t->maps));
 	if (err) {
 		free(p);
 		return err;
@@ -450,13 +450,13 @@ int vmctx_bundle_add_kmodule(struct vmctx_bundle *b, const char *name, uint64_t 
 	if (err)
 		return err;
 	/* add_ksym() finds modules by name. */
-	if (vmctx_name_find(&b->kmod_names, n, kmod_name, b->kmods) >= 0) {
+	if (util_name_find(&b->kmod_names, n, kmod_name, b->kmods) >= 0) {
 		free(n);
 		return -EEXIST;
 	}
-	err = vmctx_grow((void **)&b->kmods, &b->kmods_cap, b->nkmods + 1, sizeof(*b->kmods));
+	err = util_grow((void **)&b->kmods, &b->kmods_cap, b->nkmods + 1, sizeof(*b->kmods));
 	if (!err)
-		err = vmctx_name_add(&b->kmod_names, n, b->nkmods, kmod_name, b->kmods);
+		err = util_name_add(&b->kmod_names, n, b->nkmods, kmod_name, b->kmods);
 	if (err) {
 		free(n);
 		return err;
@@ -480,7 +480,7 @@ int vmctx_bundle_add_ksym(struct vmctx_bundle *b, uint64_t addr, const char *nam
 	if (err)
 		return err;
 	if (module) {
-		mod = vmctx_name_find(&b->kmod_names, module, kmod_name, b->kmods);
+		mod = util_name_find(&b->kmod_names, module, kmod_name, b->kmods);
 		if (mod < 0)
 			return -ENOENT;
 	}
@@ -489,7 +489,7 @@ int vmctx_bundle_add_ksym(struct vmctx_bundle *b, uint64_t addr, const char *nam
 	err = copy_name(&n, name, BUNDLE_MAX_SYMNAME);
 	if (err)
 		return err;
-	err = vmctx_grow((void **)&b->ksyms, &b->ksyms_cap, b->nksyms + 1, sizeof(*b->ksyms));
+	err = util_grow((void **)&b->ksyms, &b->ksyms_cap, b->nksyms + 1, sizeof(*b->ksyms));
 	if (err) {
 		free(n);
 		return err;

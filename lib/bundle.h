@@ -98,7 +98,7 @@ struct vmctx_bundle {
 	size_t nkmods, kmods_cap;
 	struct vmctx_ksym *ksyms;	/* sorted by addr once sealed */
 	size_t nksyms, ksyms_cap;
-	struct vmctx_name_index kmod_names, build_ids;	/* the builder's */
+	struct util_name_index kmod_names, build_ids;	/* the builder's */
 	size_t maps_total;		/* of all tasks */
 	size_t syms_total;		/* of all objects */
 

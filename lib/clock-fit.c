@@ -139,7 +139,7 @@ int vmctx_clock_fit_add(struct vmctx_clock_fit *f, uint64_t host_ns, uint64_t cr
 		return 0;
 	/* A span per sampled root, not per task: a bundle may hold millions. */
 	if (!f->span_of[pos]) {
-		err = vmctx_grow((void **)&f->spans, &f->spans_cap, f->nspans + 1,
+		err = util_grow((void **)&f->spans, &f->spans_cap, f->nspans + 1,
 				 sizeof(*f->spans));
 		if (err)
 			return err;

@@ -117,7 +117,7 @@ int vmctx_bundle_guest_ns(const struct vmctx_bundle *b, uint64_t guest_tsc, uint
 		/* 1 kHz of TSC is 1e6 ns per 1000 ticks: ns = ticks * 1e6 / kHz */
 		d = ticks_to_ns(guest_tsc, p, 1000000, b->tsc_khz);
 	} else {
-		i = vmctx_upper_bound(b->pairs, n, sizeof(*b->pairs),
+		i = util_upper_bound(b->pairs, n, sizeof(*b->pairs),
 				offsetof(struct vmctx_clock_pair, tsc), guest_tsc);
 		/* the segment [p, q] holding guest_tsc, or the nearest one */
 		i = i == 0 ? 1 : i == n ? n - 1 : i;

@@ -75,7 +75,7 @@ static size_t utf8_len(const unsigned char *p)
  * become "\xHH" (lowercase hex), a backslash "\\" so that a guest cannot
  * fake an escape; anything else is copied.
  */
-size_t vmctx_escape_char(const unsigned char *p, char *out, size_t *n)
+size_t util_escape_char(const unsigned char *p, char *out, size_t *n)
 {
 	static const char hex[] = "0123456789abcdef";
 
@@ -109,7 +109,7 @@ int vmctx_escape(char *dst, size_t size, const char *src)
 	if (!src || (!dst && size))
 		return -EINVAL;
 	for (; *p; p += n) {
-		plen = vmctx_escape_char(p, piece, &n);
+		plen = util_escape_char(p, piece, &n);
 		/* Cut short at a whole piece: never half an escape or a character. */
 		if (len == end && len + plen < size) {
 			memcpy(dst + len, piece, plen);

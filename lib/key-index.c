@@ -186,7 +186,7 @@ int key_index_build(struct key_index *x, const void *base, size_t n, size_t size
 	if (total > SIZE_MAX / BLOCK_BYTES)
 		return -ENOMEM;
 	/* (huge pages if large: blocks stay aligned on their 128 bytes) */
-	mem = vmctx_calloc_big((total * width * sizeof(uint64_t) + BLOCK_BYTES - 1) / BLOCK_BYTES,
+	mem = util_calloc_big((total * width * sizeof(uint64_t) + BLOCK_BYTES - 1) / BLOCK_BYTES,
 			       BLOCK_BYTES);
 	if (!mem)
 		return -ENOMEM;

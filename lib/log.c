@@ -23,7 +23,7 @@ void vmctx_set_log(vmctx_log_fn fn, void *ctx)
 	log_ctx = ctx;
 }
 
-void vmctx_log(enum vmctx_log_level level, const char *fmt, ...)
+void util_log(enum vmctx_log_level level, const char *fmt, ...)
 {
 	vmctx_log_fn fn = log_fn;
 	int saved = errno;

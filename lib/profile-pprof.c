@@ -61,7 +61,7 @@ enum {
 #define WIRE_VARINT	0
 #define WIRE_LEN	2
 
-static void varint(struct vmctx_buf *b, uint64_t v)
+static void varint(struct util_buf *b, uint64_t v)
 {
 	uint8_t out[10];
 	size_t n = 0;
@@ -73,11 +73,11 @@ static void varint(struct vmctx_buf *b, uint64_t v)
 			out[n] |= 0x80;
 		n++;
 	} while (v);
-	vmctx_buf_put(b, out, n);
+	util_buf_put(b, out, n);
 }
 
 /* A varint field; proto3 leaves out zeros. */
-static void field(struct vmctx_buf *b, int num, uint64_t v)
+static void field(struct util_buf *b, int num, uint64_t v)
 {
 	if (!v)
 		return;
@@ -85,15 +85,15 @@ static void field(struct vmctx_buf *b, int num, uint64_t v)
 	varint(b, v);
 }
 
-static void field_bytes(struct vmctx_buf *b, int num, const void *p, size_t n)
+static void field_bytes(struct util_buf *b, int num, const void *p, size_t n)
 {
 	varint(b, (uint64_t)num << 3 | WIRE_LEN);
 	varint(b, n);
-	vmctx_buf_put(b, p, n);
+	util_buf_put(b, p, n);
 }
 
 /* Embed the message built in @m as field @num of @b, and empty @m for the next. */
-static void field_msg(struct vmctx_buf *b, int num, struct vmctx_buf *m)
+static void field_msg(struct util_buf *b, int num, struct util_buf *m)
 {
 	if (m->err && !b->err)
 		b->err = m->err;
@@ -299,7 +299,7 @@ static int number(const struct vmctx_profile *p, struct pprof_ids *d)
 	return 0;
 }
 
-static void value_type(struct vmctx_buf *b, struct vmctx_buf *m, int num,
+static void value_type(struct util_buf *b, struct util_buf *m, int num,
 		       const struct pprof_ids *d, size_t i)
 {
 	field(m, VALUE_TYPE_TYPE, d->str[d->p->value_type[i]]);
@@ -307,7 +307,7 @@ static void value_type(struct vmctx_buf *b, struct vmctx_buf *m, int num,
 	field_msg(b, num, m);
 }
 
-static void sample(struct vmctx_buf *b, struct vmctx_buf *tmp, struct vmctx_buf *lab,
+static void sample(struct util_buf *b, struct util_buf *tmp, struct util_buf *lab,
 		   const struct pprof_ids *d, const struct profile_sample *s)
 {
 	const struct vmctx_profile *p = d->p;
@@ -331,10 +331,10 @@ static void sample(struct vmctx_buf *b, struct vmctx_buf *tmp, struct vmctx_buf 
 	}
 }
 
-static void samples(struct vmctx_buf *b, struct vmctx_buf *m, struct vmctx_buf *tmp,
+static void samples(struct util_buf *b, struct util_buf *m, struct util_buf *tmp,
 		    const struct pprof_ids *d)
 {
-	struct vmctx_buf lab = { 0 };
+	struct util_buf lab = { 0 };
 	size_t i;
 
 	for (i = 0; i < d->p->nsamples && !b->err; i++) {
@@ -347,7 +347,7 @@ static void samples(struct vmctx_buf *b, struct vmctx_buf *m, struct vmctx_buf *
 }
 
 /* One mapping for each module's run of frames; it has functions if one is named. */
-static void mapping(struct vmctx_buf *b, struct vmctx_buf *m, const struct pprof_ids *d,
+static void mapping(struct util_buf *b, struct util_buf *m, const struct pprof_ids *d,
 		    size_t i, size_t j)
 {
 	bool named = false;
@@ -362,7 +362,7 @@ static void mapping(struct vmctx_buf *b, struct vmctx_buf *m, const struct pprof
 }
 
 /* The mappings: the main one first, then the others in id order. */
-static void mappings(struct vmctx_buf *b, struct vmctx_buf *m, const struct pprof_ids *d)
+static void mappings(struct util_buf *b, struct util_buf *m, const struct pprof_ids *d)
 {
 	int pass;
 	size_t i, j;
@@ -378,7 +378,7 @@ static void mappings(struct vmctx_buf *b, struct vmctx_buf *m, const struct ppro
 		}
 }
 
-static void locations(struct vmctx_buf *b, struct vmctx_buf *m, struct vmctx_buf *tmp,
+static void locations(struct util_buf *b, struct util_buf *m, struct util_buf *tmp,
 		      const struct pprof_ids *d)
 {
 	size_t i;
@@ -397,7 +397,7 @@ static void locations(struct vmctx_buf *b, struct vmctx_buf *m, struct vmctx_buf
 	}
 }
 
-static void functions(struct vmctx_buf *b, struct vmctx_buf *m, const struct pprof_ids *d)
+static void functions(struct util_buf *b, struct util_buf *m, const struct pprof_ids *d)
 {
 	const struct vmctx_profile *p = d->p;
 	uint32_t last = 0;
@@ -426,7 +426,7 @@ static void functions(struct vmctx_buf *b, struct vmctx_buf *m, const struct ppr
 }
 
 /* The header fields: strings, times, period and comments. */
-static void header(struct vmctx_buf *b, struct vmctx_buf *m, const struct pprof_ids *d)
+static void header(struct util_buf *b, struct util_buf *m, const struct pprof_ids *d)
 {
 	const struct vmctx_profile *p = d->p;
 	size_t i;
@@ -450,9 +450,9 @@ static void header(struct vmctx_buf *b, struct vmctx_buf *m, const struct pprof_
 		field(b, PROFILE_DEFAULT_SAMPLE_TYPE, d->str[p->value_type[p->nvalues - 1]]);
 }
 
-int profile_pprof(const struct vmctx_profile *p, struct vmctx_buf *out)
+int profile_pprof(const struct vmctx_profile *p, struct util_buf *out)
 {
-	struct vmctx_buf m = { 0 }, tmp = { 0 };
+	struct util_buf m = { 0 }, tmp = { 0 };
 	struct pprof_ids d;
 	size_t i;
 	int err = number(p, &d);

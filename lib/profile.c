@@ -28,7 +28,7 @@
 /* An index's hash of @n bytes: the top half of their SipHash. */
 static uint32_t hash(const struct vmctx_profile *p, const void *data, size_t n)
 {
-	return vmctx_siphash(p->key, data, n) >> 32;
+	return util_siphash(p->key, data, n) >> 32;
 }
 
 typedef bool (*same_fn)(const struct vmctx_profile *p, uint32_t id, const void *key);
@@ -92,7 +92,7 @@ static int64_t intern(struct vmctx_profile *p, const char *raw)
 
 	if (n < 0)
 		return n;
-	if (vmctx_grow((void **)&p->scratch, &p->scratch_cap, (size_t)n + 1, 1))
+	if (util_grow((void **)&p->scratch, &p->scratch_cap, (size_t)n + 1, 1))
 		return -ENOMEM;
 	vmctx_escape(p->scratch, (size_t)n + 1, raw);
 	h = hash(p, p->scratch, n);
@@ -101,7 +101,7 @@ static int64_t intern(struct vmctx_profile *p, const char *raw)
 		return i;
 	if (p->nstrs >= PROFILE_MAX_IDS)
 		return -E2BIG;
-	if (vmctx_grow((void **)&p->strs, &p->strs_cap, p->nstrs + 1, sizeof(*p->strs)))
+	if (util_grow((void **)&p->strs, &p->strs_cap, p->nstrs + 1, sizeof(*p->strs)))
 		return -ENOMEM;
 	s = strdup(p->scratch);
 	if (!s || index_add(&p->str_index, h, p->nstrs)) {
@@ -143,7 +143,7 @@ static int64_t frame_id(struct vmctx_profile *p, const struct vmctx_frame *f)
 		return i;
 	if (p->nframes >= PROFILE_MAX_IDS)
 		return -E2BIG;
-	if (vmctx_grow((void **)&p->frames, &p->frames_cap, p->nframes + 1, sizeof(*p->frames)) ||
+	if (util_grow((void **)&p->frames, &p->frames_cap, p->nframes + 1, sizeof(*p->frames)) ||
 	    index_add(&p->frame_index, h, p->nframes))
 		return -ENOMEM;
 	p->frames[p->nframes] = k;
@@ -194,7 +194,7 @@ static int add_sample(struct vmctx_profile *p, uint32_t nframes, uint32_t nlabel
 	if (id < 0) {
 		if (p->nsamples >= PROFILE_MAX_IDS)
 			return -E2BIG;
-		if (vmctx_grow((void **)&p->samples, &p->samples_cap, p->nsamples + 1,
+		if (util_grow((void **)&p->samples, &p->samples_cap, p->nsamples + 1,
 			       sizeof(*p->samples)) ||
 		    index_add(&p->sample_index, h, p->nsamples))
 			return -ENOMEM;
@@ -252,9 +252,9 @@ int vmctx_profile_add(struct vmctx_profile *p, const struct vmctx_frame *frames,
 	for (i = 0; i < nlabels; i++)
 		if (!labels[i].key || !*labels[i].key)
 			return -EINVAL;
-	if (vmctx_grow((void **)&p->stacks, &p->stacks_cap, p->nstacks + nframes,
+	if (util_grow((void **)&p->stacks, &p->stacks_cap, p->nstacks + nframes,
 		       sizeof(*p->stacks)) ||
-	    vmctx_grow((void **)&p->labels, &p->labels_cap, p->nlabels + nlabels,
+	    util_grow((void **)&p->labels, &p->labels_cap, p->nlabels + nlabels,
 		       sizeof(*p->labels)))
 		return -ENOMEM;
 	for (i = 0; i < nframes; i++) {
@@ -486,16 +486,16 @@ static int cmp_folded(const void *a, const void *b, void *arg)
  * "\x3b".  Escaped text spells a backslash "\\", so this cannot be faked.
  * Spaces stay: every reader takes the count after the line's last space.
  */
-static void put_frame(struct vmctx_buf *b, const char *esc)
+static void put_frame(struct util_buf *b, const char *esc)
 {
 	const char *p;
 
 	while ((p = strchr(esc, ';'))) {
-		vmctx_buf_put(b, esc, p - esc);
-		vmctx_buf_put(b, "\\x3b", 4);
+		util_buf_put(b, esc, p - esc);
+		util_buf_put(b, "\\x3b", 4);
 		esc = p + 1;
 	}
-	vmctx_buf_put(b, esc, strlen(esc));
+	util_buf_put(b, esc, strlen(esc));
 }
 
 /*
@@ -503,7 +503,7 @@ static void put_frame(struct vmctx_buf *b, const char *esc)
  * summed.  The sum is exact, then cut to int64: fewer than 2^32 samples
  * cannot overflow 128 bits, so it does not depend on their order.
  */
-static void folded_lines(const struct folded *f, const uint32_t *ord, struct vmctx_buf *b)
+static void folded_lines(const struct folded *f, const uint32_t *ord, struct util_buf *b)
 {
 	const struct vmctx_profile *p = f->p;
 	size_t i, j, n = p->nsamples;
@@ -520,13 +520,13 @@ static void folded_lines(const struct folded *f, const uint32_t *ord, struct vmc
 		for (k = s->nframes; k-- > 0;) {
 			put_frame(b, f->text[p->stacks[s->stack + k]]);
 			if (k)
-				vmctx_buf_put(b, ";", 1);
+				util_buf_put(b, ";", 1);
 		}
-		vmctx_buf_put(b, num, snprintf(num, sizeof(num), " %" PRId64 "\n", (int64_t)sum));
+		util_buf_put(b, num, snprintf(num, sizeof(num), " %" PRId64 "\n", (int64_t)sum));
 	}
 }
 
-static int write_folded(const struct vmctx_profile *p, struct vmctx_buf *b)
+static int write_folded(const struct vmctx_profile *p, struct util_buf *b)
 {
 	uint32_t *ord = malloc((p->nsamples + 1) * sizeof(*ord));
 	struct folded f;
@@ -552,7 +552,7 @@ static int write_folded(const struct vmctx_profile *p, struct vmctx_buf *b)
 /* ---- Writing ---- */
 
 /* A gzip member of @in, as pprof files are, fed to zlib in pieces it can count. */
-static int gzip(const struct vmctx_buf *in, struct vmctx_buf *out)
+static int gzip(const struct util_buf *in, struct util_buf *out)
 {
 	const size_t piece = 1u << 30;
 	size_t done = 0;
@@ -569,7 +569,7 @@ static int gzip(const struct vmctx_buf *in, struct vmctx_buf *out)
 			z.avail_in = in->len - done < piece ? in->len - done : piece;
 			done += z.avail_in;
 		}
-		if (vmctx_grow((void **)&out->p, &out->cap, out->len + 65536, 1)) {
+		if (util_grow((void **)&out->p, &out->cap, out->len + 65536, 1)) {
 			deflateEnd(&z);
 			return -ENOMEM;
 		}
@@ -586,7 +586,7 @@ static int gzip(const struct vmctx_buf *in, struct vmctx_buf *out)
 int vmctx_profile_write_mem(const struct vmctx_profile *p, enum vmctx_export_format format,
 			    void **buf, size_t *len)
 {
-	struct vmctx_buf raw = { 0 }, out = { 0 };
+	struct util_buf raw = { 0 }, out = { 0 };
 	int err;
 
 	if (!p || !buf || !len)

@@ -74,6 +74,6 @@ struct vmctx_profile {
 };
 
 /* profile-pprof.c: @p as an uncompressed profile.proto message. */
-__hidden int profile_pprof(const struct vmctx_profile *p, struct vmctx_buf *out);
+__hidden int profile_pprof(const struct vmctx_profile *p, struct util_buf *out);
 
 #endif /* VMCTX_PROFILE_H */

@@ -43,7 +43,7 @@ static int add_row(struct vmctx_table *t, const char *function, const char *modu
 {
 	struct row *r;
 
-	if (vmctx_grow((void **)&t->rows, &t->rows_cap, t->nrows + 1, sizeof(*t->rows)))
+	if (util_grow((void **)&t->rows, &t->rows_cap, t->nrows + 1, sizeof(*t->rows)))
 		return -ENOMEM;
 	r = &t->rows[t->nrows];
 	memset(r, 0, sizeof(*r));
@@ -66,11 +66,11 @@ static int add_steal(struct vmctx_table *t, uint64_t reason, uint64_t n)
 
 	for (i = 0; i < t->nsteal; i++) {
 		if (t->steal[i].reason == reason) {
-			t->steal[i].samples = vmctx_sat_add(t->steal[i].samples, n);
+			t->steal[i].samples = util_sat_add(t->steal[i].samples, n);
 			return 0;
 		}
 	}
-	if (vmctx_grow((void **)&t->steal, &t->steal_cap, t->nsteal + 1, sizeof(*t->steal)))
+	if (util_grow((void **)&t->steal, &t->steal_cap, t->nsteal + 1, sizeof(*t->steal)))
 		return -ENOMEM;
 	t->steal[t->nsteal].reason = reason;
 	t->steal[t->nsteal].samples = n;
@@ -124,10 +124,10 @@ static void finish_rows(struct vmctx_table *t)
 		if (n && !cmp_name(&t->rows[n - 1], &t->rows[i])) {
 			size_t c;
 
-			t->rows[n - 1].samples = vmctx_sat_add(t->rows[n - 1].samples,
+			t->rows[n - 1].samples = util_sat_add(t->rows[n - 1].samples,
 							       t->rows[i].samples);
 			for (c = 0; c < VMCTX_CLASS_MAX; c++)
-				t->rows[n - 1].cls[c] = vmctx_sat_add(t->rows[n - 1].cls[c],
+				t->rows[n - 1].cls[c] = util_sat_add(t->rows[n - 1].cls[c],
 								      t->rows[i].cls[c]);
 			free(t->rows[i].function);
 			free(t->rows[i].module);
@@ -173,8 +173,8 @@ static int add_entry(struct vmctx_table *t, const struct vmctx_session *s,
 	if ((t->view == VMCTX_VIEW_HOST || t->view == VMCTX_VIEW_UNIFIED) &&
 	    k->scope == AGG_HOST && k->vm_idx >= 0)
 		cls = VMCTX_CLASS_VM;
-	t->total = vmctx_sat_add(t->total, n);
-	t->cls[cls] = vmctx_sat_add(t->cls[cls], n);
+	t->total = util_sat_add(t->total, n);
+	t->cls[cls] = util_sat_add(t->cls[cls], n);
 	if (t->view == VMCTX_VIEW_VCPUS) {
 		snprintf(buf, sizeof(buf), "vcpu%d", k->vcpu);
 		return add_row(t, buf, s->vms[k->vm_idx].name, n, k->cls);
@@ -324,7 +324,7 @@ uint64_t vmctx_table_lookup(const struct vmctx_table *t, const char *function, c
 			continue;
 		if (module && strcmp(module, t->rows[i].module))
 			continue;
-		n = vmctx_sat_add(n, t->rows[i].samples);
+		n = util_sat_add(n, t->rows[i].samples);
 	}
 	return n;
 }
@@ -364,7 +364,7 @@ static size_t put_escaped(FILE *f, const char *src, size_t width)
 	char piece[4];
 
 	for (; *p; p += n) {
-		plen = vmctx_escape_char(p, piece, &n);
+		plen = util_escape_char(p, piece, &n);
 		if (f)
 			fwrite(piece, 1, plen, f);
 		cols += *p >= 0x80 && plen == n ? 1 : plen;
@@ -458,7 +458,7 @@ int vmctx_table_format(const struct vmctx_table *t, const struct vmctx_format_op
 		fputc('\n', f);
 	}
 	for (i = 0; i < t->nsteal; i++)
-		steal = vmctx_sat_add(steal, t->steal[i].samples);
+		steal = util_sat_add(steal, t->steal[i].samples);
 	if (steal) {
 		fputs("Steal by exit reason:", f);
 		for (i = 0; i < t->nsteal; i++) {

@@ -114,7 +114,7 @@ static const struct vmctx_sym *find_sym(const struct vmctx_object *o, uint64_t a
 	if (o->sym_index.n)
 		lo = key_index_upper(&o->sym_index, addr, 0);
 	else
-		lo = vmctx_upper_bound(o->syms, o->nsyms, sizeof(*o->syms),
+		lo = util_upper_bound(o->syms, o->nsyms, sizeof(*o->syms),
 				 offsetof(struct vmctx_sym, start), addr);
 	if (!lo || addr >= o->syms[lo - 1].end)
 		return NULL;
@@ -135,7 +135,7 @@ int vmctx_bundle_resolve_user(const struct vmctx_bundle *b, int task, uint64_t i
 	if (task < 0 || (size_t)task >= b->ntasks)
 		return -ENOENT;
 	t = &b->tasks[b->tasks[task].maps_from];
-	lo = vmctx_upper_bound(t->maps, t->nmaps, sizeof(*t->maps), offsetof(struct vmctx_map, start), ip);
+	lo = util_upper_bound(t->maps, t->nmaps, sizeof(*t->maps), offsetof(struct vmctx_map, start), ip);
 	if (!lo || ip >= t->maps[lo - 1].end)
 		return -ENOENT;
 	m = &t->maps[lo - 1];

@@ -150,7 +150,7 @@ int vmctx_session_add_vm(struct vmctx_session *s, int vm_tgid, const char *name)
 			return -ENOMEM;
 		return s->vms[i].nr;
 	}
-	if (vmctx_grow((void **)&s->vms, &s->vms_cap, s->nvms + 1, sizeof(*s->vms)))
+	if (util_grow((void **)&s->vms, &s->vms_cap, s->nvms + 1, sizeof(*s->vms)))
 		return -ENOMEM;
 	snprintf(buf, sizeof(buf), "pid%d", vm_tgid);
 	vm = &s->vms[s->nvms];
@@ -293,9 +293,9 @@ static struct vmctx_vcpu *vcpu_of(struct vmctx_session *s, int vm_idx, int vm_tg
 		errno = E2BIG;
 		return NULL;
 	}
-	if (vmctx_grow_aligned((void **)&s->tl.vcpus, &s->tl.vcpus_cap, s->tl.nvcpus + 1,
+	if (util_grow_aligned((void **)&s->tl.vcpus, &s->tl.vcpus_cap, s->tl.nvcpus + 1,
 			       sizeof(*s->tl.vcpus), VCPU_ALIGN) ||
-	    vmctx_grow((void **)&vm->vcpu_ids, &vm->vcpu_ids_cap, vm->nvcpus + 1,
+	    util_grow((void **)&vm->vcpu_ids, &vm->vcpu_ids_cap, vm->nvcpus + 1,
 		       sizeof(*vm->vcpu_ids)))
 		goto nomem;
 	v = &s->tl.vcpus[s->tl.nvcpus];

@@ -168,7 +168,7 @@ static void start_wait(struct vmctx_vcpu *v, const struct vmctx_pcpu *p)
 /* Hold @n ticks charged to @owner until the held wait ends (end_hold()). */
 static int hold_charge(struct vmctx_vcpu *v, int owner, uint64_t n)
 {
-	if (vmctx_grow((void **)&v->pend, &v->pend_cap, v->npend + 1, sizeof(*v->pend)))
+	if (util_grow((void **)&v->pend, &v->pend_cap, v->npend + 1, sizeof(*v->pend)))
 		return -ENOMEM;
 	v->pend[v->npend].owner = owner;
 	v->pend[v->npend].n = n;
@@ -274,13 +274,13 @@ static int flush(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time, uint6
 	struct vmctx_pcpu *p = &tl->pcpus[v->home];
 	enum vmctx_class cls = blank_class(v);
 	struct pend_charge c[PCPU_RUNS + 1];
-	uint64_t sum = vmctx_sat_add(p->lost - v->snap_lost, p->ticks - v->snap_ticks);
+	uint64_t sum = util_sat_add(p->lost - v->snap_lost, p->ticks - v->snap_ticks);
 	uint64_t drop = 0, steal = 0;
 	size_t k, n;
 	int err;
 
-	if (vmctx_sat_add(v->charged, sum) > cap)
-		drop = vmctx_sat_add(v->charged, sum) - cap;
+	if (util_sat_add(v->charged, sum) > cap)
+		drop = util_sat_add(v->charged, sum) - cap;
 	if (!drop && !hold && cls == VMCTX_CLASS_STEAL && !tl->sink && p->ticks > v->snap_ticks &&
 	    (steal = count_known_steal(v, p, v->snap_ticks))) {
 		v->charged += steal;
@@ -324,14 +324,14 @@ static int flush(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time, uint6
 
 		v->snap_lost = p->lost;
 		if (hold) {
-			v->pend_lost = vmctx_sat_add(v->pend_lost, d);
+			v->pend_lost = util_sat_add(v->pend_lost, d);
 			v->held = true;
 		} else {
 			err = emit(tl, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, d, NULL);
 			if (err)
 				return err;
 		}
-		v->charged = vmctx_sat_add(v->charged, d);
+		v->charged = util_sat_add(v->charged, d);
 	}
 	return 0;
 }
@@ -608,14 +608,14 @@ int timeline_lost(struct timeline *tl, uint64_t time, uint32_t cpu, uint64_t cou
 		return -errno;
 	if (time > tl->last_time)
 		tl->last_time = time;
-	p->lost = vmctx_sat_add(p->lost, count);
+	p->lost = util_sat_add(p->lost, count);
 	p->restart = true;	/* the lost ticks are counted here, not by weight */
 	/* The vCPU this pCPU was running lost its own ticks. */
 	if (p->cur > 0) {
 		struct vmctx_vcpu *v = &tl->vcpus[p->cur - 1];
 
 		if (v->state == VCPU_RUNNING && v->home == cpu) {
-			v->charged = vmctx_sat_add(v->charged, count);
+			v->charged = util_sat_add(v->charged, count);
 			return emit(tl, v, time, VMCTX_CLASS_LOST, -1, NULL, NULL, count, NULL);
 		}
 	}

@@ -32,7 +32,7 @@ static void advise_huge(void *p, size_t bytes)
 #endif
 }
 
-/* The capacity vmctx_grow() takes for @need elements of @size bytes, or 0 if too many. */
+/* The capacity util_grow() takes for @need elements of @size bytes, or 0 if too many. */
 static size_t grow_cap(size_t cap, size_t need, size_t size)
 {
 	/* Double, so that appending n elements costs O(n) copies. */
@@ -50,7 +50,7 @@ static size_t grow_cap(size_t cap, size_t need, size_t size)
 	return ncap;
 }
 
-int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size)
+int util_grow(void **arr, size_t *cap, size_t need, size_t size)
 {
 	size_t ncap;
 	void *p;
@@ -71,7 +71,7 @@ int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
-int vmctx_grow_aligned(void **arr, size_t *cap, size_t need, size_t size, size_t align)
+int util_grow_aligned(void **arr, size_t *cap, size_t need, size_t size, size_t align)
 {
 	size_t ncap;
 	void *p;
@@ -95,7 +95,7 @@ int vmctx_grow_aligned(void **arr, size_t *cap, size_t need, size_t size, size_t
 	return 0;
 }
 
-void *vmctx_calloc_big(size_t n, size_t size)
+void *util_calloc_big(size_t n, size_t size)
 {
 	size_t bytes, align;
 	void *p;
@@ -121,7 +121,7 @@ void *vmctx_calloc_big(size_t n, size_t size)
  * whose uint64_t key at offset @off is <= @key: the index after the last
  * candidate covering @key.
  */
-size_t vmctx_upper_bound(const void *base, size_t n, size_t size, size_t off, uint64_t key)
+size_t util_upper_bound(const void *base, size_t n, size_t size, size_t off, uint64_t key)
 {
 	size_t lo = 0, hi = n;
 
@@ -138,11 +138,11 @@ size_t vmctx_upper_bound(const void *base, size_t n, size_t size, size_t off, ui
 	return lo;
 }
 
-void vmctx_buf_put(struct vmctx_buf *b, const void *data, size_t n)
+void util_buf_put(struct util_buf *b, const void *data, size_t n)
 {
 	if (b->err || !n)
 		return;
-	if (b->len + n < b->len || vmctx_grow((void **)&b->p, &b->cap, b->len + n, 1)) {
+	if (b->len + n < b->len || util_grow((void **)&b->p, &b->cap, b->len + n, 1)) {
 		b->err = -ENOMEM;
 		return;
 	}
@@ -167,7 +167,7 @@ static void sip_round(uint64_t v[4])
 }
 
 /* SipHash-2-4 (Aumasson and Bernstein), its words in host byte order. */
-uint64_t vmctx_siphash(const uint64_t key[2], const void *data, size_t n)
+uint64_t util_siphash(const uint64_t key[2], const void *data, size_t n)
 {
 	uint64_t v[4] = {
 		key[0] ^ 0x736f6d6570736575ULL, key[1] ^ 0x646f72616e646f6dULL,
@@ -198,7 +198,7 @@ uint64_t vmctx_siphash(const uint64_t key[2], const void *data, size_t n)
 	return v[0] ^ v[1] ^ v[2] ^ v[3];
 }
 
-bool vmctx_all_zero(const void *p, size_t n)
+bool util_all_zero(const void *p, size_t n)
 {
 	const unsigned char *c = p;
 	size_t i;
@@ -218,7 +218,7 @@ static size_t name_hash(const char *s)
 	return (size_t)h;
 }
 
-int vmctx_name_find(const struct vmctx_name_index *x, const char *name, vmctx_name_of_fn name_of,
+int util_name_find(const struct util_name_index *x, const char *name, vmctx_name_of_fn name_of,
 		    const void *arr)
 {
 	size_t i;
@@ -231,7 +231,7 @@ int vmctx_name_find(const struct vmctx_name_index *x, const char *name, vmctx_na
 	return -1;
 }
 
-static void name_put(struct vmctx_name_index *x, const char *name, uint32_t idx)
+static void name_put(struct util_name_index *x, const char *name, uint32_t idx)
 {
 	size_t i;
 
@@ -240,7 +240,7 @@ static void name_put(struct vmctx_name_index *x, const char *name, uint32_t idx)
 	x->slot[i] = idx + 1;
 }
 
-int vmctx_name_add(struct vmctx_name_index *x, const char *name, uint32_t idx,
+int util_name_add(struct util_name_index *x, const char *name, uint32_t idx,
 		   vmctx_name_of_fn name_of, const void *arr)
 {
 	/* At most half full, so that probes stay short. */
@@ -253,7 +253,7 @@ int vmctx_name_add(struct vmctx_name_index *x, const char *name, uint32_t idx,
 		x->slot = slot;
 		for (i = 0; i < x->size; i++)
 			if (old[i])
-				name_put(&(struct vmctx_name_index){ slot, size, 0 },
+				name_put(&(struct util_name_index){ slot, size, 0 },
 					 name_of(arr, old[i] - 1), old[i] - 1);
 		x->size = size;
 		free(old);
@@ -263,7 +263,7 @@ int vmctx_name_add(struct vmctx_name_index *x, const char *name, uint32_t idx,
 	return 0;
 }
 
-void vmctx_name_index_free(struct vmctx_name_index *x)
+void util_name_index_free(struct util_name_index *x)
 {
 	free(x->slot);
 	x->slot = NULL;

@@ -28,20 +28,20 @@
  */
 #define offsetofend(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
 #define OPTS_VALID(opts, type, first) \
-	(!(opts) || vmctx_sz_valid((opts), (opts)->sz, offsetofend(type, first), sizeof(type)))
+	(!(opts) || util_sz_valid((opts), (opts)->sz, offsetofend(type, first), sizeof(type)))
 #define OPTS_HAS(opts, field) \
 	((opts) && (opts)->sz >= offsetofend(__typeof__(*(opts)), field))
 #define OPTS_GET(opts, field, fallback) (OPTS_HAS(opts, field) ? (opts)->field : (fallback))
 
 /* Are the @n bytes at @p all zero? */
-__hidden bool vmctx_all_zero(const void *p, size_t n);
+__hidden bool util_all_zero(const void *p, size_t n);
 
 /* The check of OPTS_VALID(); inline, as vmctx_session_sample() makes it for each sample. */
-static inline bool vmctx_sz_valid(const void *opts, size_t sz, size_t min, size_t known)
+static inline bool util_sz_valid(const void *opts, size_t sz, size_t min, size_t known)
 {
 	if (sz < min)
 		return false;
-	return sz <= known || vmctx_all_zero((const char *)opts + known, sz - known);
+	return sz <= known || util_all_zero((const char *)opts + known, sz - known);
 }
 
 /*
@@ -49,13 +49,13 @@ static inline bool vmctx_sz_valid(const void *opts, size_t sz, size_t min, size_
  * 2^64 - 1) add saturating: a total stays the largest count, never wraps
  * below its parts.
  */
-static inline uint64_t vmctx_sat_add(uint64_t a, uint64_t b)
+static inline uint64_t util_sat_add(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
 /* log.c */
-__hidden void vmctx_log(enum vmctx_log_level level, const char *fmt, ...)
+__hidden void util_log(enum vmctx_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
@@ -63,53 +63,53 @@ __hidden void vmctx_log(enum vmctx_log_level level, const char *fmt, ...)
  * bytes at most, not terminated); its length, and in *@n the bytes of @p
  * it stands for.  vmctx_escape() is this over a string.
  */
-__hidden size_t vmctx_escape_char(const unsigned char *p, char *out, size_t *n);
+__hidden size_t util_escape_char(const unsigned char *p, char *out, size_t *n);
 
 /* Grow *@arr (elements of @size) so that it holds at least @need; 0 or -ENOMEM. */
-__hidden int vmctx_grow(void **arr, size_t *cap, size_t need, size_t size);
-/* vmctx_grow() into memory aligned to @align, which divides @size: a copy, not realloc(). */
-__hidden int vmctx_grow_aligned(void **arr, size_t *cap, size_t need, size_t size, size_t align);
+__hidden int util_grow(void **arr, size_t *cap, size_t need, size_t size);
+/* util_grow() into memory aligned to @align, which divides @size: a copy, not realloc(). */
+__hidden int util_grow_aligned(void **arr, size_t *cap, size_t need, size_t size, size_t align);
 /*
  * The number of elements of the sorted array @base (@n of @size bytes)
  * whose uint64_t key at offset @off is <= @key.
  */
-__hidden size_t vmctx_upper_bound(const void *base, size_t n, size_t size, size_t off,
+__hidden size_t util_upper_bound(const void *base, size_t n, size_t size, size_t off,
 				  uint64_t key);
 /* calloc() for a lookup structure: 128-byte aligned, huge pages if large; free() frees it. */
-__hidden void *vmctx_calloc_big(size_t n, size_t size);
+__hidden void *util_calloc_big(size_t n, size_t size);
 
 /*
  * SipHash-2-4 of the @n bytes at @data under the secret @key: a hash of
  * names a guest chose that the guest cannot flood, as it cannot know the
  * key.
  */
-__hidden uint64_t vmctx_siphash(const uint64_t key[2], const void *data, size_t n);
+__hidden uint64_t util_siphash(const uint64_t key[2], const void *data, size_t n);
 
 /* A byte buffer that grows; an error sticks, and is reported once at the end. */
-struct vmctx_buf {
+struct util_buf {
 	uint8_t *p;
 	size_t len, cap;
 	int err;
 };
 /* Append @n bytes of @data to @b (nothing once @b has failed). */
-__hidden void vmctx_buf_put(struct vmctx_buf *b, const void *data, size_t n);
+__hidden void util_buf_put(struct util_buf *b, const void *data, size_t n);
 
 /*
  * A hash index of names (util.c): the builder finds modules by name and
  * objects by build-id in O(1), not by a scan.  It stores indices into the
  * caller's array; @name_of gives the name at an index.
  */
-struct vmctx_name_index {
+struct util_name_index {
 	uint32_t *slot;		/* index + 1, 0 if empty */
 	size_t size, used;
 };
 typedef const char *(*vmctx_name_of_fn)(const void *arr, uint32_t idx);
 /* The index named @name, or -1. */
-__hidden int vmctx_name_find(const struct vmctx_name_index *x, const char *name,
+__hidden int util_name_find(const struct util_name_index *x, const char *name,
 			     vmctx_name_of_fn name_of, const void *arr);
 /* Add @idx under @name (not there yet); 0 or -ENOMEM. */
-__hidden int vmctx_name_add(struct vmctx_name_index *x, const char *name, uint32_t idx,
+__hidden int util_name_add(struct util_name_index *x, const char *name, uint32_t idx,
 			    vmctx_name_of_fn name_of, const void *arr);
-__hidden void vmctx_name_index_free(struct vmctx_name_index *x);
+__hidden void util_name_index_free(struct util_name_index *x);
 
 #endif /* VMCTX_UTIL_H */

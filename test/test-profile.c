@@ -961,7 +961,7 @@ static void index_hash_is_siphash(void)
 	for (i = 0; i < sizeof(msg); i++)
 		msg[i] = i;
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-		CHECK_EQ(vmctx_siphash(key, msg, want[i].len), want[i].hash, "SipHash-2-4 vector");
+		CHECK_EQ(util_siphash(key, msg, want[i].len), want[i].hash, "SipHash-2-4 vector");
 }
 
 /* For check-export.sh: shared_prefixes(), and a stack of 50 under it. */
