@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "vmctx.h"
-#include "tap.h"
+#include "check.h"
 
 #define R	0x12346000ULL
 #define NS	1000000000ULL
@@ -345,5 +345,5 @@ int main(void)
 	linear_clock_has_a_rate();
 	fit_finds_the_rate();
 	session_resolves_reused_roots_with_a_clock();
-	return tap_result("test-clock");
+	return check_result("test-clock");
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "vmctx.h"
-#include "tap.h"
+#include "check.h"
 
 static void names_match_linux_spelling(void)
 {
@@ -123,5 +123,5 @@ int main(void)
 	    header_codes_all_named("/usr/include/x86_64-linux-gnu/asm/svm.h", "SVM_EXIT_",
 				   VMCTX_ISA_SVM) < 0)
 		fprintf(stderr, "uapi headers not found: header completeness not checked\n");
-	return tap_result("test-exit-reasons");
+	return check_result("test-exit-reasons");
 }

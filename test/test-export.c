@@ -20,7 +20,7 @@
 
 #include "scenarios.h"
 #include "pb.h"
-#include "tap.h"
+#include "check.h"
 
 #define VM_TGID		1001
 #define ROOT0		0x10000000ULL
@@ -435,5 +435,5 @@ int main(int argc, char **argv)
 	}
 	vmctx_session_free(s);
 	vmctx_bundle_free(b);
-	return tap_result("test-export");
+	return check_result("test-export");
 }

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "key-index.h"
-#include "tap.h"
+#include "check.h"
 
 static uint64_t rnd_state = 0x2545f4914f6cdd1dULL;
 
@@ -222,5 +222,5 @@ int main(void)
 {
 	one_word_keys_count_as_a_binary_search_would();
 	two_word_keys_count_as_a_binary_search_would();
-	return tap_result("test-key-index");
+	return check_result("test-key-index");
 }

@@ -26,7 +26,7 @@
 #include <trace-seq.h>
 
 #include "vmctx.h"
-#include "tap.h"
+#include "check.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define STR_(...)	#__VA_ARGS__
@@ -1016,5 +1016,5 @@ int main(void)
 	guest_strings_are_escaped();
 	plugin_kvm_coexists_in_either_order();
 	remove_tmpdir();
-	return tap_result("test-plugin");
+	return check_result("test-plugin");
 }

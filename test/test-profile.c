@@ -24,7 +24,7 @@
 
 #include "util.h"
 #include "pb.h"
-#include "tap.h"
+#include "check.h"
 
 #define F(name)		{ .function = (name) }
 #define NVALUES_MAX	2
@@ -1006,5 +1006,5 @@ int main(int argc, char **argv)
 	index_hash_is_siphash();
 	if (argc > 1)
 		write_files(argv[1]);
-	return tap_result("test-profile");
+	return check_result("test-profile");
 }

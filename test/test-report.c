@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "vmctx.h"
-#include "tap.h"
+#include "check.h"
 
 #define TICK_NS		1000000ULL
 #define VM_TGID		1001
@@ -455,5 +455,5 @@ int main(void)
 	percent_limit_leaves_out_small_rows();
 	every_struct_refuses_a_set_unknown_field();
 	huge_lost_counts_saturate();
-	return tap_result("test-report");
+	return check_result("test-report");
 }

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "vmctx.h"
-#include "tap.h"
+#include "check.h"
 #include "rss.h"
 
 #define R	0x12346000ULL	/* a page-table root: bit 12 clear, 8 KiB aligned */
@@ -664,5 +664,5 @@ int main(void)
 	lookups_on_a_much_reused_root_are_logarithmic();
 	kernel_modules_resolve_by_index();
 	clock_fit_of_a_much_reused_root_stays_small();
-	return tap_result("test-resolve");
+	return check_result("test-resolve");
 }

@@ -11,7 +11,7 @@
 
 #include "rss.h"
 #include "scenarios.h"
-#include "tap.h"
+#include "check.h"
 
 static struct vmctx_table *table(struct scen *sc, enum vmctx_view view, int vm_tgid, int vcpu)
 {
@@ -1072,5 +1072,5 @@ int main(void)
 	watching_the_streams_changes_no_count(true, false);
 	watching_the_streams_changes_no_count(false, true);
 	watching_the_streams_changes_no_count(true, true);
-	return tap_result("test-timeline");
+	return check_result("test-timeline");
 }

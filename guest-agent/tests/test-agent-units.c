@@ -13,7 +13,7 @@
 #include <time.h>
 #include <x86intrin.h>
 
-#include "tap.h"
+#include "check.h"
 
 static void test_bias_rule(void)
 {
@@ -447,5 +447,5 @@ int main(void)
 	test_batch_across_other_events();
 	test_unescape();
 	test_lines();
-	return tap_result("test-agent-units");
+	return check_result("test-agent-units");
 }

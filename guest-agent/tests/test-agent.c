@@ -31,7 +31,7 @@
 
 #include <vmctx.h>
 
-#include "tap.h"
+#include "check.h"
 
 #define T0_NS	1000000000ULL	/* the fake module's clock at the first table */
 
@@ -1226,9 +1226,9 @@ int main(void)
 
 	stop_proc(&p1);
 	stop_proc(&p2);
-	if (!tap_failures && !getenv("VMCTX_KEEP"))
+	if (!check_failures && !getenv("VMCTX_KEEP"))
 		sh(fmt("rm -rf %s", top));
 	else
 		fprintf(stderr, "test-agent: files kept in %s\n", top);
-	return tap_result("test-agent");
+	return check_result("test-agent");
 }

@@ -1,20 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
- * Minimal test helpers: CHECK() records a failure with the property it
+ * The unit tests' CHECK() (not TAP: automake's plain harness reads the
+ * exit status): CHECK() records a failure with the property it
  * states and goes on, so one run reports every broken property.
  */
-#ifndef VMCTX_TAP_H
-#define VMCTX_TAP_H
+#ifndef VMCTX_TEST_CHECK_H
+#define VMCTX_TEST_CHECK_H
 
 #include <inttypes.h>
 #include <stdio.h>
 
-static int tap_failures;
+static int check_failures;
 
 #define CHECK(cond, ...)							\
 	do {									\
 		if (!(cond)) {							\
-			tap_failures++;						\
+			check_failures++;						\
 			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);	\
 			fprintf(stderr, __VA_ARGS__);				\
 			fputc('\n', stderr);					\
@@ -25,11 +26,11 @@ static int tap_failures;
 	CHECK((uint64_t)(got) == (uint64_t)(want), "%s: got %" PRIu64 ", want %" PRIu64, \
 	      what, (uint64_t)(got), (uint64_t)(want))
 
-static inline int tap_result(const char *name)
+static inline int check_result(const char *name)
 {
-	if (tap_failures)
-		fprintf(stderr, "%s: %d check(s) failed\n", name, tap_failures);
-	return tap_failures ? 1 : 0;
+	if (check_failures)
+		fprintf(stderr, "%s: %d check(s) failed\n", name, check_failures);
+	return check_failures ? 1 : 0;
 }
 
 #endif
