@@ -117,6 +117,16 @@ check "$($P inject -i noid.data --guest-maps=guest1.vmctx -o x.data 2>&1 | grep 
 check "$($P inject -i id.data --guest-maps=guest1.vmctx 2>&1 >/dev/null | grep -c 'give it with -o')" 1 \
 	"inject: --guest-maps to standard output is refused with a reason"
 
+# each command names itself in its messages, and --guest-clock without
+# --guest-maps is refused, not ignored
+for c in report script inject; do
+	o=; [ $c = inject ] && o="-o x-$c.data"
+	check "$($P $c -i id.data --guest-clock=fit $o 2>&1 >/dev/null | grep -c "^perf $c: --guest-clock goes with --guest-maps")" 1 \
+		"$c: --guest-clock without --guest-maps is refused"
+	check "$($P $c -i id.data --guest-maps=/nonexistent.vmctx $o 2>&1 >/dev/null | grep -c "^perf $c: --guest-maps: /nonexistent.vmctx: ")" 1 \
+		"$c: a missing bundle's message names perf $c"
+done
+
 # 5. the TUI, driven under tmux: guest rows on the screen
 if command -v tmux >/dev/null && $P version --build-options 2>/dev/null | grep -q 'libslang: \[ on'; then
 	sock=$work/tmux.sock
