@@ -91,7 +91,9 @@ check_share() {
 
 # the guest part of leaf's chains: exact, ended early (a prefix of the
 # chain, as a walk that ends with a marker leaves it), or wrong
-exp_a="leaf (/bin/tree);tree_mix (/usr/lib/tree/libtree.so);caller_a (/bin/tree);run (/bin/tree);tree_start (/bin/tree)"
+# (a guest's files are /vmctx-guest/PID/PATH to perf, PID the VM's QEMU)
+g=/vmctx-guest/$(cat "$h/guest1.pid" 2>/dev/null)
+exp_a="leaf ($g/bin/tree);tree_mix ($g/usr/lib/tree/libtree.so);caller_a ($g/bin/tree);run ($g/bin/tree);tree_start ($g/bin/tree)"
 exp_b=$(echo "$exp_a" | sed 's/caller_a/caller_b/')
 awk -v ea="$exp_a" -v eb="$exp_b" '
 	BEGIN { na = split(ea, A, ";"); split(eb, B, ";") }
