@@ -267,7 +267,7 @@ if [ -n "$perls" ] && [ -s "$perls" ]; then
 	      for (j = 1; j <= n; j++) if (fa >= a[j] && fa < a[j] + z[j]) { want = f[j]; break }
 	      if (want == "") next
 	      known++; s = $4; sub(/^gsym:/, "", s); sub(/\(.*$/, "", s); d = $4
-	      if (s == want && d ~ /\(\/usr\/bin\/perl\)$|\(perl\)$/) agree++; else if (s != "-") { wrong++; if (wrong <= 3) ex = ex " " s "/" want }
+	      if (s == want && d ~ /\/usr\/bin\/perl\)$|\(perl\)$/) agree++; else if (s != "-") { wrong++; if (wrong <= 3) ex = ex " " s "/" want }
 	      fn[want]++ }
 	    END {
 		overlap = 0
