@@ -225,15 +225,23 @@ for n in $all; do
 	tail -f /tmp/l2-$n.log | awk -v p="guest$n: " '/^VMCTX-L2/ && !/^VMCTX-L2: mark [0-9]/ { print p $0; fflush() }' &
 	progress="${progress:-} $!"
 done
+# A guest hands its bundle over at its own pace (a slow boot's second
+# guest took more than 240 s): it has hung only when its console has not
+# grown for l2_timeout seconds (its size read every other second).
 waited=0
 for n in $all; do
+	last=
 	while [ ! -f /tmp/l2-$n.exit ]; do
 		sleep 1
 		waited=$((waited + 1))
+		if [ $((waited % 2)) = 0 ]; then
+			size=$(stat -c %s /tmp/l2-$n.log 2>/dev/null || echo 0)
+			[ "$size" = "$last" ] || { last=$size; waited=0; }
+		fi
 		if [ $waited -gt "${l2_timeout:-240}" ]; then
 			kill $progress
 			tail -c 2000 /tmp/l2-$n.log
-			finish "FAIL guest$n did not finish within ${l2_timeout:-240} s"
+			finish "FAIL guest$n said nothing for ${l2_timeout:-240} s after the recording"
 		fi
 	done
 done
