@@ -47,7 +47,7 @@ if [ "${VMCTX_DEMO_LINUX:-1}" = 1 ]; then
 	linux_out=$RESULTS_DIR/demo-linux.out
 	rc=0
 	rm -f "$RESULTS_DIR/linux-pti-off.log"
-	VMCTX_LINUX_RUNS=off VMCTX_LINUX_DEMO=1 "$LAB_SRC/guest/run-linux-lab.sh" >"$linux_out" 2>&1 || rc=$?
+	VMCTX_LINUX_RUNS=off "$LAB_SRC/guest/run-linux-lab.sh" >"$linux_out" 2>&1 || rc=$?
 	# perf's clock line, the guest-level table (its top rows) and the checks
 	[ -f "$RESULTS_DIR/linux-pti-off.log" ] && tr -d '\r' <"$RESULTS_DIR/linux-pti-off.log" |
 		awk '/^# guest clock of/ || /^perf-check:/ { print; next }

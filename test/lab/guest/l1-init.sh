@@ -395,7 +395,7 @@ if [ "$host" = perf ]; then
 		echo "$a $b" | awk '{ printf "%.2f", $2 - $1 }'
 	}
 	for i in 1 2; do
-		[ "$cost" = 1 ] || break	# (vmctx.cost=0: ./run demo)
+		[ "$cost" = 1 ] || break	# (VMCTX_LINUX_COST=1 asks for it)
 		echo "$(secs perf report --stdio -i /tmp/perf.data)" \
 			"$(secs perf report --stdio -i /tmp/perf.data --guest-maps="$maps")" \
 			"$(secs perf report --stdio -i /tmp/perf.data --guest-maps="$maps" --guest-view=unified)"

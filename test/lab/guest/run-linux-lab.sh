@@ -19,8 +19,8 @@
 # lab-env.sh, plus VMCTX_LINUX_RUNS="on off chains" (the runs to do: the
 # guest's PTI on, off, and the call-chain run),
 # VMCTX_LINUX_VMX=1 (L1 on bochs' Intel VMX with PCID, slow),
-# VMCTX_LINUX_DEMO=1 (./run demo: leave out the measure of perf report's
-# cost), VMCTX_LINUX_RUNS=soak (soak.sh: boots counted, not checked) and
+# VMCTX_LINUX_COST=1 (L1 also measures what --guest-maps costs perf
+# report, about 3 minutes: a benchmark, as test/bench/report-cost.sh), VMCTX_LINUX_RUNS=soak (soak.sh: boots counted, not checked) and
 # VMCTX_LINUX_L1=patched|stock|debug (the soak's L1).
 set -euo pipefail
 . "$(dirname "$0")/../lab-env.sh"
@@ -459,9 +459,7 @@ for pti in ${VMCTX_LINUX_RUNS:-on off chains}; do
 	on) keys="vmctx.pti=on vmctx.host=lab-record" ;;
 	chains) keys="vmctx.pti=off vmctx.host=chains vmctx.secs=${VMCTX_LINUX_TREE_SECS:-8}" ;;
 	*) keys="vmctx.pti=$pti vmctx.host=perf vmctx.churn=${VMCTX_LINUX_CHURN:-60} vmctx.guests=$((1 + second)) vmctx.together=${VMCTX_LINUX_TOGETHER:-0}"
-	   if [ "${VMCTX_LINUX_DEMO:-0}" = 1 ]; then
-		   keys="$keys vmctx.cost=0"
-	   fi ;;
+	   [ "${VMCTX_LINUX_COST:-0}" = 1 ] || keys="$keys vmctx.cost=0" ;;
 	esac
 	# VMCTX_LINUX_KEYS: more keys for L1 (a run that must fail:
 	# vmctx.period=-1, which perf record refuses)
