@@ -44,10 +44,13 @@
 #  - blip, which lived 1 s, is named;
 #  - hot is dynamically linked, as Debian's programs are: >= 95% of the
 #    guest user samples in its libc.so.6 code are named with that library
-#    (perf report's dso key) and with hot or blip, and >= 75% of those
-#    with memfrob, the libc function each round calls (the rest is libc's
-#    own start-up and stdio, some of it in functions that Debian's
-#    stripped libc names in no symbol table: perf prints their address).
+#    (perf report's dso key) and with hot or blip, and most of those
+#    (> 50%) with memfrob, the libc function each round calls: a wrong
+#    load bias or symbol table would spread them over memfrob's
+#    neighbours.  The rest is libc's own start-up and stdio, some of it in
+#    functions that Debian's stripped libc names in no symbol table (perf
+#    prints their address); lab runs have put 67% to 85% in memfrob,
+#    varying from run to run, so no bound near those holds.
 #
 # It runs in L1 (busybox) or, on what L1 handed back, on the lab's host
 # with the same busybox tools: PERF_CHECK_LAB is where the programs'
@@ -372,8 +375,8 @@ echo "perf-check: named in libc.so.6 by perf report (comm,dso,sym): $libc_named 
 	no "libc.so.6 samples named with the library: $libc_named of $libc_ip (< 95%)"
 [ "$libc_named" -le "$libc_ip" ] ||
 	no "more samples named libc.so.6 in hot ($libc_named) than hit its code ($libc_ip)"
-[ $((memfrob * 100)) -ge $((libc_named * 75)) ] ||
-	no "of the libc.so.6 samples, only $memfrob named memfrob (< 75%)"
+[ $((memfrob * 2)) -gt "$libc_named" ] ||
+	no "of the libc.so.6 samples, only $memfrob named memfrob (not most of $libc_named)"
 
 # --guest-export: the folded stacks hold what perf report shows, stack by
 # stack (both count the samples; folded stacks count sampling ticks, one a
