@@ -368,6 +368,8 @@ if [ "$host" = perf ] && [ "$checks" = host ]; then
 	echo $all > $h/guests
 	for n in $all; do
 		ln /tmp/guest$n.vmctx $h/
+		# (BPF's, if the guest took one: the lab keeps both if they differ)
+		[ ! -f /tmp/guest$n-bpf.vmctx ] || ln /tmp/guest$n-bpf.vmctx $h/
 		cp "$(marks $n)" "$(perls $n)" "$(scheds $n)" $h/
 		cp /tmp/l2-$n.pid $h/guest$n.pid
 		work $n > $h/guest$n.work

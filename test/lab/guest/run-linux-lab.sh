@@ -507,6 +507,14 @@ for pti in ${VMCTX_LINUX_RUNS:-on off chains}; do
 		log "the checks on the lab's host took $((SECONDS - t2)) s"
 	fi
 	log "pti=$pti run took $((SECONDS - t)) s"
+	# the module's and BPF's bundles of a guest whose two differed: kept,
+	# to read with compare-bundles and vmctx-dump
+	if grep -aq 'module/BPF bundles' "$logf" && [ -s "$W/handover.tgz" ]; then
+		rm -rf "$W/differ" && mkdir -p "$W/differ" &&
+			unpack_handover "$W/differ" >/dev/null &&
+			cp "$W"/differ/handover/guest*.vmctx "$RESULTS_DIR/" &&
+			log "the bundles that differ: $(cd "$W/differ/handover" && ls guest*.vmctx | sed "s|^|$RESULTS_DIR/|" | tr '\n' ' ')"
+	fi
 	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record|perf-check|check-chains|perf-report-cost|# guest|----|vCPU|vcpu[0-9]|Steal)|^ +[0-9]+ +[0-9.]+ |^Total|^ +Samples' "$logf" |
 		grep -avE '^lab-linux-check: (bundle task|root 0x)' | sed 's/\r$//' || true
 	if grep -aq "^VMCTX-LAB: RESULT PASS" "$logf" && [ "${outcome:-ok}" = ok ]; then
