@@ -346,6 +346,10 @@ for bo in le be; do
 		"host pid -1 and 0 ($bo): the two samples are counted and left out"
 	check "$(echo "$out" | grep -c '^# VM pid 1000: '):$(echo "$out" | grep -c '^# VM pid [^1]\|VM2\|4294967295')" "1:0" \
 		"host pid -1 and 0 ($bo): the bundle stays with the real VM, no fake VM appears"
+	# the exits view of a recording without kvm:kvm_exit: says what to record
+	out=$($P report -i nopid-$bo.data --guest-maps=guest1.vmctx --stdio --guest-view=exits 2>&1); rc=$?
+	check "$([ $rc != 0 ] && echo refused):$(echo "$out" | grep -c "^perf report: --guest-view=exits shows kvm:kvm_exit events, which this recording has none of: record them with 'perf record --vmcs-ctx -e kvm:kvm_exit -e kvm:kvm_entry ...'.$"):$(echo "$out" | grep -c 'has no samples')" \
+		"refused:1:0" "no kvm_exit ($bo): --guest-view=exits refused, naming what to record"
 	python3 gen-exits.py exits-$bo.data $e >/dev/null
 	python3 gen-exits.py short-exit-$bo.data $e short >/dev/null
 	vg "kvm_exit records ($bo)" report -i exits-$bo.data --guest-maps=guest1.vmctx --stdio -n --sort comm,pid,exit_reason
