@@ -135,7 +135,10 @@ if [ "$churn" -gt 0 ]; then
 	 wait_hot $hot1 $hot2
 	 taskset -c 1 /usr/bin/perl -e "$perl_prog" 5 > /tmp/perl1.out &
 	 taskset -c 1 /usr/bin/perl -e "$perl_prog" 10 > /tmp/perl2.out &
-	 wait) &
+	 wait
+	 touch /tmp/perl.done) &
+else
+	touch /tmp/perl.done
 fi
 # mark: 200 CPUIDs, 10 ms apart, each between two readings of the clock,
 # which the host's perf records as exits (perf-check.sh)
@@ -153,11 +156,14 @@ if [ "$churn" -gt 0 ]; then
 	churner=$!
 fi
 # The window lasts the work's time and 2 s more from the module's agent's
-# start, and until the blinks are done (20 execs of a dynamically linked
-# program take seconds when the host is busy); SIGINT ends it, as Ctrl-C
-# would, and the agent writes its bundle.  BPF's 10 s later, while the
-# module's agent writes its bundle, as with fixed windows before.
-while [ ! -f /tmp/blink.done ] ||
+# start, and until the blinks and the perl copies are done (20 execs of a
+# dynamically linked program take seconds when the host is busy, and
+# perl starts only after hot: on a slow host the 2 s were once too few,
+# and perl's last 1.5 s fell outside every bundle); SIGINT ends it, as
+# Ctrl-C would, and the agent writes its bundle.  BPF's 10 s later,
+# while the module's agent writes its bundle, as with fixed windows
+# before.
+while [ ! -f /tmp/blink.done ] || [ ! -f /tmp/perl.done ] ||
 	awk -v s="$window_t0" -v w="$((wsecs + 2))" '{ exit !($1 < s + w) }' /proc/uptime; do
 	usleep 100000
 done
