@@ -324,6 +324,47 @@ check_chains() {
 # beginning of a line; an L2 guest's, which L1 shows, begin with the
 # guest's timestamp.  The emulator's CPU resets and triple faults go to
 # LOGF.cpu-reset.TRY (QEMU's -d cpu_reset): $resets and $triples.
+# where_l1 FILE: where a silent L1's CPUs are, before it is stopped: five
+# rounds of QEMU's 'info registers -a', a second apart, through the
+# monitor socket, into FILE; and on the lab's log each CPU's RIP, named
+# from L1's System.map when it lies in L1's kernel text (otherwise it is
+# an L2 guest's or L1 user code: QEMU shows the nested guest's state
+# while it runs)
+where_l1() {
+	local out=$1 map=${l1%/arch/x86/boot/bzImage}/System.map
+
+	[ -S "$W/l1-monitor.sock" ] || return 0
+	/usr/bin/python3 - "$W/l1-monitor.sock" > "$out" 2>&1 <<'EOS' || true
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+def drain():
+    buf = b''
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+    except socket.timeout:
+        pass
+    return buf
+drain()
+for i in range(5):
+    s.sendall(b'info registers -a\n')
+    time.sleep(1)
+    sys.stdout.write(drain().decode('latin-1').replace('\r', ''))
+EOS
+	[ -f "$map" ] || map=/dev/null
+	log "the silent L1's CPUs (QEMU's registers in $out): $(awk '
+		FILENAME == ARGV[1] { if ($3 == "_stext") lo = $1; if ($3 == "_etext") hi = $1
+				      if ($2 ~ /^[Tt]$/) { n++; a[n] = $1; f[n] = $3 } next }
+		/^RIP=/ { r = substr($1, 5); name = "not L1 kernel text"; v = tolower(r)
+			  best = ""; if (lo != "" && v >= lo && v < hi) for (i = 1; i <= n; i++)
+				if (a[i] <= v && a[i] > best) { best = a[i]; name = f[i] }
+			  printf "%s%s (%s)", sep, r, name; sep = ", " }' "$map" "$out")"
+}
 L1_OOPS='^(BUG: |Oops: |WARNING: |general protection fault|Kernel panic - not syncing|UBSAN: |watchdog: BUG: |rcu: INFO: |INFO: task .* blocked|kernel BUG at|Unable to handle kernel)'
 boot_once() {
 	local logf=$1 try=$2 qemu panicked silent rc=0 budget=${VMCTX_QEMU_TIMEOUT:-900}
@@ -336,10 +377,12 @@ boot_once() {
 	# resets and hangs, an L1 oops; test/lab/guest/README).  VMCTX_TCG:
 	# QEMU's accelerator options (tcg,thread=single: one host thread for
 	# all of L1's CPUs)
+	rm -f "$W/l1-monitor.sock"
 	timeout "$budget" qemu-system-x86_64 -accel "${VMCTX_TCG:-tcg}" -cpu max -smp "${VMCTX_L1_CPUS:-1}" \
 		-m 1536M -nographic -no-reboot -kernel "$l1" \
 		-initrd "$W/l1-initramfs.cpio.gz" -d cpu_reset -D "$logf.cpu-reset.$try" \
 		-serial mon:stdio -serial file:"$W/handover.tgz" \
+		-monitor unix:"$W/l1-monitor.sock",server=on,wait=off \
 		-append "console=ttyS0,115200 tsc=reliable panic=-1 quiet loglevel=4 $* vmctx.dump=${VMCTX_LINUX_DUMP:-0}" \
 		</dev/null >"$logf" 2>&1 &
 	qemu=$!
@@ -378,6 +421,7 @@ boot_once() {
 		elif [ -z "$silent" ] && [ $((SECONDS - heard)) -ge "${VMCTX_L1_SILENCE:-300}" ]; then
 			silent=1
 			log "L1 and its guests have printed nothing but heartbeats for $((SECONDS - heard)) s (its last heartbeat $((SECONDS - beat)) s ago): stopping it"
+			where_l1 "$logf.regs.$try"
 			kill "$qemu" 2>/dev/null || true
 		fi
 		sleep 2
