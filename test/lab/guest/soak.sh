@@ -16,10 +16,12 @@
 # the emulator's), on a perf record that failed, and on more boots in
 # which L1 died, hung or stuck, or in which an L2 guest reset or hung,
 # than the baseline had, by more than VMCTX_SOAK_SLACK (1): the emulator
-# (QEMU 7.2's multi-threaded TCG, nested SVM) resets, triple-faults and
-# hangs an unpatched L1 and its guests too, on a loaded machine in about
-# one boot in two (test/lab/guest/README), and a few boots cannot tell
-# one such fault more from a bug.  The baseline is the same boots on the
+# (QEMU 7.2's multi-threaded TCG, nested SVM, with two L1 CPUs) resets,
+# triple-faults and hangs an unpatched L1 and its guests too, on a
+# loaded machine in about one boot in two, and with one L1 CPU (the
+# lab's default, VMCTX_L1_CPUS) has hung one L1 in six boots
+# (test/lab/guest/README): a few boots cannot tell one such fault more
+# from a bug.  The baseline is the same boots on the
 # stock L1 (build-kernel.sh stock: the same tree and config without the
 # series), whose figures are printed beside, not failed on.
 #
@@ -34,6 +36,7 @@
 #   VMCTX_SOAK_SLACK     boots of each kind of fault the patched L1 may
 #                        have beyond the baseline's (default 1)
 #   VMCTX_TCG            QEMU's -accel options (default tcg: multi-threaded)
+#   VMCTX_L1_CPUS        L1's CPUs (default 1; 2 shows the emulator's faults)
 set -euo pipefail
 . "$(dirname "$0")/../lab-env.sh"
 
