@@ -44,13 +44,14 @@
 #  - blip, which lived 1 s, is named;
 #  - hot is dynamically linked, as Debian's programs are: >= 95% of the
 #    guest user samples in its libc.so.6 code are named with that library
-#    (perf report's dso key) and with hot or blip, and most of those
-#    (> 50%) with memfrob, the libc function each round calls: a wrong
-#    load bias or symbol table would spread them over memfrob's
-#    neighbours.  The rest is libc's own start-up and stdio, some of it in
-#    functions that Debian's stripped libc names in no symbol table (perf
-#    prints their address); lab runs have put 67% to 85% in memfrob,
-#    varying from run to run, so no bound near those holds.
+#    (perf report's dso key) and with hot or blip, and more of those
+#    with memfrob, the libc function each round calls, than with any
+#    other function: a wrong load bias or symbol table would put them on
+#    memfrob's neighbours.  The rest is libc's start-up and stdio (hot
+#    reads /proc/self/maps with fgets and sscanf), a fixed cost whose
+#    share grows as hot's rounds get fewer samples: lab runs have put 47%
+#    to 85% in memfrob, and no other function above 10%, so no share is
+#    a bound.
 #
 # It runs in L1 (busybox) or, on what L1 handed back, on the lab's host
 # with the same busybox tools: PERF_CHECK_LAB is where the programs'
@@ -366,17 +367,18 @@ once perf report -i "$data" --guest-maps="$maps" --stdio -n --sort vm,comm,dso,s
 	-F sample,vm,comm,dso,sym 2>/dev/null |
 	awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q { print $1, $3, $4, $6 }' > $tmp/named-dso
 grep 'libc\.so\.6 ' $tmp/named-dso | sort -k1,1nr | head -n 5 | sed 's/^/perf-check:   /'
-set -- $(awk '$2 ~ /^(hot|blip)$/ && $3 ~ /(^|\/)libc\.so\.6$/ { n += $1; if ($4 == "memfrob") m += $1 }
-	END { print n + 0, m + 0 }' $tmp/named-dso)
-libc_named=$1 memfrob=$2
-echo "perf-check: named in libc.so.6 by perf report (comm,dso,sym): $libc_named of $libc_ip, memfrob $memfrob"
+set -- $(awk '$2 ~ /^(hot|blip)$/ && $3 ~ /(^|\/)libc\.so\.6$/ { n += $1; by[$4] += $1 }
+	END { for (f in by) if (f != "memfrob" && by[f] > o) { o = by[f]; of = f }
+	      print n + 0, by["memfrob"] + 0, o + 0, (of == "" ? "-" : of) }' $tmp/named-dso)
+libc_named=$1 memfrob=$2 libc_next=$3 libc_next_fn=$4
+echo "perf-check: named in libc.so.6 by perf report (comm,dso,sym): $libc_named of $libc_ip, memfrob $memfrob, the next function $libc_next_fn $libc_next"
 [ "$libc_ip" -gt 50 ] || no "too few samples in hot's libc.so.6 code ($libc_ip)"
 [ $((libc_named * 100)) -ge $((libc_ip * 95)) ] ||
 	no "libc.so.6 samples named with the library: $libc_named of $libc_ip (< 95%)"
 [ "$libc_named" -le "$libc_ip" ] ||
 	no "more samples named libc.so.6 in hot ($libc_named) than hit its code ($libc_ip)"
-[ $((memfrob * 2)) -gt "$libc_named" ] ||
-	no "of the libc.so.6 samples, only $memfrob named memfrob (not most of $libc_named)"
+[ "$memfrob" -gt "$libc_next" ] ||
+	no "of the libc.so.6 samples, $memfrob named memfrob, not more than $libc_next named $libc_next_fn"
 
 # --guest-export: the folded stacks hold what perf report shows, stack by
 # stack (both count the samples; folded stacks count sampling ticks, one a
