@@ -340,8 +340,7 @@ fi
 echo "$work" | tr ',' '\n' | tr ':' ' ' > $tmp/work
 awk 'function root(x,   r, k) { r = x > 1 ? x : 1; for (k = 0; k < 60; k++) r = (r + x / r) / 2; return r }
      function dev(pc, n) { return n ? 400 * root(pc / 100 * (1 - pc / 100) / n) : 100 }
-     function tol(pc, n) { return dev(pc, n) > 8 ? dev(pc, n) : 8 }
-     function tol3(pc, n) { return dev(pc, n) > 3 ? dev(pc, n) : 3 }
+     function tol(pc, n, least,   d) { d = dev(pc, n); return d > least ? d : least }
      NR == FNR { w[$1] = $2; tw += $2; next }
      $2 == "hot" { s[$3] += $1; f[$3, $4] += $1; ts += $1 }
      END {
@@ -361,14 +360,14 @@ awk 'function root(x,   r, k) { r = x > 1 ? x : 1; for (k = 0; k < 60; k++) r = 
 		# each function must have samples; fewer than 50 samples judge
 		# nothing.  (Square roots by Newton: busybox awk, which the
 		# checks run with, has no sqrt.)
-		ta = tol(60, s[p]); tb = tol(30, s[p]); tg = tol(10, s[p])
+		ta = tol(60, s[p], 8); tb = tol(30, s[p], 8); tg = tol(10, s[p], 8)
 		printf "perf-check: hot pid %s: %d samples, alpha/beta/gamma %.1f/%.1f/%.1f%% (want 60/30/10 +-%.0f/%.0f/%.0f)\n", p, s[p], a, b, g, ta, tb, tg
 		if (s[p] < 50) { print "perf-check: FAIL pid " p ": too few samples (" s[p] ") to judge its mix"; bad = 1 }
 		if (a < 60 - ta || a > 60 + ta || b < 30 - tb || b > 30 + tb || g < 10 - tg || g > 10 + tg ||
 		    !f[p, "hot_alpha"] || !f[p, "hot_beta"] || !f[p, "hot_gamma"]) { print "perf-check: FAIL function mix of pid " p; bad = 1 }
 		# the split: within 3 points or four binomial deviations of the
 		# samples of the two instances
-		ws = 100 * w[p] / tw; ss = 100 * s[p] / ts; d = ss - ws; if (d < 0) d = -d; t = tol3(ws, ts)
+		ws = 100 * w[p] / tw; ss = 100 * s[p] / ts; d = ss - ws; if (d < 0) d = -d; t = tol(ws, ts, 3)
 		printf "perf-check: hot pid %s: %.1f%% of the two instances samples, %.1f%% of their work (+-%.1f)\n", p, ss, ws, t
 		if (d > t) { print "perf-check: FAIL pid " p " does not get its share of the samples (> " sprintf("%.1f", t) " points)"; bad = 1 }
 	}

@@ -20,7 +20,8 @@
 # guest's PTI on, off, and the call-chain run),
 # VMCTX_LINUX_VMX=1 (L1 on bochs' Intel VMX with PCID, slow),
 # VMCTX_LINUX_COST=1 (L1 also measures what --guest-maps costs perf
-# report, about 3 minutes: a benchmark, as test/bench/report-cost.sh), VMCTX_LINUX_RUNS=soak (soak.sh: boots counted, not checked) and
+# report, about 3 minutes: a benchmark, as test/bench/report-cost.sh),
+# VMCTX_LINUX_RUNS=soak (soak.sh: boots counted, not checked) and
 # VMCTX_LINUX_L1=patched|stock|debug (the soak's L1).
 set -euo pipefail
 . "$(dirname "$0")/../lab-env.sh"
