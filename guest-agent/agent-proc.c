@@ -183,6 +183,7 @@ static int parse_map_line(char *line, struct agent_map *m, bool *exec)
 	char perms[8];
 	int pos = 0;
 
+	memset(m, 0, sizeof(*m));
 	if (sscanf(line, "%llx-%llx %7s %llx %*s %*u %n", &start, &end, perms, &pgoff,
 		   &pos) < 4 || !pos || start >= end)
 		return -EINVAL;

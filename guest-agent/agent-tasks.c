@@ -229,6 +229,7 @@ static int batch_add(struct agent_map **maps, size_t *n, const struct agent_even
 	m->end = e->end;
 	m->pgoff = e->pgoff;
 	m->prot = PF_R | PF_X;
+	m->logged = true;
 	m->path = strdup(e->path);
 	if (!m->path)
 		return -ENOMEM;
@@ -337,6 +338,7 @@ static int inherit_maps(struct agent_tasks *ts, const struct agent_event *e)
 {
 	struct agent_task *parent = agent_tasks_open_of(ts, e->other), *child;
 	struct agent_map *maps;
+	size_t i;
 	int err;
 
 	if (parent && parent->pid != parent->tgid)
@@ -347,34 +349,108 @@ static int inherit_maps(struct agent_tasks *ts, const struct agent_event *e)
 	err = copy_maps(parent->maps, parent->nmaps, &maps);
 	if (err)
 		return err;
+	/* a fork copies the mm: these are the child's for sure */
+	for (i = 0; i < parent->nmaps; i++)
+		maps[i].logged = true;
 	child->maps = maps;
 	child->nmaps = parent->nmaps;
 	return 0;
 }
 
+/* @t keeps the maps the events gave it and loses what a read added. */
+static void keep_logged(struct agent_task *t)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nmaps; i++) {
+		if (t->maps[i].logged)
+			t->maps[n++] = t->maps[i];
+		else
+			free(t->maps[i].path);
+	}
+	t->nmaps = n;
+	if (!n) {
+		free(t->maps);
+		t->maps = NULL;
+	}
+	t->maps_from = t->maps_to = 0;
+}
+
 /*
  * An exec at @ns: maps read from /proc under this pid after it are the new
  * image's (*@maps), and maps read across it are nobody's; either way the
- * old record loses them.
+ * old record loses what the read added, and keeps what events gave it.
  */
-static void take_maps_after(struct agent_task *old, uint64_t ns, struct agent_map **maps,
-			    size_t *n, uint64_t *from, uint64_t *to)
+static int take_maps_after(struct agent_task *old, uint64_t ns, struct agent_map **maps,
+			   size_t *n, uint64_t *from, uint64_t *to)
 {
+	size_t i;
+	int err;
+
 	*maps = NULL;
 	*n = 0;
 	if (!old || !old->maps_to || old->maps_to < ns)
-		return;
+		return 0;
 	if (old->maps_from > ns) {
-		*maps = old->maps;
+		err = copy_maps(old->maps, old->nmaps, maps);
+		if (err)
+			return err;
 		*n = old->nmaps;
+		for (i = 0; i < *n; i++)
+			(*maps)[i].logged = false;
 		*from = old->maps_from;
 		*to = old->maps_to;
-	} else {
-		agent_free_maps(old->maps, old->nmaps);
 	}
-	old->maps = NULL;
-	old->nmaps = 0;
-	old->maps_from = old->maps_to = 0;
+	keep_logged(old);
+	return 0;
+}
+
+static bool same_map(const struct agent_map *a, const struct agent_map *b)
+{
+	return a->start == b->start && a->end == b->end && a->pgoff == b->pgoff &&
+	       !strcmp(a->path, b->path);
+}
+
+/*
+ * A read of /proc/PID/maps over [@from, @to], for @t's image.  An exec
+ * switches the mm and maps the new program and its interpreter before its
+ * event is logged, so a read may show an image whose record is not open
+ * yet, and no time tells it: the exec's event may come long after the read
+ * ended.  The maps the kernel's events gave @t tell it instead: a read
+ * without one of their files is another image's, and is left out.  A read
+ * with all of them replaces @t's maps, keeping those marks, so that an exec
+ * found later to have come during the read takes back only what the read
+ * added (take_maps_after()).
+ *
+ * Return: true if @t took @maps (they are its own now), false if the
+ * caller keeps them.
+ */
+bool agent_task_take_read(struct agent_task *t, struct agent_map *maps, size_t n, uint64_t from,
+			  uint64_t to)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++)
+		maps[i].logged = false;
+	for (i = 0; i < t->nmaps; i++) {
+		const struct agent_map *m = &t->maps[i];
+		bool file = m->path[0] && m->path[0] != '[';
+
+		if (!m->logged)
+			continue;
+		for (j = 0; j < n && !same_map(m, &maps[j]); j++)
+			;
+		if (j < n)
+			maps[j].logged = true;
+		else if (file)
+			return false;
+	}
+	agent_free_maps(t->maps, t->nmaps);
+	t->maps = maps;
+	t->nmaps = n;
+	t->maps_from = from;
+	t->maps_to = to;
+	return true;
 }
 
 static int apply_exec(struct agent_tasks *ts, const struct agent_event *e)
@@ -387,26 +463,24 @@ static int apply_exec(struct agent_tasks *ts, const struct agent_event *e)
 	size_t nmoved;
 	int err;
 
-	take_maps_after(agent_tasks_open_of(ts, k->pid), e->ns, &moved, &nmoved, &from, &to);
+	err = take_maps_after(agent_tasks_open_of(ts, k->pid), e->ns, &moved, &nmoved, &from, &to);
+	if (err)
+		return err;
 	if (e->other != k->pid)
 		close_rec(ts, e->other, e->ns);
 	close_rec(ts, k->pid, e->ns);
 	err = add(ts, k, e->ns, AGENT_TIME_NONE);
 	t = err ? NULL : agent_tasks_open_of(ts, k->pid);
 	p = pending_of(ts, k->pid, k->root);
-	if (t && nmoved) {
-		/* read after the exec's maps were logged: the later view */
-		t->maps = moved;
-		t->nmaps = nmoved;
-		t->maps_from = from;
-		t->maps_to = to;
-		moved = NULL;
-	} else if (t && p) {
+	if (t && p) {
 		t->maps = p->maps;
 		t->nmaps = p->n;
 		p->maps = NULL;
 		p->n = 0;
 	}
+	/* read after the exec's maps were logged: the later view, if it has them */
+	if (t && nmoved && agent_task_take_read(t, moved, nmoved, from, to))
+		moved = NULL;
 	agent_free_maps(moved, moved ? nmoved : 0);
 	if (p)
 		drop_pending(ts, p);

@@ -93,6 +93,11 @@ struct agent_map {
 	unsigned int prot;	/* PF_R, PF_W, PF_X */
 	size_t lineno;		/* in /proc/PID/maps, for messages */
 	char *path;		/* "" for anonymous */
+	/*
+	 * Given by the kernel's events (a map event, or the parent's at fork),
+	 * not only read from /proc: see agent_task_take_read()
+	 */
+	bool logged;
 };
 
 /* One page-table root of one task over [start, exit). */
@@ -113,7 +118,8 @@ struct agent_task {
 	 */
 	uint64_t maps_from;
 	uint64_t maps_to;
-	bool renamed;		/* the last /proc read found another name */
+	/* the name the last /proc read found instead of comm, or "" */
+	char renamed_to[AGENT_COMM_MAX];
 	/*
 	 * The module's backend: 1 + the kind (0 exec, 1 exit) of the map
 	 * batch the maps came from last, 0 if none (see apply_map()).
@@ -335,6 +341,9 @@ int agent_tasks_apply_table(struct agent_tasks *ts, const struct agent_task_tabl
 void agent_tasks_close_missing(struct agent_tasks *ts, const struct agent_task_table *t);
 /* The open record of @pid, or NULL. */
 struct agent_task *agent_tasks_open_of(struct agent_tasks *ts, int pid);
+/* Give @t the maps of a /proc read over [@from, @to], if they are its image's. */
+bool agent_task_take_read(struct agent_task *t, struct agent_map *maps, size_t n, uint64_t from,
+			  uint64_t to);
 /* Drop records that ended before @ns. */
 void agent_tasks_drop_before(struct agent_tasks *ts, uint64_t ns);
 

@@ -217,6 +217,8 @@ static bool name_changed(struct agent *a, const struct agent_task *t, char *comm
  * old image's, and the exec has renamed the process by then.  Maps read
  * under another name are put off to the next poll; the same new name a
  * poll later, with no exec in between, is a process that renamed itself.
+ * A read that lacks what the events gave the image is another image's
+ * (agent_task_take_read()), whatever its name.
  */
 static int read_task_maps(struct agent *a, struct agent_task *t, bool polling)
 {
@@ -255,20 +257,25 @@ static int read_task_maps(struct agent *a, struct agent_task *t, bool polling)
 		return 0;
 	}
 	if (polling && a->real_root && n && name_changed(a, t, comm, sizeof(comm))) {
-		if (!t->renamed) {
-			t->renamed = true;
+		if (strcmp(t->renamed_to, comm)) {
+			/* a name not seen before: a rename, or an exec under way */
+			snprintf(t->renamed_to, sizeof(t->renamed_to), "%s", comm);
 			t->maps_due++;
 			agent_free_maps(maps, n);
 			return 0;
 		}
-		memcpy(t->comm, comm, sizeof(t->comm));
+	} else {
+		comm[0] = '\0';
 	}
-	t->renamed = false;
-	agent_free_maps(t->maps, t->nmaps);
-	t->maps = maps;
-	t->nmaps = n;
-	t->maps_from = from;
-	t->maps_to = to;
+	if (!agent_task_take_read(t, maps, n, from, to)) {
+		agent_note(a, "pid %d (%s): its maps read while an exec replaced them are left out",
+			   t->pid, t->comm);
+		agent_free_maps(maps, n);
+		return 0;
+	}
+	if (comm[0])
+		memcpy(t->comm, comm, sizeof(t->comm));
+	t->renamed_to[0] = '\0';
 	return 0;
 }
 

@@ -226,32 +226,49 @@ static bool has_map(const struct agent_task *t, uint64_t start, const char *path
 	return false;
 }
 
-/* An /proc/PID/maps read, as vmctx-agent makes it, over [from, to]. */
-static void poll_maps(struct agent_tasks *ts, int pid, uint64_t from, uint64_t to,
-		      uint64_t start, const char *path)
+/*
+ * A /proc/PID/maps read over [from, to], as vmctx-agent makes it, of the
+ * mapping @path at @start and, unless @path2 is NULL, @path2 at @start2.
+ * Returns whether the record took it.
+ */
+static bool poll_maps(struct agent_tasks *ts, int pid, uint64_t from, uint64_t to,
+		      uint64_t start, const char *path, uint64_t start2, const char *path2)
 {
 	struct agent_task *t = agent_tasks_open_of(ts, pid);
+	size_t n = path2 ? 2 : 1;
+	struct agent_map *m = calloc(n, sizeof(*m));
 
-	agent_free_maps(t->maps, t->nmaps);
-	t->maps = calloc(1, sizeof(*t->maps));
-	t->maps->start = start;
-	t->maps->end = start + 0x1000;
-	t->maps->path = strdup(path);
-	t->nmaps = 1;
-	t->maps_from = from;
-	t->maps_to = to;
+	m[0].start = start;
+	m[0].end = start + 0x1000;
+	m[0].path = strdup(path);
+	if (path2) {
+		m[1].start = start2;
+		m[1].end = start2 + 0x1000;
+		m[1].path = strdup(path2);
+	}
+	if (agent_task_take_read(t, m, n, from, to))
+		return true;
+	agent_free_maps(m, n);
+	return false;
 }
 
-static void fork_read_exec(struct agent_tasks *ts, int pid, uint64_t from, uint64_t to,
-			   uint64_t start, const char *path)
+/*
+ * @parent forks pid P at P * 10 ns (root P / 10 * 0x2000), whose maps are
+ * read over [from, to]; P execs at P * 10 + 10 (root + 0x1000).
+ */
+static bool fork_read_exec(struct agent_tasks *ts, int parent, int pid, uint64_t from,
+			   uint64_t to, uint64_t start, const char *path, uint64_t start2,
+			   const char *path2)
 {
 	struct agent_event e;
+	bool took;
 
-	e = ev(AGENT_EVENT_FORK, pid * 10, pid, pid, 10, pid / 10 * 0x2000, "sh");
+	e = ev(AGENT_EVENT_FORK, pid * 10, pid, pid, parent, pid / 10 * 0x2000, "sh");
 	agent_tasks_apply_event(ts, &e);
-	poll_maps(ts, pid, from, to, start, path);
+	took = poll_maps(ts, pid, from, to, start, path, start2, path2);
 	e = ev(AGENT_EVENT_EXEC, pid * 10 + 10, pid, pid, pid, pid / 10 * 0x2000 + 0x1000, "prog");
 	agent_tasks_apply_event(ts, &e);
+	return took;
 }
 
 static void test_maps_find_their_image(void)
@@ -259,11 +276,12 @@ static void test_maps_find_their_image(void)
 	struct agent_tasks ts = { 0 };
 	const struct agent_task *t;
 	struct agent_event e;
+	bool took;
 
 	/* a shell with its maps; its fork runs its code before any exec */
 	e = ev(AGENT_EVENT_FORK, 100, 10, 10, 1, 0x1000, "sh");
 	agent_tasks_apply_event(&ts, &e);
-	poll_maps(&ts, 10, 105, 106, 0x400000, "/bin/sh");
+	poll_maps(&ts, 10, 105, 106, 0x400000, "/bin/sh", 0, NULL);
 	e = ev(AGENT_EVENT_FORK, 110, 11, 11, 10, 0x2000, "sh");
 	agent_tasks_apply_event(&ts, &e);
 	t = find(&ts, 11, 0x2000);
@@ -290,26 +308,44 @@ static void test_maps_find_their_image(void)
 	      "... it goes to the image that exec opens");
 	CHECK(!ts.npending, "and waits no longer");
 
-	/*
-	 * Shell 10 forks pid P at P * 10 ns (root P / 10 * 0x2000), which reads
-	 * /proc over [from, to] and execs at P * 10 + 10 (root + 0x1000).
-	 */
-	fork_read_exec(&ts, 20, 215, 216, 0x50000000, "/bin/other");
-	CHECK(!has_map(find(&ts, 20, 0x4000), 0x50000000, "/bin/other") &&
-	      has_map(find(&ts, 20, 0x5000), 0x50000000, "/bin/other"),
+	/* pids 50 and 60 come from a parent not seen: only a read gives their maps */
+	fork_read_exec(&ts, 2, 50, 515, 516, 0x50000000, "/bin/other", 0, NULL);
+	CHECK(!has_map(find(&ts, 50, 0xa000), 0x50000000, "/bin/other") &&
+	      has_map(find(&ts, 50, 0xb000), 0x50000000, "/bin/other"),
 	      "maps read from /proc after an exec go to the new image");
-	fork_read_exec(&ts, 30, 305, 315, 0x60000000, "/bin/either");
-	t = find(&ts, 30, 0x6000);
-	CHECK(t && !t->nmaps && !find(&ts, 30, 0x7000)->nmaps,
+	fork_read_exec(&ts, 2, 60, 605, 615, 0x60000000, "/bin/either", 0, NULL);
+	t = find(&ts, 60, 0xc000);
+	CHECK(t && !t->nmaps && !find(&ts, 60, 0xd000)->nmaps,
 	      "maps read across an exec go to neither image");
-	fork_read_exec(&ts, 40, 401, 402, 0x400000, "/bin/sh");
-	CHECK(has_map(find(&ts, 40, 0x8000), 0x400000, "/bin/sh") &&
+
+	/* pids 20, 40, 70 and 80 are the shell's: they start with its /bin/sh */
+	took = fork_read_exec(&ts, 10, 40, 401, 402, 0x400000, "/bin/sh", 0, NULL);
+	CHECK(took && has_map(find(&ts, 40, 0x8000), 0x400000, "/bin/sh") &&
 	      !find(&ts, 40, 0x9000)->nmaps, "maps read before an exec stay with the old image");
 	/* the module's map events name no root: the image open at their time */
 	e = map_ev(9, 411, 40, AGENT_NO_ROOT, 0x70000000, "/bin/late");
 	agent_tasks_apply_event(&ts, &e);
 	CHECK(has_map(find(&ts, 40, 0x9000), 0x70000000, "/bin/late"),
 	      "a map event without a root goes to the open image");
+	/*
+	 * An exec maps its program before its event is logged: a read in
+	 * between shows the new image while the old one's record is open,
+	 * and ends before the exec's time.  No time tells it; the mappings do.
+	 */
+	took = fork_read_exec(&ts, 10, 80, 801, 802, 0x30000000, "/bin/prog", 0, NULL);
+	t = find(&ts, 80, 0x10000);
+	CHECK(!took && has_map(t, 0x400000, "/bin/sh") && t->nmaps == 1 &&
+	      !find(&ts, 80, 0x11000)->nmaps,
+	      "a read without the mappings a fork gave is another image's: neither takes it");
+	took = fork_read_exec(&ts, 10, 20, 215, 216, 0x50000000, "/bin/other", 0, NULL);
+	CHECK(!took && has_map(find(&ts, 20, 0x4000), 0x400000, "/bin/sh") &&
+	      !find(&ts, 20, 0x5000)->nmaps, "... read after the exec too");
+	took = fork_read_exec(&ts, 10, 70, 705, 715, 0x400000, "/bin/sh", 0x7f0000000000,
+			      "/lib/libc.so");
+	t = find(&ts, 70, 0xe000);
+	CHECK(took && has_map(t, 0x400000, "/bin/sh") && t->nmaps == 1 &&
+	      !find(&ts, 70, 0xf000)->nmaps,
+	      "a read across an exec takes back what it added, and keeps what the fork gave");
 	agent_tasks_free(&ts);
 }
 
