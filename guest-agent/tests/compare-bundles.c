@@ -13,12 +13,9 @@
  * are made.  Prints the counts; exits 1 on any difference, 2 on a bundle
  * that does not read.
  *
- * One difference is let through, in bounds: a mapping of an image that
- * ended in A's window missing from B, at most 1 in 500 of those images'
- * mappings and 5 in all.  Lab runs have shown one or two now and then
- * (the main mapping of a short-lived busybox sh), from a race between the
- * BPF backend's batches and a fork or exit, not found yet; each is
- * printed.  An image alive at the end must have every mapping.
+ * Both agents also read /proc/PID/maps, and a read made while an exec is
+ * under way shows the new image before the exec's event: each agent leaves
+ * such a read out (agent_task_take_read()), so no difference is let through.
  */
 #include <stdio.h>
 #include <string.h>
@@ -235,6 +232,5 @@ int main(int argc, char **argv)
 	vmctx_bundle_free(a);
 	vmctx_bundle_free(b);
 	return differ || missing || ended_differ || ended_missing || maps_missing ||
-	       ended_maps_missing > 5 ||
-	       ended_maps_missing * 500 > ended_maps_same + ended_maps_missing;
+	       ended_maps_missing;
 }
