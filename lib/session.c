@@ -468,14 +468,15 @@ static __attribute__((noinline)) int sample_full(struct vmctx_session *s,
 		if (v && (smp->flags & VMCTX_SAMPLE_HOST_VCPU))
 			k.vm_idx = v->vm_idx;
 	}
-	w = timeline_weight(&s->tl, smp);
-	if (!w)
-		return -errno;
+	err = timeline_weight(&s->tl, smp, &w);
+	if (err)
+		return err;
+	s->last_weight = w;
 	/*
 	 * A guest sample's physical-view row is the sum of its vCPU rows
 	 * (report.c derives it), so it is counted once, by the timeline.
 	 */
-	if (!(smp->flags & VMCTX_SAMPLE_GUEST)) {
+	if (!(smp->flags & VMCTX_SAMPLE_GUEST) && w) {
 		err = agg_add(&s->tl.agg, &k, w);
 		if (err)
 			return err;
@@ -491,6 +492,7 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 		return -EINVAL;
 	if (s->finished)
 		return -EINVAL;
+	s->last_weight = 1;
 	if (smp->vm_tgid >= 0)
 		v = pcpu_vcpu(s, smp);
 	if (v && (smp->flags & VMCTX_SAMPLE_GUEST) && timeline_runs_on(&s->tl, v, smp)) {
@@ -503,6 +505,11 @@ int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp
 		return timeline_run_on(&s->tl, v, smp, &vk);
 	}
 	return sample_full(s, smp, v);
+}
+
+uint64_t vmctx_session_sample_weight(const struct vmctx_session *s)
+{
+	return s ? s->last_weight : 0;
 }
 
 int vmctx_session_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, int vm_tgid,

@@ -45,6 +45,7 @@ struct vmctx_session {
 	vmctx_stream_fn stream;
 	void *stream_ctx;
 	uint64_t first_time;		/* of the first sample, once started */
+	uint64_t last_weight;		/* vmctx_session_sample_weight() */
 	uint64_t end_time;		/* once finished */
 	bool started;
 	bool finished;

@@ -368,28 +368,59 @@ static int end_hold(struct timeline *tl, struct vmctx_vcpu *v, bool idle)
 /* A weight beyond this is a clock jump or hostile input, not a late timer. */
 #define MAX_WEIGHT	1000000
 
-uint64_t timeline_weight(struct timeline *tl, const struct vmctx_sample *smp)
+/* Count @p's slots from @time, the slot of a sample that weighs 1. */
+static void restart_slots(const struct timeline *tl, struct vmctx_pcpu *p, uint64_t time)
+{
+	p->origin = time;
+	p->slot = 0;
+	p->next = time + tl->tick_ns - tl->tick_ns / 2;
+}
+
+/*
+ * By time, a pCPU's samples count the tick slots it spanned, each once:
+ * slot k holds the times that round to origin + k ticks, and a sample
+ * weighs the slots from the last one counted up to its own.  A late timer
+ * (1.6 ticks after the previous sample) counts 2, and the sample after
+ * it, 0.4 ticks later, in a slot already counted, 0: rounding each gap on
+ * its own would count 3 for 2 ticks, and a pCPU's weights would sum past
+ * its time.  Going back in time counts nothing either.  After a loss (the
+ * lost ticks are counted as such) or a jump of the clock the count starts
+ * again from the next sample, which weighs 1.
+ */
+int timeline_weight(struct timeline *tl, const struct vmctx_sample *smp, uint64_t *w)
 {
 	struct vmctx_pcpu *p = pcpu_of(tl, smp->cpu);
-	uint64_t w = 1, last;
+	uint64_t k;
 
 	if (!p)
-		return 0;
-	/*
-	 * Weights count the pCPU's time once: from its latest sample so far,
-	 * so that a stream going back and forth in time cannot count the same
-	 * ticks again.
-	 */
-	last = p->last_sample;
-	if (smp->time > last)
+		return -errno;
+	*w = 1;
+	if (smp->time > p->last_sample)
 		p->last_sample = smp->time;
-	if (tl->weight_by_time && !p->restart && smp->time > last) {
-		w = (smp->time - last + tl->tick_ns / 2) / tl->tick_ns;
-		if (w < 1 || w > MAX_WEIGHT)
-			w = 1;
+	if (!tl->weight_by_time) {
+		p->restart = false;
+		return 0;
 	}
-	p->restart = false;
-	return w;
+	if (p->restart || smp->time < p->origin) {
+		p->restart = false;
+		restart_slots(tl, p, smp->time);
+		return 0;
+	}
+	k = (smp->time - p->origin) / tl->tick_ns;
+	if ((smp->time - p->origin) % tl->tick_ns >= tl->tick_ns - tl->tick_ns / 2)
+		k++;
+	if (k <= p->slot) {
+		*w = 0;
+		return 0;
+	}
+	if (k - p->slot > MAX_WEIGHT) {
+		restart_slots(tl, p, smp->time);
+		return 0;
+	}
+	*w = k - p->slot;
+	p->slot = k;
+	p->next = p->origin + k * tl->tick_ns + tl->tick_ns - tl->tick_ns / 2;
+	return 0;
 }
 
 /* Tick slots strictly between two real ticks @gap ns apart. */
@@ -467,6 +498,7 @@ int timeline_sample(struct timeline *tl, const struct vmctx_sample *smp, int own
 		    struct vmctx_vcpu *v, const struct agg_key *guest, uint64_t weight)
 {
 	struct vmctx_pcpu *p = pcpu_of(tl, smp->cpu);
+	uint64_t covered;
 	int err;
 
 	if (!p)
@@ -491,17 +523,20 @@ int timeline_sample(struct timeline *tl, const struct vmctx_sample *smp, int own
 		if (w->state == VCPU_RUNNING && w->home == smp->cpu)
 			start_wait(w, p);
 	}
+	/* the slots before this sample's own that its weight stands for */
+	covered = weight ? weight - 1 : 0;
 	if (v && v->state == VCPU_WAITING) {
-		err = end_wait(tl, v, smp->time, true, weight - 1, false);
+		err = end_wait(tl, v, smp->time, true, covered, false);
 		if (err)
 			return err;
 	} else if (v && v->state == VCPU_RUNNING) {
 		/* A gap in a running vCPU's samples: its pCPU sampled nothing else. */
-		err = fill(tl, v, smp->time, true, weight - 1, false);
+		err = fill(tl, v, smp->time, true, covered, false);
 		if (err)
 			return err;
 	}
-	pcpu_add_ticks(p, owner, weight);
+	if (weight)
+		pcpu_add_ticks(p, owner, weight);
 	p->cur = owner;
 	if (!v)
 		return 0;

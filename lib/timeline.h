@@ -108,6 +108,12 @@ struct vmctx_pcpu {
 	uint64_t ticks;			/* running total of sample weights */
 	uint64_t lost;
 	uint64_t last_sample;		/* time of its latest sample */
+	/*
+	 * By time (timeline_weight()): tick slots are counted from the
+	 * sample at @origin, up to slot @slot; a sample from @next on, and
+	 * before @next + tick_ns, falls in slot @slot + 1.
+	 */
+	uint64_t origin, slot, next;
 	struct owner_run runs[PCPU_RUNS];	/* the latest runs, a ring */
 };
 
@@ -144,10 +150,11 @@ struct timeline {
 /* Give the vCPU at tl->vcpus[tl->nvcpus], not counted yet, its timeline state. */
 __hidden void timeline_add_vcpu(struct vmctx_vcpu *v);
 /*
- * Ticks a sample stands for: 1, or with VMCTX_SESSION_WEIGHT_BY_TIME the
- * ticks since the previous sample on its pCPU.  0 (errno set) on a bad pCPU.
+ * *@w: the ticks a sample stands for: 1, or with VMCTX_SESSION_WEIGHT_BY_TIME
+ * the tick slots of its pCPU it is the first to reach (0 for one in a slot
+ * already counted).  0, or -errno on a bad pCPU.
  */
-__hidden uint64_t timeline_weight(struct timeline *tl, const struct vmctx_sample *smp);
+__hidden int timeline_weight(struct timeline *tl, const struct vmctx_sample *smp, uint64_t *w);
 /*
  * A sample of @owner (OWNER_OUTSIDE, or @v's).  @guest: the resolved guest
  * sample (its physical-view key), for guest samples.  @weight: ticks the
@@ -177,7 +184,8 @@ static inline bool timeline_runs_on(const struct timeline *tl,
 	       !v->held && !p->restart &&
 	       smp->isa == v->isa && smp->exit_reason == v->last_exit &&
 	       smp->time > p->last_sample && smp->time > v->last_time &&
-	       (!tl->weight_by_time || smp->time - p->last_sample < late) &&
+	       (!tl->weight_by_time ||
+		(smp->time >= p->next && smp->time - p->next < tl->tick_ns)) &&
 	       (!tl->tick_ns || smp->time - v->last_time < late);
 }
 
@@ -214,6 +222,8 @@ static inline int timeline_run_on(struct timeline *tl, struct vmctx_vcpu *v,
 	struct vmctx_pcpu *p = &tl->pcpus[smp->cpu];
 
 	p->last_sample = smp->time;
+	p->slot++;			/* timeline_weight()'s, for weight 1 */
+	p->next += tl->tick_ns;
 	if (smp->time > tl->last_time)
 		tl->last_time = smp->time;
 	pcpu_add_ticks(p, p->cur, 1);

@@ -1005,10 +1005,13 @@ struct vmctx_session_opts {
 
 /*
  * For clock events (cpu-clock, task-clock), whose timer fires every tick_ns
- * whatever the CPU does: a sample that comes n ticks after the previous one
- * on its pCPU stands for n ticks.  The timer was held off (interrupts off,
- * or a nested host's own vCPU was not running), and the ticks it missed
- * belong to what the pCPU was doing when it finally fired.  Without this
+ * whatever the CPU does: a sample stands for the tick slots of its pCPU
+ * since the last slot counted (slot k: the times that round to k ticks
+ * after the pCPU's first sample), so that a pCPU's samples sum to its time.
+ * A sample n ticks late stands for n + 1, and the next, in a slot already
+ * counted, for none.  The timer was held off (interrupts off, or a nested
+ * host's own vCPU was not running), and the ticks it missed belong to what
+ * the pCPU was doing when it finally fired.  Without this
  * flag, ticks no pCPU sampled are filled as blank time (a PMU stops in idle).
  * Needs tick_ns.
  */
@@ -1117,6 +1120,21 @@ struct vmctx_sample {
  * -ENOENT for an undeclared VM; -E2BIG beyond max_vcpus; -ENOMEM.
  */
 int vmctx_session_sample(struct vmctx_session *s, const struct vmctx_sample *smp);
+
+/**
+ * vmctx_session_sample_weight() - Get the ticks the last sample stands for
+ * @s: the session
+ *
+ * What the session counted the sample last given to vmctx_session_sample()
+ * as, for a caller that keeps its own counts in the same clock (perf report
+ * multiplies the sample's period by it): 1, or with
+ * VMCTX_SESSION_WEIGHT_BY_TIME the tick slots of its pCPU that the sample
+ * is the first to reach, 0 for a sample in a slot already counted, so that
+ * a pCPU's weights sum to its time.  1 after a sample the session refused.
+ *
+ * Return: the weight; 0 when @s is NULL.
+ */
+uint64_t vmctx_session_sample_weight(const struct vmctx_session *s);
 
 /**
  * vmctx_session_switch() - Take a context switch of a vCPU thread

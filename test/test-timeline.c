@@ -754,8 +754,10 @@ static void hostile_streams_are_bounded(void)
  * Found by fuzz-session: a stream that goes back in time and forward again
  * counted the same ticks twice, as weight (a sample stood for the ticks
  * since an earlier sample of its pCPU) and as filled blank time.  vcpu0
- * is sampled at 0, 10, 0 and 10 ms on one pCPU: the window is 11 ticks,
- * and the two samples that come with no new time are one tick each.
+ * is sampled at 0, 10, 0 and 10 ms on one pCPU: the window is 11 ticks.
+ * Weighted by time, the two samples that come with no new time fall in
+ * slots already counted and weigh nothing; one tick a sample, they are a
+ * tick each.
  */
 static void time_going_back_is_counted_once(bool weight)
 {
@@ -779,11 +781,87 @@ static void time_going_back_is_counted_once(bool weight)
 	}
 	CHECK(!vmctx_session_finish(s, 10 * SCEN_TICK_NS), "finish");
 	t = vmctx_table_new(s, VMCTX_VIEW_HOST, -1, -1);
-	/* weighted: 1 + 10 + 1 + 1; else one tick a sample */
-	CHECK_EQ(vmctx_table_total(t), weight ? 13 : 4, "host view: the pCPU's time once");
+	/* weighted: 1 + 10 + 0 + 0, the 11 slots; else one tick a sample */
+	CHECK_EQ(vmctx_table_total(t), weight ? 11 : 4, "host view: the pCPU's time once");
 	vmctx_table_free(t);
 	t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(1), 0);
-	CHECK_EQ(vmctx_table_total(t), 11 + 2, "vcpu0: the window once, and two repeated samples");
+	CHECK_EQ(vmctx_table_total(t), weight ? 11 : 11 + 2,
+		 "vcpu0: the window once (and two repeated samples, unweighted)");
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+}
+
+/*
+ * A clock whose timer fires late, then on time: vcpu0 runs on one pCPU,
+ * sampled at 0, then 1.6 and 2 ticks, 3.6 and 4, ... up to 200 ticks, and
+ * its host sample every other slot (the same pattern, KVM's work for it).
+ * Weighted by time, the pCPU spans slots 0..200: the host view, and the
+ * vCPU's stream, are 201 ticks whatever the jitter; one tick a sample, the
+ * host view is as many as there were samples.  Then random gaps of 0.3 to 1.7 ticks: the
+ * weights still sum to the slots spanned.
+ */
+static void late_ticks_sum_to_the_time(bool weight)
+{
+	struct vmctx_session_opts o = {
+		.sz = sizeof(o), .tick_ns = SCEN_TICK_NS,
+		.flags = weight ? VMCTX_SESSION_WEIGHT_BY_TIME : 0,
+	};
+	struct vmctx_session *s = vmctx_session_new(&o);
+	uint64_t t0 = 0, sum = 0, rnd = 7, n = 0, i, last = 0;
+	struct vmctx_sample smp;
+	struct vmctx_table *t;
+
+	CHECK(s, "session");
+	if (!s)
+		return;
+	declare_vm1(s);
+	for (i = 0; i <= 200; i += 2) {
+		smp = gsample(0, 0);
+		smp.time = i * SCEN_TICK_NS;
+		CHECK(!vmctx_session_sample(s, &smp), "sample at %" PRIu64 " ticks", i);
+		n++;
+		if (i == 200)
+			break;
+		smp.time += SCEN_TICK_NS + SCEN_TICK_NS * 6 / 10;
+		if (i % 4)
+			smp.flags = VMCTX_SAMPLE_HOST_VCPU;
+		CHECK(!vmctx_session_sample(s, &smp), "late sample");
+		n++;
+	}
+	CHECK(!vmctx_session_finish(s, 200 * SCEN_TICK_NS), "finish");
+	t = vmctx_table_new(s, VMCTX_VIEW_HOST, -1, -1);
+	CHECK_EQ(vmctx_table_total(t), weight ? 201 : n, "host view: the pCPU's slots, once");
+	vmctx_table_free(t);
+	t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(1), 0);
+	/* unweighted, the slot each late sample skipped is filled as blank */
+	CHECK_EQ(vmctx_table_total(t), weight ? 201 : n + 100, "vcpu0: the same slots");
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+	if (!weight)
+		return;
+
+	/* random gaps: each weight as vmctx_session_sample_weight() says */
+	s = vmctx_session_new(&o);
+	CHECK(s, "session");
+	if (!s)
+		return;
+	declare_vm1(s);
+	t0 = 5 * SCEN_TICK_NS + 123;
+	for (i = 0; i < 5000; i++) {
+		rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+		last = i ? last + SCEN_TICK_NS * 3 / 10 + (rnd >> 33) % (SCEN_TICK_NS * 14 / 10)
+			 : t0;
+		smp = gsample(0, 0);
+		smp.time = last;
+		CHECK(!vmctx_session_sample(s, &smp), "sample %" PRIu64, i);
+		sum += vmctx_session_sample_weight(s);
+	}
+	/* slots of the first sample's: the span, to the nearest tick, and its own */
+	CHECK_EQ(sum, (last - t0 + SCEN_TICK_NS / 2) / SCEN_TICK_NS + 1,
+		 "random gaps: the weights sum to the slots spanned");
+	CHECK(!vmctx_session_finish(s, last), "finish");
+	t = vmctx_table_new(s, VMCTX_VIEW_HOST, -1, -1);
+	CHECK_EQ(vmctx_table_total(t), sum, "the host view is the weights");
 	vmctx_table_free(t);
 	vmctx_session_free(s);
 }
@@ -1066,6 +1144,8 @@ int main(void)
 	steal_names_a_bounded_number_of_owners();
 	time_going_back_is_counted_once(false);
 	time_going_back_is_counted_once(true);
+	late_ticks_sum_to_the_time(false);
+	late_ticks_sum_to_the_time(true);
 	many_vcpus_on_one_pcpu_are_bounded(false);
 	many_vcpus_on_one_pcpu_are_bounded(true);
 	watching_the_streams_changes_no_count(false, false);
