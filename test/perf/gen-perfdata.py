@@ -32,6 +32,9 @@
 #   CPUs) and HEADER_SAMPLE_TIME, which --cpu and --time's percentages need.
 #   'late' drops pCPU 1's samples of ticks 1001-1003, as a timer that missed
 #   them would: its sample of tick 1004 comes 4 ticks after the previous.
+#   'jitter' makes pCPU 1's samples of the odd ticks 1101-1199 come 0.6
+#   ticks late: 1.6 ticks after the previous sample, and the next 0.4
+#   ticks after them.
 import os, struct, sys
 
 out = sys.argv[1]
@@ -45,6 +48,7 @@ pidm1 = 'pidm1' in sys.argv[2:]
 pid0 = 'pid0' in sys.argv[2:]
 lostmax = 'lostmax' in sys.argv[2:]
 late = 'late' in sys.argv[2:]
+jitter = 'jitter' in sys.argv[2:]
 ident = 'ident' in sys.argv[2:]
 times = 'times' in sys.argv[2:]
 TSC_OFFSET = 5000000000
@@ -146,12 +150,13 @@ for k in range(N):
         buf += sample(GKERNEL, 0xffffffff81001010, VM, tid, t, 0,
                       (0x5678000, 8, EXTINT_SVM, 1, VALID | SVM | GUEST))
     # pCPU 1: host user process half the time, idle the other half
+    t1 = t + 10 + (TICK * 6 // 10 if jitter and k % 2 and 1101 <= k <= 1199 else 0)
     if late and 1001 <= k <= 1003:
         pass
     elif k % 2:
-        buf += sample(USER, 0x400123, 2000, 2000, t + 10, 1, (0, 0, 0, 0, 0))
+        buf += sample(USER, 0x400123, 2000, 2000, t1, 1, (0, 0, 0, 0, 0))
     else:
-        buf += sample(KERNEL, 0xffffffff81234567, 0, 0, t + 10, 1, (0, 0, 0, 0, 0))
+        buf += sample(KERNEL, 0xffffffff81234567, 0, 0, t1, 1, (0, 0, 0, 0, 0))
 
 # one host-for-vcpu sample: KVM exit handling for vCPU 1 after an HLT exit
 buf += sample(KERNEL, 0xffffffff81555555, VM, 1002, T0 + N * TICK, 0,

@@ -190,6 +190,13 @@ python3 gen-perfdata.py late.data file late times >/dev/null
 check "$($P report -i late.data --guest-maps=guest1.vmctx --stdio --cpu 1 -t ';' -F sample,period,comm 2>/dev/null |
 	awk -F';' '!/^#/ && NF == 3 { gsub(/ /, ""); print }' | sort)" \
 	"$(printf '998;998000000;make\n999;1002000000;swapper')" "a late clock sample weighs the ticks it missed"
+# A timer late by 0.6 ticks on every other tick: each late sample reaches
+# two tick slots and the next, 0.4 ticks on, none, so pCPU 1's periods
+# still sum to its 2000 ms (rounding each gap alone counted 2050).
+python3 gen-perfdata.py jitter.data file jitter times >/dev/null
+check "$($P report -i jitter.data --guest-maps=guest1.vmctx --stdio --cpu 1 -t ';' -F period,comm 2>/dev/null |
+	awk -F';' '!/^#/ && NF == 2 { gsub(/ /, ""); n += $1 } END { print n }')" 2000000000 \
+	"jittered clock samples: a CPU's periods sum to its time"
 
 # --guest-export: gen-perfdata.py's guest process bench runs 700 ticks in
 # work (IP 0x401010, k % 4 != 0) and 300 in other; the guest kernel 1000
