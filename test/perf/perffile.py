@@ -58,6 +58,11 @@ class PerfFile:
         return t
 
     def attr(self, typ, config, period, st, flags):
+        # the bitfields (flags: bit 0 disabled, 10 freq, ...) as a compiler
+        # lays them out: a big-endian machine's start at the top bit, which
+        # perf undoes by swapping the bytes and then each byte's bits
+        if self.E == '>':
+            flags = int('{:064b}'.format(flags)[::-1], 2)
         a = struct.pack(self.E + 'IIQQQQQ', typ, 128, config, period, st, 0, flags)
         return a + b'\0' * (128 - len(a))
 
