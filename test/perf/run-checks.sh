@@ -190,6 +190,11 @@ python3 gen-perfdata.py late.data file late times >/dev/null
 check "$($P report -i late.data --guest-maps=guest1.vmctx --stdio --cpu 1 -t ';' -F sample,period,comm 2>/dev/null |
 	awk -F';' '!/^#/ && NF == 3 { gsub(/ /, ""); print }' | sort)" \
 	"$(printf '998;998000000;make\n999;1002000000;swapper')" "a late clock sample weighs the ticks it missed"
+# ... and so do the folded stacks: a late sample counts the ticks its
+# period stands for, not one
+check "$($P report -i late.data --guest-maps=guest1.vmctx --guest-export=folded:- 2>/dev/null |
+	grep '^\[host\];' | LC_ALL=C sort)" "$(printf '%s\n' '[host];make;[unknown] 998' '[host];swapper;[unknown] 1002')" \
+	"--guest-export=folded: a late clock sample counts the ticks it stands for"
 # A timer late by 0.6 ticks on every other tick: each late sample reaches
 # two tick slots and the next, 0.4 ticks on, none, so pCPU 1's periods
 # still sum to its 2000 ms (rounding each gap alone counted 2050).
