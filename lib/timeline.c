@@ -368,6 +368,14 @@ static int end_hold(struct timeline *tl, struct vmctx_vcpu *v, bool idle)
 /* A weight beyond this is a clock jump or hostile input, not a late timer. */
 #define MAX_WEIGHT	1000000
 
+/* The slot of @time, at or after @p's origin, on @p's slots (timeline_weight()). */
+static uint64_t slot_of(const struct timeline *tl, const struct vmctx_pcpu *p, uint64_t time)
+{
+	uint64_t d = time - p->origin, k = d / tl->tick_ns;
+
+	return d % tl->tick_ns >= tl->tick_ns - tl->tick_ns / 2 ? k + 1 : k;
+}
+
 /* Count @p's slots from @time, the slot of a sample that weighs 1. */
 static void restart_slots(const struct timeline *tl, struct vmctx_pcpu *p, uint64_t time)
 {
@@ -406,9 +414,7 @@ int timeline_weight(struct timeline *tl, const struct vmctx_sample *smp, uint64_
 		restart_slots(tl, p, smp->time);
 		return 0;
 	}
-	k = (smp->time - p->origin) / tl->tick_ns;
-	if ((smp->time - p->origin) % tl->tick_ns >= tl->tick_ns - tl->tick_ns / 2)
-		k++;
+	k = slot_of(tl, p, smp->time);
 	if (k <= p->slot) {
 		*w = 0;
 		return 0;
@@ -423,11 +429,24 @@ int timeline_weight(struct timeline *tl, const struct vmctx_sample *smp, uint64_
 	return 0;
 }
 
-/* Tick slots strictly between two real ticks @gap ns apart. */
-static uint64_t ticks_between(const struct timeline *tl, uint64_t gap)
+/*
+ * Tick slots strictly between two real ticks at @from and @to, the later
+ * one on @p.  Weighing by time, on @p's slots (timeline_weight()), so that
+ * a vCPU's blank time and the pCPU's weights cut time alike: rounding the
+ * gap on its own would now and then give a tick fewer than the weights
+ * of the pCPU's other owners sum to, or one more, and move it between
+ * them and "(outside)".
+ */
+static uint64_t ticks_between(const struct timeline *tl, const struct vmctx_pcpu *p,
+			      uint64_t from, uint64_t to)
 {
-	uint64_t n;
+	uint64_t gap = to - from, n;
 
+	if (tl->weight_by_time && !p->restart && from >= p->origin) {
+		uint64_t a = slot_of(tl, p, from), b = slot_of(tl, p, to);
+
+		return b > a + 1 ? b - a - 1 : 0;
+	}
 	/* the usual gap, a tick or less: no division */
 	if (gap < tl->tick_ns + tl->tick_ns / 2)
 		return 0;
@@ -438,11 +457,12 @@ static uint64_t ticks_between(const struct timeline *tl, uint64_t gap)
 /*
  * Account the vCPU's blank time up to @time.  Ticks its home pCPU did not
  * sample (a PMU stops in idle, a pCPU may go quiet) are filled from elapsed
- * time when the nominal tick is known.  @real: a real tick of the vCPU
- * falls at @time; @covered: slots before it that its weight stands for.
+ * time when the nominal tick is known.  @real: the pCPU where a real tick
+ * of the vCPU falls at @time, or NULL; @covered: slots before it that its
+ * weight stands for.
  */
-static int fill(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time, bool real,
-		uint64_t covered, bool hold)
+static int fill(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time,
+		const struct vmctx_pcpu *real, uint64_t covered, bool hold)
 {
 	uint64_t expected = 0;
 	int err;
@@ -452,7 +472,7 @@ static int fill(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time, bool r
 
 		/* ticks strictly between the last real tick and this one */
 		if (real)
-			expected = ticks_between(tl, gap);
+			expected = ticks_between(tl, real, v->last_time, time);
 		else
 			expected = gap / tl->tick_ns;
 		expected = expected > covered ? expected - covered : 0;
@@ -474,14 +494,14 @@ static int fill(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time, bool r
 	return 0;
 }
 
-static int end_wait(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time, bool real,
-		    uint64_t covered, bool hold)
+static int end_wait(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time,
+		    const struct vmctx_pcpu *real, uint64_t covered, bool hold)
 {
 	uint64_t cap = UINT64_MAX;
 	int err;
 
 	if (real && tl->tick_ns && time > v->last_time) {
-		cap = ticks_between(tl, time - v->last_time);
+		cap = ticks_between(tl, real, v->last_time, time);
 		cap = cap > covered ? cap - covered : 0;
 	}
 	err = flush(tl, v, time, cap, hold);
@@ -526,12 +546,12 @@ int timeline_sample(struct timeline *tl, const struct vmctx_sample *smp, int own
 	/* the slots before this sample's own that its weight stands for */
 	covered = weight ? weight - 1 : 0;
 	if (v && v->state == VCPU_WAITING) {
-		err = end_wait(tl, v, smp->time, true, covered, false);
+		err = end_wait(tl, v, smp->time, p, covered, false);
 		if (err)
 			return err;
 	} else if (v && v->state == VCPU_RUNNING) {
 		/* A gap in a running vCPU's samples: its pCPU sampled nothing else. */
-		err = fill(tl, v, smp->time, true, covered, false);
+		err = fill(tl, v, smp->time, p, covered, false);
 		if (err)
 			return err;
 	}
@@ -593,7 +613,7 @@ int timeline_switch(struct timeline *tl, uint64_t time, uint32_t cpu, struct vmc
 	 * its wait until that (idle) or anything else (steal) comes.
 	 */
 	if (v->state == VCPU_WAITING) {
-		err = end_wait(tl, v, time, false, 0, v->blocked && !v->halted);
+		err = end_wait(tl, v, time, NULL, 0, v->blocked && !v->halted);
 		if (err)
 			return err;
 	}
@@ -625,7 +645,7 @@ int timeline_halt(struct timeline *tl, uint64_t time, struct vmctx_vcpu *v, bool
 	if (v->state == VCPU_WAITING && v->halted != halted) {
 		err = flush(tl, v, time, UINT64_MAX, false);
 		if (!err)
-			err = fill(tl, v, time, false, 0, false);
+			err = fill(tl, v, time, NULL, 0, false);
 		if (err)
 			return err;
 	}
@@ -672,7 +692,7 @@ int timeline_finish(struct timeline *tl, uint64_t time)
 			return err;
 		if (v->state != VCPU_WAITING)
 			continue;
-		err = end_wait(tl, v, time, false, 0, false);
+		err = end_wait(tl, v, time, NULL, 0, false);
 		if (err)
 			return err;
 	}
