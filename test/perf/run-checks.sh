@@ -195,6 +195,20 @@ check "$($P report -i late.data --guest-maps=guest1.vmctx --stdio --cpu 1 -t ';'
 check "$($P report -i late.data --guest-maps=guest1.vmctx --guest-export=folded:- 2>/dev/null |
 	grep '^\[host\];' | LC_ALL=C sort)" "$(printf '%s\n' '[host];make;[unknown] 998' '[host];swapper;[unknown] 1002')" \
 	"--guest-export=folded: a late clock sample counts the ticks it stands for"
+# perf script --guest-maps prints what perf report counts: the vCPUs'
+# blank time as vcpu-blank samples of no CPU, and each clock sample with
+# the period the timeline gave it, so each comm's periods sum alike
+s=$($P script -i le-file.data --guest-maps=guest1.vmctx -F comm,period 2>/dev/null | grep -v '^#' |
+	awk '{ p = $NF; $NF = ""; sub(/^ +/, ""); sub(/ +$/, ""); n[$0] += p }
+	     END { for (c in n) print c ";" n[c] }' | LC_ALL=C sort)
+r=$($P report -i le-file.data --guest-maps=guest1.vmctx --stdio --sort comm -F comm,period -t ';' 2>/dev/null |
+	awk -F';' '!/^#/ && NF == 2 { gsub(/^ +| +$/, "", $1); gsub(/ /, "", $2); print $1 ";" $2 }' |
+	LC_ALL=C sort)
+check "$(echo "$s" | grep -c '^\[steal\];'):$s" "1:$r" "perf script --guest-maps: blank time and periods as perf report counts them"
+check "$($P script -i le-file.data --guest-maps=guest1.vmctx --cpu 0 2>/dev/null | grep -c 'vcpu-blank:')" 0 \
+	"perf script --guest-maps --cpu: blank time belongs to no CPU"
+check "$($P script -i late.data --guest-maps=guest1.vmctx --cpu 1 -F period 2>/dev/null | grep -v '^#' |
+	awk '{ n += $1 } END { print n }')" 2000000000 "perf script --guest-maps: a late clock sample's period"
 # A timer late by 0.6 ticks on every other tick: each late sample reaches
 # two tick slots and the next, 0.4 ticks on, none, so pCPU 1's periods
 # still sum to its 2000 ms (rounding each gap alone counted 2050).
