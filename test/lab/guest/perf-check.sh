@@ -397,16 +397,22 @@ echo "perf-check: named in libc.so.6 by perf report (comm,dso,sym): $libc_named 
 	no "of the libc.so.6 samples, $memfrob named memfrob, not more than $libc_next named $libc_next_fn"
 
 # --guest-export: the folded stacks hold what perf report shows, stack by
-# stack (both count the samples; folded stacks count sampling ticks, one a
-# cpu-clock sample): hot's functions in hot and blip
+# stack, in the same clock: folded stacks count sampling ticks, as many a
+# cpu-clock sample as its period holds (a late one more than one, one in a
+# tick already counted none), and perf report's periods are the same
+# ticks in ns: hot's functions in hot and blip
 perf report -i "$data" --guest-maps="$maps" --guest-export=folded:$tmp/guest.folded \
 	>/dev/null 2>&1 || no "perf report --guest-export failed"
 folded=$(awk -v n="$name" 'index($0, n " (VM") == 1 &&
 	/^[^;]* \(VM[0-9]+\);(hot|blip);hot_(alpha|beta|gamma) [0-9]+$/ { t += $NF }
 	END { print t + 0 }' $tmp/guest.folded)
-reported=$(awk '$2 ~ /^(hot|blip)$/ { n += $1 } END { print n + 0 }' $tmp/named)
-echo "perf-check: folded stacks of hot and blip: $folded ticks, perf report $reported samples; $(wc -l < $tmp/guest.folded) stacks"
+tick=$(echo "$view" | sed -n 's/^# as one tick (\([0-9]*\) ns) each\.$/\1/p')
+reported=$(once perf report -i "$data" --guest-maps="$maps" --stdio --sort vm,comm,sym \
+	-F period,vm,comm,sym 2>/dev/null |
+	awk -v q="$qpid" -v t="${tick:-0}" '$1 ~ /^[0-9]+$/ && $2 == q && $3 ~ /^(hot|blip)$/ &&
+		$5 ~ /^hot_(alpha|beta|gamma)$/ { n += $1 } END { printf "%.0f\n", t ? n / t : 0 }')
+echo "perf-check: folded stacks of hot and blip: $folded ticks, perf report $reported ticks of $tick ns; $(wc -l < $tmp/guest.folded) stacks"
 [ "$folded" -gt 0 ] && [ "$folded" = "$reported" ] ||
-	no "the folded stacks ($folded) do not hold what perf report shows ($reported)"
+	no "the folded stacks ($folded ticks) do not hold what perf report shows ($reported)"
 [ $fail = 0 ] && echo "perf-check: all checks passed"
 exit $fail
