@@ -54,17 +54,23 @@ done
 nm -D "$build/libtree.so" | grep -q ' T tree_mix$' || miss "libtree.so as built has no tree_mix"
 
 # ---- perf script: each sample's chain, frame by frame
-"$P" script -i "$h/perf.data" $kall --guest-maps="$maps" -F comm,pid,tid,event,ip,sym,dso \
+"$P" script -i "$h/perf.data" $kall --guest-maps="$maps" -F comm,pid,tid,period,event,ip,sym,dso \
 	> "$out/script" 2> "$out/script.err" || { miss "perf script failed:"; tail -n 3 "$out/script.err"; }
+# the clock's tick: a sample's period is the ticks it stands for, in ns
+tick=$("$P" evlist -v -i "$h/perf.data" 2>/dev/null |
+	sed -n 's/^cpu-clock.*{ sample_period, sample_freq }: \([0-9]*\),.*/\1/p' | head -n 1)
 # one line per sample of tree's pid: its frames as "sym (dso)", ';'-joined
-awk -v pid="$tpid" '
+# (and in tree-ticks, each with the ticks its period stands for)
+awk -v pid="$tpid" -v tick="${tick:-0}" -v ticks="$out/tree-ticks" '
 	/^[^\t ]/ || /^ +[^ 0-9a-f]/ { flush(); hdr = $0; n = 0; next }
 	/^\t/ { l = $0; sub(/^\t *[0-9a-f]+ /, "", l); f[n++] = l; next }
 	NF == 0 { flush() }
-	function flush(  i, s) {
+	function flush(  i, s, h) {
 		if (hdr != "" && n) {
 			if (hdr ~ ("^ *tree +" pid "/")) {
 				s = f[0]; for (i = 1; i < n; i++) s = s ";" f[i]; print s
+				split(hdr, h, " ")
+				printf "%d %s\n", tick ? h[3] / tick : 1, s > ticks
 			}
 		}
 		hdr = ""; n = 0
@@ -186,9 +192,10 @@ if ! command -v go > /dev/null 2>&1; then
 	exit $rc
 fi
 export HOME="$out" GOCACHE="$out/gocache" GOFLAGS= GOPROXY=off GOTOOLCHAIN=local
-# go tool pprof -traces: each sample's stack, leaf first, with its count;
-# tree's, less the process and VM frames the export adds, are perf
-# script's without the objects, as many of each
+# go tool pprof -traces: each sample's stack, leaf first, with its count
+# of ticks; tree's, less the process and VM frames the export adds, are
+# perf script's without the objects, as many ticks of each as their
+# periods hold (a late cpu-clock sample stands for more than one)
 go tool pprof -sample_index=samples -traces "$out/prof.pb.gz" 2> "$out/traces.err" |
 	awk '/^-+\+-+$/ { flush(); next }
 	     /^ *[0-9]+ +[^ ]/ && s == "" { c = $1; sub(/^ *[0-9]+ +/, ""); s = $0; next }
@@ -201,8 +208,8 @@ go tool pprof -sample_index=samples -traces "$out/prof.pb.gz" 2> "$out/traces.er
 		s = ""
 	     }
 	     END { flush(); for (k in n) print n[k], k }' | sort > "$out/pprof-traces"
-sed 's/ ([^)]*)//g' "$out/tree-chains" | awk '/^leaf;/' | sort | uniq -c |
-	awk '{ print $1, $2 }' | sort > "$out/script-traces"
+sed 's/ ([^)]*)//g' "$out/tree-ticks" | awk '$2 ~ /^leaf;/ { n[$2] += $1 }
+	END { for (k in n) if (n[k]) print n[k], k }' | sort > "$out/script-traces"
 if [ -s "$out/pprof-traces" ] && cmp -s "$out/pprof-traces" "$out/script-traces"; then
 	ok "go tool pprof -traces: the $(wc -l < "$out/pprof-traces") stacks of leaf and their counts are perf script's"
 else
