@@ -96,6 +96,18 @@ if [ -x "$S" ]; then
 		"$(printf '%s\n' '300 bench 321/321 other (/vmctx-guest/1000/usr/bin/bench)' '700 bench 321/321 work (/vmctx-guest/1000/usr/bin/bench)')" \
 		"inject: stock perf script prints the guest's values"
 fi
+# a late clock sample (gen-perfdata's 'late': pCPU 1's tick 1004 stands for
+# 4) keeps the period perf report gives it, so a stock perf counts alike
+python3 "$src/gen-perfdata.py" late-id.data file ident times late >/dev/null
+$P inject -i late-id.data --guest-maps=guest1.vmctx -o inj-late.data >/dev/null 2>&1
+pc() { grep -v '^#' | awk 'NF { print $1, $2 }' | LC_ALL=C sort; }
+want=$($P report -i late-id.data --guest-maps=guest1.vmctx --stdio --cpu 1 -F period,comm 2>/dev/null | pc)
+check "$want" "$(printf '%s\n' '998000000 make' '1002000000 swapper' | LC_ALL=C sort)" \
+	"inject: perf report weighs the late sample"
+if [ -x "$S" ]; then
+	check "$($S --buildid-dir inj-late.data/debug report -i inj-late.data --stdio --cpu 1 -F period,comm 2>/dev/null | pc)" \
+		"$want" "inject: $($S --version) reads a late clock sample's period as perf report weighs it"
+fi
 # with guest call chains (gen-chains.py: 10 samples of bench, each
 # followed by its chain work, other, work): each injected sample carries
 # the guest's frames as its own chain, which a stock perf resolves
