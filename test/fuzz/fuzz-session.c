@@ -6,9 +6,9 @@
  * finished, rendered in every view and exported in both formats.  Every
  * call must return 0 or a negative error code, without a crash, a
  * sanitizer report or a leak, and the tables must stay within what the
- * input allows (issue #12): the host view within the samples offered (each
- * standing for at most the ticks since its pCPU's previous one) and the
- * losses, each vCPU's stream within that plus the ticks of the window, and
+ * input allows (issue #12): the host view within the samples offered (with
+ * weighting by time, the tick slots their pCPU spanned, each counted once)
+ * and the losses, each vCPU's stream within that plus the ticks of the window, and
  * a table's rows within the vCPUs' and symbols' number, not their pairs
  * nor the input's length, so that memory is O(input) whatever it says.
  *
@@ -143,9 +143,9 @@ static void event(struct vmctx_session *s, struct input *in, uint64_t *now, stru
 }
 
 /*
- * Ticks the samples may stand for: one each, and with weighting by time at
- * most the ticks since the previous sample on their pCPU, rounded (so at
- * most one more each), which add up to each pCPU's span.
+ * Ticks the samples may stand for: one each, and with weighting by time
+ * the tick slots their pCPU spanned, each counted once, plus one a restart
+ * (the first sample, and the first after a loss or a clock jump).
  */
 static uint64_t host_bound(const struct offered *o, bool weighted)
 {
