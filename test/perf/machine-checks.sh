@@ -159,6 +159,33 @@ if command -v tmux >/dev/null && $P version --build-options 2>/dev/null | grep -
 	tmux -S "$sock" send-keys q
 	sleep 1
 	tmux -S "$sock" kill-server 2>/dev/null
+	# 'a' on a guest function: the reason it cannot be annotated, not
+	# "Internal error": the guest's code is not on the host
+	for sym in work guest_kfunc; do
+		sleep 1		# (the last server's socket going away)
+		tmux -S "$sock" new-session -d -x 160 -y 40 \
+			"$P report -i $work/id.data --guest-maps=$work/guest1.vmctx --tui --sort comm,pid,dso,sym; sleep 60"
+		for i in $(seq 30); do
+			sleep 1
+			screen=$(tmux -S "$sock" capture-pane -p)
+			case $screen in
+			*'Press any key'*) tmux -S "$sock" send-keys Enter ;;
+			*321:bench*) break ;;
+			esac
+		done
+		tmux -S "$sock" send-keys / && sleep 1 && tmux -S "$sock" send-keys "$sym" Enter
+		sleep 2
+		tmux -S "$sock" send-keys a
+		for i in $(seq 10); do
+			sleep 1
+			screen=$(tmux -S "$sock" capture-pane -p)
+			case $screen in *"Couldn't annotate"*) break ;; esac
+		done
+		echo "$screen" > tui-annotate-$sym.screen
+		check "$(echo "$screen" | grep -c "Couldn't annotate $sym:"):$(echo "$screen" | grep -c "code is not on this host"):$(echo "$screen" | grep -c 'Internal error')" \
+			1:1:0 "--tui: 'a' on the guest's $sym says why its code cannot be annotated"
+		tmux -S "$sock" kill-server 2>/dev/null
+	done
 else
 	echo "skip --tui: no tmux, or perf built without libslang"
 fi
