@@ -142,17 +142,21 @@ done
 # 5. the TUI, driven under tmux: guest rows on the screen
 if command -v tmux >/dev/null && $P version --build-options 2>/dev/null | grep -q 'libslang: \[ on'; then
 	sock=$work/tmux.sock
-	tmux -S "$sock" new-session -d -x 160 -y 40 \
-		"$P report -i $work/id.data --guest-maps=$work/guest1.vmctx --tui --sort comm,pid,dso,sym; sleep 60"
-	screen=
-	for i in $(seq 30); do
-		sleep 1
-		screen=$(tmux -S "$sock" capture-pane -p)
-		case $screen in
-		*'Press any key'*) tmux -S "$sock" send-keys Enter ;;
-		*321:bench*) break ;;
-		esac
-	done
+	# tui: perf report's TUI under tmux, until bench's row shows ($screen)
+	tui() {
+		tmux -S "$sock" new-session -d -x 160 -y 40 \
+			"$P report -i $work/id.data --guest-maps=$work/guest1.vmctx --tui --sort comm,pid,dso,sym; sleep 60"
+		screen=
+		for i in $(seq 30); do
+			sleep 1
+			screen=$(tmux -S "$sock" capture-pane -p)
+			case $screen in
+			*'Press any key'*) tmux -S "$sock" send-keys Enter ;;
+			*321:bench*) break ;;
+			esac
+		done
+	}
+	tui
 	echo "$screen" > tui.screen
 	check "$(echo "$screen" | grep -c '321:bench  *bench  *\[u\] work')" 1 "--tui: the guest process's row on the screen"
 	check "$(echo "$screen" | grep -c 'guest.kernel.kallsyms.1000.*guest_kfunc')" 1 "--tui: the guest kernel's row on the screen"
@@ -163,16 +167,7 @@ if command -v tmux >/dev/null && $P version --build-options 2>/dev/null | grep -
 	# "Internal error": the guest's code is not on the host
 	for sym in work guest_kfunc; do
 		sleep 1		# (the last server's socket going away)
-		tmux -S "$sock" new-session -d -x 160 -y 40 \
-			"$P report -i $work/id.data --guest-maps=$work/guest1.vmctx --tui --sort comm,pid,dso,sym; sleep 60"
-		for i in $(seq 30); do
-			sleep 1
-			screen=$(tmux -S "$sock" capture-pane -p)
-			case $screen in
-			*'Press any key'*) tmux -S "$sock" send-keys Enter ;;
-			*321:bench*) break ;;
-			esac
-		done
+		tui
 		tmux -S "$sock" send-keys / && sleep 1 && tmux -S "$sock" send-keys "$sym" Enter
 		sleep 2
 		tmux -S "$sock" send-keys a
