@@ -14,6 +14,8 @@ pkgs=(linux-source-6.12 build-essential flex bison bc cpio ccache quilt
       libdw-dev libtraceevent-dev pkg-config autoconf automake libtool
       # test/perf/run-checks.sh writes its synthetic perf.data with python3
       python3
+      # where_l1 (run-linux-lab.sh): where a silent L1's QEMU threads are
+      gdb
       # experiment 6 records kvm_exit with trace-cmd too, for plugin_vmctx
       trace-cmd
       # the Linux guest runs Debian's kernel package: depmod and modprobe

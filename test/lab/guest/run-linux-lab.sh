@@ -325,7 +325,7 @@ check_chains() {
 # beginning of a line; an L2 guest's, which L1 shows, begin with the
 # guest's timestamp.  The emulator's CPU resets and triple faults go to
 # LOGF.cpu-reset.TRY (QEMU's -d cpu_reset): $resets and $triples.
-# where_l1 FILE: where a silent L1's CPUs are, before it is stopped: five
+# where_l1 FILE PID: where a silent L1's CPUs are, before it is stopped: five
 # rounds of QEMU's 'info registers -a', a second apart, through the
 # monitor socket, into FILE; and on the lab's log each CPU's RIP, named
 # from L1's System.map when it lies in L1's kernel text (otherwise it is
@@ -357,6 +357,18 @@ for i in range(5):
     time.sleep(1)
     sys.stdout.write(drain().decode('latin-1').replace('\r', ''))
 EOS
+	# and where QEMU's threads are (its exported names; a vCPU thread
+	# stuck in the emulator shows which helper it loops in)
+	local vm
+	vm=$(pgrep -P "$2" qemu-system-x86 | head -n 1) || true
+	if [ -n "$vm" ] && command -v gdb >/dev/null; then
+		# three looks, a second apart: one place each time is a loop
+		for _ in 1 2 3; do
+			timeout 60 gdb -p "$vm" -batch -ex 'thread apply all bt 40' 2>&1 || true
+			sleep 1
+		done > "$out.bt"
+		log "QEMU's threads at the silent L1: $out.bt (the vCPU's, first look: $(awk '/^Thread .*CPU/ { t = 1; next } t && /^#[0-9]/ { f = $2; if (match($0, / in [^ ]+/)) f = substr($0, RSTART + 4, RLENGTH - 4); printf "%s%s", s, f; s = " < "; if (++n == 6) exit }' "$out.bt"))"
+	fi
 	[ -f "$map" ] || map=/dev/null
 	log "the silent L1's CPUs (QEMU's registers in $out): $(awk '
 		FILENAME == ARGV[1] { if ($3 == "_stext") lo = $1; if ($3 == "_etext") hi = $1
@@ -380,7 +392,7 @@ boot_once() {
 	# all of L1's CPUs)
 	rm -f "$W/l1-monitor.sock"
 	timeout "$budget" qemu-system-x86_64 -accel "${VMCTX_TCG:-tcg}" -cpu max -smp "${VMCTX_L1_CPUS:-1}" \
-		-m 1536M -nographic -no-reboot -kernel "$l1" \
+		-name l1,debug-threads=on -m 1536M -nographic -no-reboot -kernel "$l1" \
 		-initrd "$W/l1-initramfs.cpio.gz" -d cpu_reset -D "$logf.cpu-reset.$try" \
 		-serial mon:stdio -serial file:"$W/handover.tgz" \
 		-monitor unix:"$W/l1-monitor.sock",server=on,wait=off \
@@ -422,7 +434,7 @@ boot_once() {
 		elif [ -z "$silent" ] && [ $((SECONDS - heard)) -ge "${VMCTX_L1_SILENCE:-300}" ]; then
 			silent=1
 			log "L1 and its guests have printed nothing but heartbeats for $((SECONDS - heard)) s (its last heartbeat $((SECONDS - beat)) s ago): stopping it"
-			where_l1 "$logf.regs.$try"
+			where_l1 "$logf.regs.$try" "$qemu"
 			kill "$qemu" 2>/dev/null || true
 		fi
 		sleep 2
