@@ -326,7 +326,7 @@ check_chains() {
 # guest's timestamp.  The emulator's CPU resets and triple faults go to
 # LOGF.cpu-reset.TRY (QEMU's -d cpu_reset): $resets and $triples.
 # where_l1 FILE PID: where a silent L1's CPUs are, before it is stopped: five
-# rounds of QEMU's 'info registers -a', a second apart, through the
+# rounds of QEMU's 'info registers -a', 'x/3i $pc' and 'info jit', a second apart, through the
 # monitor socket, into FILE; and on the lab's log each CPU's RIP, named
 # from L1's System.map when it lies in L1's kernel text (otherwise it is
 # an L2 guest's or L1 user code: QEMU shows the nested guest's state
@@ -353,8 +353,13 @@ def drain():
     return buf
 drain()
 for i in range(5):
-    s.sendall(b'info registers -a\n')
-    time.sleep(1)
+    # the CPUs, the instructions at their PC, and the translator's
+    # counts (TBs flushed and invalidated: a storm of invalidations is
+    # self-modifying code the emulator retranslates without end)
+    for cmd in (b'info registers -a\n', b'x/3i $pc\n', b'info jit\n'):
+        s.sendall(cmd)
+        time.sleep(0.3)
+    time.sleep(0.1)
     sys.stdout.write(drain().decode('latin-1').replace('\r', ''))
 EOS
 	# and where QEMU's threads are (its exported names; a vCPU thread
