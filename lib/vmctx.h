@@ -1097,7 +1097,8 @@ struct vmctx_sample {
 	uint64_t time;		/* host time, ns */
 	uint32_t cpu;		/* physical CPU */
 	int32_t pid, tid;	/* host process and thread */
-	int32_t vm_tgid;	/* a declared VM whose vCPU was loaded, or -1 */
+	int32_t vm_tgid;	/* a declared VM whose vCPU was loaded or whose
+				 * vCPU thread this is (isa NONE), or -1 */
 	int32_t vcpu;		/* vCPU id, or -1 */
 	uint32_t flags;		/* VMCTX_SAMPLE_* */
 	uint32_t cpl;		/* guest CPL, for guest samples */

@@ -338,6 +338,58 @@ static void lost_samples_are_never_steal(bool record_lost)
 	scen_fini(&sc);
 }
 
+/*
+ * The VMM's work in a vCPU's thread: two vCPUs of VM1 take turns on one
+ * pCPU in slots of L ticks, each slot L - 1 guest ticks (last exit the
+ * guest's) and then a tick of the thread with no vCPU loaded (QEMU's
+ * device emulation: no ISA, no exit).  That tick is the vCPU's own host
+ * work, "(outside)", and the other vCPU's steal "(on vcpuN)", so each
+ * vCPU's ticks sum to its time; and it leaves the last exit as it was.
+ */
+static void vmm_work_in_a_vcpu_thread(void)
+{
+	const int C = 40, L = 10;
+	struct vmctx_table *t;
+	uint64_t reason, n;
+	struct scen sc;
+	int i;
+
+	CHECK(!scen_init(&sc, SCEN_TICK_NS), "session");
+	declare_vm1(sc.s);
+	for (i = 0; i < 2 * C * L; i++) {
+		int vcpu = i / L % 2;
+		struct vmctx_sample smp = gsample(i, vcpu);
+
+		if (i % L == L - 1) {
+			smp.flags = 0;
+			smp.isa = VMCTX_ISA_NONE;
+			smp.exit_reason = 0;
+			smp.cr3 = 0;
+			smp.ip = 0x555555554000ULL;
+		}
+		CHECK(!vmctx_session_sample(sc.s, &smp), "sample %d", i);
+	}
+	CHECK(!vmctx_session_finish(sc.s, (2 * C * L - 1) * SCEN_TICK_NS), "finish");
+	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), 0);
+	CHECK_EQ(vmctx_table_total(t), 2 * C * L, "vcpu0: a tick for every tick");
+	CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_OS), C * (L - 1), "vcpu0: guest ticks");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(outside)"), C, "vcpu0: its VMM's ticks");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu1)"), C * L,
+		 "vcpu0: vcpu1's slots, its VMM's tick with them");
+	CHECK_EQ(vmctx_table_nsteal_reasons(t), 1, "vcpu0: one exit behind its steal");
+	vmctx_table_steal_reason(t, 0, &reason, &n);
+	CHECK(reason == 0x60 && n == (uint64_t)C * L + C,
+	      "vcpu0: steal after the guest's last exit, not the VMM's tick's: reason %#" PRIx64
+	      " n %" PRIu64, reason, n);
+	vmctx_table_free(t);
+	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), 1);
+	CHECK_EQ(vmctx_table_total(t), 2 * C * L - L, "vcpu1: a tick for every tick from its first");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(on vcpu0)"), (C - 1) * L, "vcpu1: vcpu0's slots");
+	CHECK_EQ(vmctx_table_lookup(t, "[steal]", "(outside)"), C, "vcpu1: its VMM's ticks");
+	vmctx_table_free(t);
+	scen_fini(&sc);
+}
+
 /* vcpu0 of VM1 runs guest code on pCPU 0 for @n ticks from @tick. */
 static int run_guest(struct scen *sc, int tick, int n)
 {
@@ -1177,6 +1229,7 @@ int main(void)
 	fig9_blank_time_goes_to_who_ran_instead();
 	two_processes_stay_apart();
 	two_vcpus_steal_from_each_other();
+	vmm_work_in_a_vcpu_thread();
 	three_vms_steal_equals_host_share_of_others();
 	halt_is_idle_not_steal(false);
 	halt_is_idle_not_steal(true);

@@ -112,7 +112,7 @@ static void event(struct vmctx_session *s, struct input *in, uint64_t *now, stru
 		smp.vcpu = op & 0x40 ? -1 : vcpu;
 		smp.flags = take(in, 1) & 0xf;
 		smp.cpl = take(in, 1) & 1 ? 3 : 0;
-		smp.isa = take(in, 1) & 1 ? VMCTX_ISA_SVM : VMCTX_ISA_VMX;
+		smp.isa = take(in, 1) % 3;	/* NONE: a vCPU thread's VMM work */
 		smp.cr3 = ROOT | (take(in, 1) & 0x3) << 12;
 		smp.ip = take(in, 1) & 1 ? 0x400000 + take(in, 2) :
 			 0xffffffff81000000ULL + (take(in, 1) << 32);
