@@ -538,6 +538,18 @@ int vmctx_session_halt(struct vmctx_session *s, uint64_t time, int vm_tgid, int 
 	return timeline_halt(&s->tl, time, v, halted);
 }
 
+int vmctx_session_vcpu_end(struct vmctx_session *s, uint64_t time, int vm_tgid, int vcpu)
+{
+	struct vmctx_vcpu *v;
+
+	if (!s || s->finished)
+		return -EINVAL;
+	v = get_vcpu(s, vm_tgid, vcpu);
+	if (!v)
+		return -errno;
+	return timeline_vcpu_end(&s->tl, time, v);
+}
+
 int vmctx_session_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t count)
 {
 	struct agg_key k;

@@ -661,6 +661,30 @@ int timeline_halt(struct timeline *tl, uint64_t time, struct vmctx_vcpu *v, bool
 	return 0;
 }
 
+/*
+ * The vCPU's thread ended at @time: charge a wait up to then, and no more.
+ * It is unseen again: a later sample of it starts it afresh.
+ */
+int timeline_vcpu_end(struct timeline *tl, uint64_t time, struct vmctx_vcpu *v)
+{
+	int err;
+
+	if (time > tl->last_time)
+		tl->last_time = time;
+	err = end_hold(tl, v, false);
+	if (err)
+		return err;
+	if (v->state == VCPU_WAITING) {
+		err = end_wait(tl, v, time, NULL, 0, false);
+		if (err)
+			return err;
+	}
+	v->state = VCPU_UNSEEN;
+	v->halted = false;
+	v->blocked = false;
+	return 0;
+}
+
 int timeline_lost(struct timeline *tl, uint64_t time, uint32_t cpu, uint64_t count)
 {
 	struct vmctx_pcpu *p = pcpu_of(tl, cpu);

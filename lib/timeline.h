@@ -193,6 +193,7 @@ __hidden int timeline_switch(struct timeline *tl, uint64_t time, uint32_t cpu,
 			     struct vmctx_vcpu *v, bool out, bool preempt);
 __hidden int timeline_halt(struct timeline *tl, uint64_t time, struct vmctx_vcpu *v,
 			   bool halted);
+__hidden int timeline_vcpu_end(struct timeline *tl, uint64_t time, struct vmctx_vcpu *v);
 __hidden int timeline_lost(struct timeline *tl, uint64_t time, uint32_t cpu, uint64_t count);
 __hidden int timeline_finish(struct timeline *tl, uint64_t time);
 

@@ -1166,6 +1166,22 @@ int vmctx_session_halt(struct vmctx_session *s, uint64_t time, int vm_tgid, int 
 		       bool halted);
 
 /**
+ * vmctx_session_vcpu_end() - Take the end of a vCPU's thread
+ * @s: the session
+ * @time: host time, ns: its last switch-out
+ * @vm_tgid: the declared VM
+ * @vcpu: the vCPU id
+ *
+ * The vCPU's time ends here: a wait it was in is charged up to @time, and
+ * nothing after is, until a sample or switch of it comes again.  Without
+ * it, a vCPU whose thread exited would wait, and be charged steal, up to
+ * the end of the recording.
+ *
+ * Return: as vmctx_session_sample().
+ */
+int vmctx_session_vcpu_end(struct vmctx_session *s, uint64_t time, int vm_tgid, int vcpu);
+
+/**
  * vmctx_session_lost() - Take a lost-samples record
  * @s: the session
  * @time: host time the loss ends, ns

@@ -390,6 +390,46 @@ static void vmm_work_in_a_vcpu_thread(void)
 	scen_fini(&sc);
 }
 
+/*
+ * A vCPU's thread ends: vcpu0 runs 10 ticks, a host task then has the
+ * pCPU to the end (tick 40).  Ended at once, vcpu0 has its 10 ticks; ended
+ * at tick 20 while it waits, 10 ticks of steal too; never ended (as
+ * before vmctx_session_vcpu_end()), it waits to the end, 40 in all.  A
+ * sample of it after its end starts it afresh.
+ */
+static void a_vcpu_ends_with_its_thread(int end_at)
+{
+	struct vmctx_table *t;
+	struct scen sc;
+	int i;
+
+	CHECK(!scen_init(&sc, SCEN_TICK_NS), "session");
+	declare_vm1(sc.s);
+	for (i = 0; i < 40; i++) {
+		struct vmctx_sample smp = gsample(i, 0);
+
+		if (i == end_at)
+			CHECK(!vmctx_session_vcpu_end(sc.s, i * SCEN_TICK_NS - 500, VM_PID(1), 0),
+			      "vcpu0 ends before tick %d", i);
+		if (i >= 10) {
+			smp.pid = smp.tid = 4242;
+			smp.vm_tgid = smp.vcpu = -1;
+			smp.flags = 0;
+			smp.isa = VMCTX_ISA_NONE;
+		}
+		CHECK(!vmctx_session_sample(sc.s, &smp), "sample %d", i);
+	}
+	CHECK(!vmctx_session_finish(sc.s, 39 * SCEN_TICK_NS), "finish");
+	t = table(&sc, VMCTX_VIEW_GUEST, VM_PID(1), 0);
+	CHECK(vmctx_table_total(t) == (uint64_t)(end_at < 0 ? 40 : end_at),
+	      "vcpu0 ended at %d: %" PRIu64 " ticks", end_at, vmctx_table_total(t));
+	CHECK(vmctx_table_class(t, VMCTX_CLASS_STEAL) == (uint64_t)(end_at < 0 ? 30 : end_at - 10),
+	      "vcpu0 ended at %d: %" PRIu64 " ticks of steal", end_at,
+	      vmctx_table_class(t, VMCTX_CLASS_STEAL));
+	vmctx_table_free(t);
+	scen_fini(&sc);
+}
+
 /* vcpu0 of VM1 runs guest code on pCPU 0 for @n ticks from @tick. */
 static int run_guest(struct scen *sc, int tick, int n)
 {
@@ -1230,6 +1270,9 @@ int main(void)
 	two_processes_stay_apart();
 	two_vcpus_steal_from_each_other();
 	vmm_work_in_a_vcpu_thread();
+	a_vcpu_ends_with_its_thread(10);
+	a_vcpu_ends_with_its_thread(20);
+	a_vcpu_ends_with_its_thread(-1);
 	three_vms_steal_equals_host_share_of_others();
 	halt_is_idle_not_steal(false);
 	halt_is_idle_not_steal(true);

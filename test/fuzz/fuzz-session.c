@@ -130,7 +130,10 @@ static void event(struct vmctx_session *s, struct input *in, uint64_t *now, stru
 		check(vmctx_session_switch(s, *now, cpu, vm, vcpu, op & 0x80, op & 0x40));
 		break;
 	case 3:
-		check(vmctx_session_halt(s, *now, vm, vcpu, op & 0x80));
+		if (op & 0x20)
+			check(vmctx_session_vcpu_end(s, *now, vm, vcpu));
+		else
+			check(vmctx_session_halt(s, *now, vm, vcpu, op & 0x80));
 		break;
 	case 4: {
 		uint64_t n = take(in, 1);
