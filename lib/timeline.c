@@ -616,10 +616,21 @@ int timeline_switch(struct timeline *tl, uint64_t time, uint32_t cpu, struct vmc
 	}
 	/*
 	 * A blocked vCPU is switched in before its kvm_vcpu_wakeup fires: hold
-	 * its wait until that (idle) or anything else (steal) comes.
+	 * its wait until that (idle) or anything else (steal) comes.  The
+	 * wait's charges stand as they are (no cap: a switch is no tick), and
+	 * what no sample covered is counted on this pCPU's slots: the slot of
+	 * the switch-in is its next sample's, which a count of whole ticks
+	 * since its last one would take now and then.
 	 */
 	if (v->state == VCPU_WAITING) {
-		err = end_wait(tl, v, time, NULL, 0, v->blocked && !v->halted);
+		bool hold = v->blocked && !v->halted;
+
+		err = flush(tl, v, time, UINT64_MAX, hold);
+		if (err)
+			return err;
+		if (hold)
+			v->pend_time = time;
+		err = fill(tl, v, time, p, 0, hold);
 		if (err)
 			return err;
 	}

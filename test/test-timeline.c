@@ -430,6 +430,58 @@ static void a_vcpu_ends_with_its_thread(int end_at)
 	scen_fini(&sc);
 }
 
+/*
+ * A switch-in counts no tick twice.  pCPU 0's timer fires about 0.1 tick
+ * after each tick (tick 9's early, at 9.02): vcpu0 runs ticks 0-9, is
+ * preempted, a host task has tick 10, and vcpu0 is switched in at 11.05,
+ * 2.03 ticks after its last sample, its next sample coming at 11.1.  It
+ * waited one tick (10): a
+ * count of whole ticks since its last sample said two, and gave it a tick
+ * of "(outside)" that tick 11's sample counts again.  Weighing by time
+ * or not, vcpu0 has ticks 0-11, 12.
+ */
+static void a_switch_in_counts_no_tick_twice(bool weight)
+{
+	struct vmctx_session_opts o = {
+		.sz = sizeof(o), .tick_ns = SCEN_TICK_NS,
+		.flags = weight ? VMCTX_SESSION_WEIGHT_BY_TIME : 0,
+	};
+	const uint64_t T = SCEN_TICK_NS;
+	struct vmctx_session *s = vmctx_session_new(&o);
+	struct vmctx_sample smp;
+	struct vmctx_table *t;
+	int i;
+
+	CHECK(s, "session");
+	declare_vm1(s);
+	for (i = 0; i < 10; i++) {
+		smp = gsample(i, 0);
+		smp.time = i * T + (i == 9 ? T / 50 : T / 10);
+		CHECK(!vmctx_session_sample(s, &smp), "tick %d", i);
+	}
+	CHECK(!vmctx_session_switch(s, 9 * T + T / 2, 0, VM_PID(1), 0, true, true), "preempted");
+	smp = gsample(10, 0);
+	smp.time = 10 * T + T / 10;
+	smp.pid = smp.tid = 4242;
+	smp.vm_tgid = smp.vcpu = -1;
+	smp.flags = 0;
+	smp.isa = VMCTX_ISA_NONE;
+	CHECK(!vmctx_session_sample(s, &smp), "the host task's tick");
+	CHECK(!vmctx_session_switch(s, 11 * T + T / 20, 0, VM_PID(1), 0, false, false), "switch-in");
+	smp = gsample(11, 0);
+	smp.time = 11 * T + T / 10;
+	CHECK(!vmctx_session_sample(s, &smp), "tick 11");
+	CHECK(!vmctx_session_finish(s, smp.time), "finish");
+	t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(1), 0);
+	CHECK(t, "table");
+	CHECK(vmctx_table_total(t) == 12 && vmctx_table_class(t, VMCTX_CLASS_STEAL) == 1,
+	      "vcpu0 (%s): %" PRIu64 " ticks, %" PRIu64 " of steal (want 12, 1)",
+	      weight ? "weighed" : "not weighed", vmctx_table_total(t),
+	      vmctx_table_class(t, VMCTX_CLASS_STEAL));
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+}
+
 /* vcpu0 of VM1 runs guest code on pCPU 0 for @n ticks from @tick. */
 static int run_guest(struct scen *sc, int tick, int n)
 {
@@ -1273,6 +1325,8 @@ int main(void)
 	a_vcpu_ends_with_its_thread(10);
 	a_vcpu_ends_with_its_thread(20);
 	a_vcpu_ends_with_its_thread(-1);
+	a_switch_in_counts_no_tick_twice(false);
+	a_switch_in_counts_no_tick_twice(true);
 	three_vms_steal_equals_host_share_of_others();
 	halt_is_idle_not_steal(false);
 	halt_is_idle_not_steal(true);
