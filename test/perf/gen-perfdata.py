@@ -35,6 +35,14 @@
 #   'jitter' makes pCPU 1's samples of the odd ticks 1101-1199 come 0.6
 #   ticks late: 1.6 ticks after the previous sample, and the next 0.4
 #   ticks after them.
+#   'vmm' makes the first tick of each of vCPU 0's turns but the first (99
+#   ticks) a sample of its thread with no vCPU loaded: QEMU's own code, in
+#   user mode, as when it emulates a device for the vCPU.
+#   'ends' ends vCPU 0's thread after the run: switched in after vCPU 1
+#   (whose HLT exit is tick 2000), it is sampled in QEMU's code at tick
+#   2001 and exits (its last switch-out has tid -1, as perf records an
+#   exiting task's), and the host process make (pid 2000) has pCPU 0 for
+#   ticks 2002-2101.
 import os, struct, sys
 
 out = sys.argv[1]
@@ -51,6 +59,8 @@ late = 'late' in sys.argv[2:]
 jitter = 'jitter' in sys.argv[2:]
 ident = 'ident' in sys.argv[2:]
 times = 'times' in sys.argv[2:]
+vmm = 'vmm' in sys.argv[2:]
+ends = 'ends' in sys.argv[2:]
 TSC_OFFSET = 5000000000
 E = '>' if be else '<'
 
@@ -141,7 +151,9 @@ for k in range(N):
     elif not sample_id_all:
         running = (k // 10) % 2
     tid = 1001 + running
-    if running == 0:
+    if vmm and running == 0 and k % 20 == 0 and k:
+        buf += sample(USER, 0x555555554123, VM, tid, t, 0, (0, 0, 0, 0, 0))
+    elif running == 0:
         # guest user code of the guest process, in function "work" or "other"
         ip = 0x401010 if k % 4 else 0x402010
         buf += sample(GUSER, ip, VM, tid, t, 0,
@@ -158,6 +170,15 @@ for k in range(N):
     else:
         buf += sample(KERNEL, 0xffffffff81234567, 0, 0, t1, 1, (0, 0, 0, 0, 0))
 
+if ends:
+    t = T0 + (N + 1) * TICK
+    buf += switch(True, True, VM, 1002, t - 1000, 0, VM, 1001)
+    buf += switch(False, False, VM, 1001, t - 500, 0, VM, 1002)
+    buf += sample(USER, 0x555555554123, VM, 1001, t, 0, (0, 0, 0, 0, 0))
+    buf += switch(True, False, VM, 0xffffffff, t + 200, 0, 2000, 2000)
+    buf += switch(False, False, 2000, 2000, t + 300, 0, VM, 0xffffffff)
+    for k in range(N + 2, N + 102):
+        buf += sample(USER, 0x400123, 2000, 2000, T0 + k * TICK, 0, (0, 0, 0, 0, 0))
 # one host-for-vcpu sample: KVM exit handling for vCPU 1 after an HLT exit
 buf += sample(KERNEL, 0xffffffff81555555, VM, 1002, T0 + N * TICK, 0,
               (0, 8, HLT_SVM, 1, VALID | SVM | HOSTV))

@@ -217,6 +217,21 @@ check "$($P report -i jitter.data --guest-maps=guest1.vmctx --stdio --cpu 1 -t '
 	awk -F';' '!/^#/ && NF == 2 { gsub(/ /, ""); n += $1 } END { print n }')" 2000000000 \
 	"jittered clock samples: a CPU's periods sum to its time"
 
+# A vCPU's time is its life, tick for tick.  gen-perfdata.py vmm: 99 ticks
+# of vCPU 0's turns are its thread in QEMU's code with no vCPU loaded:
+# the vCPU's own host work, so vcpu0 still has ticks 0-2000 (2001 ms) and
+# vcpu1 ticks 10-2000 (1991 ms); perf that left them out gave vcpu0 1902.
+# 'ends': vCPU 0's thread is sampled at tick 2001 and exits (a switch-out
+# with tid -1), then make has pCPU 0 to tick 2101: vcpu0 has ticks 0-2001
+# (2002 ms), not the 100 ticks after its end, and vcpu1, still waiting,
+# ticks 10-2101 (2092 ms).
+vt() { $P report -i "$1" --guest-maps=guest1.vmctx --stdio --guest-view=vcpu 2>/dev/null |
+	sed -n 's/^#   \(vcpu[01]: [0-9.]* ms\) .*/\1/p' | tr '\n' ' '; }
+python3 gen-perfdata.py vmm.data file times vmm >/dev/null
+check "$(vt vmm.data)" "vcpu0: 2001.000 ms vcpu1: 1991.000 ms " "a vCPU thread's host work with no vCPU loaded is the vCPU's time"
+python3 gen-perfdata.py ends.data file times vmm ends >/dev/null
+check "$(vt ends.data)" "vcpu0: 2002.000 ms vcpu1: 2092.000 ms " "a vCPU's time ends with its thread"
+
 # --guest-export: gen-perfdata.py's guest process bench runs 700 ticks in
 # work (IP 0x401010, k % 4 != 0) and 300 in other; the guest kernel 1000
 # ticks in guest_kfunc; each vCPU waits while the other runs.
