@@ -414,5 +414,32 @@ reported=$(once perf report -i "$data" --guest-maps="$maps" --stdio --sort vm,co
 echo "perf-check: folded stacks of hot and blip: $folded ticks, perf report $reported ticks of $tick ns; $(wc -l < $tmp/guest.folded) stacks"
 [ "$folded" -gt 0 ] && [ "$folded" = "$reported" ] ||
 	no "the folded stacks ($folded ticks) do not hold what perf report shows ($reported)"
+# One clock: each of this VM's vCPUs has as much time in perf report's
+# vCPU view as it lived, within 0.1%.  Its life is the span of perf
+# script --guest-maps' records of it (its guest samples and its blank
+# time: steal, idle, lost, and its thread's host work), each standing
+# for its period up to its time.
+once perf report -i "$data" --guest-maps="$maps" --guest-view=vcpu --stdio 2>/dev/null |
+	awk -v q="$qpid" '/^# VM pid / { in_vm = ($4 == q ":") }
+		in_vm && /^#   vcpu[0-9]+: [0-9.]+ ms/ { v = $2; sub(/^vcpu/, "", v); sub(/:$/, "", v)
+			printf "%d %s\n", v, $3 }' > $tmp/vcpu.time
+once perf script -i "$data" --guest-maps="$maps" -F machine_pid,vcpu,time,period 2>/dev/null |
+	awk -v q="$qpid" '{ sub(/^[ \t]*VM:[ \t]*/, "VM: ") }
+		$1 == "VM:" && $2 == q && $3 ~ /^VCPU:[0-9]+$/ {
+			sub(/^VCPU:0*/, "", $3); v = $3 + 0
+			t = $4; sub(/:$/, "", t); t = t * 1e3; p = $5 / 1e6
+			if (!(v in lo) || t - p < lo[v]) lo[v] = t - p
+			if (!(v in hi) || t > hi[v]) hi[v] = t }
+		END { for (v in lo) printf "%d %.3f\n", v, hi[v] - lo[v] }' > $tmp/vcpu.span
+nv=0
+while read -r v ms; do
+	span=$(awk -v v="$v" '$1 == v { print $2 }' $tmp/vcpu.span)
+	nv=$((nv + 1))
+	echo "perf-check: vcpu$v: $ms ms in perf report's vCPU view, ${span:-no} ms from its first record to its last in perf script"
+	awk -v a="$ms" -v b="${span:-0}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b / 1000) }' ||
+		no "vcpu$v's time in perf report ($ms ms) is not its life in perf script (${span:-no} ms) within 0.1%"
+done < $tmp/vcpu.time
+[ "$nv" -gt 0 ] || no "perf report's vCPU view has no vCPU of VM $qpid"
+
 [ $fail = 0 ] && echo "perf-check: all checks passed"
 exit $fail
