@@ -185,6 +185,20 @@ else
 	echo "skip --tui: no tmux, or perf built without libslang"
 fi
 
+# perf annotate: with --guest-maps, a guest function is reached and refused
+# with the reason, once per guest object, and nothing annotated is a
+# failure; without it, the 2000 guest samples (vCPU 0's 1000 in bench,
+# vCPU 1's 1000 in the guest kernel) are said to need it
+out=$($P annotate -i id.data --guest-maps=guest1.vmctx --stdio work 2>&1); rc=$?
+check "$([ $rc != 0 ] && echo failed):$(echo "$out" | grep -c "Couldn't annotate work:"):$(echo "$out" | grep -c "code is not on this host")" \
+	failed:1:1 "perf annotate --guest-maps: a guest function refused with the reason, exit non-zero"
+out=$($P annotate -i id.data --guest-maps=guest1.vmctx --stdio 2>&1)
+check "$(echo "$out" | grep -c "Couldn't annotate"):$(echo "$out" | grep -c "Couldn't annotate other:")" \
+	2:0 "perf annotate --guest-maps: once per guest object (bench, the guest kernel)"
+out=$($P annotate -i id.data --stdio 2>&1)
+check "$(echo "$out" | grep -c '^perf annotate: 2000 guest samples need --guest-maps\.$')" 1 \
+	"perf annotate without --guest-maps: says what the guest samples need"
+
 # 6. hostile names reach perf escaped
 out=$($P report -i id.data --guest-maps=hostile.vmctx --stdio -n --sort sym 2>/dev/null)
 check "$(printf '%s' "$out" | tr -d '\n' | grep -c "$(printf '\r')")" 0 "hostile bundle: no raw control byte in perf report"
