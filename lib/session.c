@@ -512,42 +512,37 @@ uint64_t vmctx_session_sample_weight(const struct vmctx_session *s)
 	return s ? s->last_weight : 0;
 }
 
+/* The vCPU a vCPU event names, created on first use; NULL with errno. */
+static struct vmctx_vcpu *event_vcpu(struct vmctx_session *s, int vm_tgid, int vcpu)
+{
+	if (!s || s->finished) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return get_vcpu(s, vm_tgid, vcpu);
+}
+
 int vmctx_session_switch(struct vmctx_session *s, uint64_t time, uint32_t cpu, int vm_tgid,
 			 int vcpu, bool out, bool preempt)
 {
-	struct vmctx_vcpu *v;
+	struct vmctx_vcpu *v = event_vcpu(s, vm_tgid, vcpu);
 
-	if (!s || s->finished)
-		return -EINVAL;
-	v = get_vcpu(s, vm_tgid, vcpu);
-	if (!v)
-		return -errno;
-	return timeline_switch(&s->tl, time, cpu, v, out, preempt);
+	return v ? timeline_switch(&s->tl, time, cpu, v, out, preempt) : -errno;
 }
 
 int vmctx_session_halt(struct vmctx_session *s, uint64_t time, int vm_tgid, int vcpu,
 		       bool halted)
 {
-	struct vmctx_vcpu *v;
+	struct vmctx_vcpu *v = event_vcpu(s, vm_tgid, vcpu);
 
-	if (!s || s->finished)
-		return -EINVAL;
-	v = get_vcpu(s, vm_tgid, vcpu);
-	if (!v)
-		return -errno;
-	return timeline_halt(&s->tl, time, v, halted);
+	return v ? timeline_halt(&s->tl, time, v, halted) : -errno;
 }
 
 int vmctx_session_vcpu_end(struct vmctx_session *s, uint64_t time, int vm_tgid, int vcpu)
 {
-	struct vmctx_vcpu *v;
+	struct vmctx_vcpu *v = event_vcpu(s, vm_tgid, vcpu);
 
-	if (!s || s->finished)
-		return -EINVAL;
-	v = get_vcpu(s, vm_tgid, vcpu);
-	if (!v)
-		return -errno;
-	return timeline_vcpu_end(&s->tl, time, v);
+	return v ? timeline_vcpu_end(&s->tl, time, v) : -errno;
 }
 
 int vmctx_session_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uint64_t count)
