@@ -326,7 +326,8 @@ check_chains() {
 # guest's timestamp.  The emulator's CPU resets and triple faults go to
 # LOGF.cpu-reset.TRY (QEMU's -d cpu_reset): $resets and $triples.
 # where_l1 FILE PID: where a silent L1's CPUs are, before it is stopped: five
-# rounds of QEMU's 'info registers -a', 'x/3i $pc' and 'info jit', a second apart, through the
+# rounds of QEMU's 'info registers -a', 'x/3i $pc', 'info jit' and
+# 'info lapic', some seconds apart, through the
 # monitor socket, into FILE; and on the lab's log each CPU's RIP, named
 # from L1's System.map when it lies in L1's kernel text (otherwise it is
 # an L2 guest's or L1 user code: QEMU shows the nested guest's state
@@ -353,10 +354,12 @@ def drain():
     return buf
 drain()
 for i in range(5):
-    # the CPUs, the instructions at their PC, and the translator's
-    # counts (TBs flushed and invalidated: a storm of invalidations is
-    # self-modifying code the emulator retranslates without end)
-    for cmd in (b'info registers -a\n', b'x/3i $pc\n', b'info jit\n'):
+    # the CPUs, the instructions at their PC, the translator's counts
+    # (TBs flushed and invalidated: a storm of invalidations is
+    # self-modifying code the emulator retranslates without end), and
+    # L1's local APIC (its timer: armed or not, pending or not; a guest
+    # must not keep its host from its timer)
+    for cmd in (b'info registers -a\n', b'x/3i $pc\n', b'info jit\n', b'info lapic\n'):
         s.sendall(cmd)
         time.sleep(0.3)
     time.sleep(0.1)
