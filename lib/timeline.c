@@ -494,13 +494,18 @@ static int fill(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time,
 	return 0;
 }
 
+/*
+ * End @v's wait at @time: its charges, then its unsampled ticks (fill()).
+ * @at_tick: @time is a sample's, on @real, which caps the charges (see
+ * flush()); a switch is no tick, and takes them as they are.
+ */
 static int end_wait(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time,
-		    const struct vmctx_pcpu *real, uint64_t covered, bool hold)
+		    const struct vmctx_pcpu *real, bool at_tick, uint64_t covered, bool hold)
 {
 	uint64_t cap = UINT64_MAX;
 	int err;
 
-	if (real && tl->tick_ns && time > v->last_time) {
+	if (real && at_tick && tl->tick_ns && time > v->last_time) {
 		cap = ticks_between(tl, real, v->last_time, time);
 		cap = cap > covered ? cap - covered : 0;
 	}
@@ -546,7 +551,7 @@ int timeline_sample(struct timeline *tl, const struct vmctx_sample *smp, int own
 	/* the slots before this sample's own that its weight stands for */
 	covered = weight ? weight - 1 : 0;
 	if (v && v->state == VCPU_WAITING) {
-		err = end_wait(tl, v, smp->time, p, covered, false);
+		err = end_wait(tl, v, smp->time, p, true, covered, false);
 		if (err)
 			return err;
 	} else if (v && v->state == VCPU_RUNNING) {
@@ -616,21 +621,13 @@ int timeline_switch(struct timeline *tl, uint64_t time, uint32_t cpu, struct vmc
 	}
 	/*
 	 * A blocked vCPU is switched in before its kvm_vcpu_wakeup fires: hold
-	 * its wait until that (idle) or anything else (steal) comes.  The
-	 * wait's charges stand as they are (no cap: a switch is no tick), and
-	 * what no sample covered is counted on this pCPU's slots: the slot of
-	 * the switch-in is its next sample's, which a count of whole ticks
-	 * since its last one would take now and then.
+	 * its wait until that (idle) or anything else (steal) comes.  What no
+	 * sample covered is counted on this pCPU's slots: the slot of the
+	 * switch-in is its next sample's, which a count of whole ticks since
+	 * its last one would take now and then.
 	 */
 	if (v->state == VCPU_WAITING) {
-		bool hold = v->blocked && !v->halted;
-
-		err = flush(tl, v, time, UINT64_MAX, hold);
-		if (err)
-			return err;
-		if (hold)
-			v->pend_time = time;
-		err = fill(tl, v, time, p, 0, hold);
+		err = end_wait(tl, v, time, p, false, 0, v->blocked && !v->halted);
 		if (err)
 			return err;
 	}
@@ -686,7 +683,7 @@ int timeline_vcpu_end(struct timeline *tl, uint64_t time, struct vmctx_vcpu *v)
 	if (err)
 		return err;
 	if (v->state == VCPU_WAITING) {
-		err = end_wait(tl, v, time, NULL, 0, false);
+		err = end_wait(tl, v, time, NULL, false, 0, false);
 		if (err)
 			return err;
 	}
@@ -733,7 +730,7 @@ int timeline_finish(struct timeline *tl, uint64_t time)
 			return err;
 		if (v->state != VCPU_WAITING)
 			continue;
-		err = end_wait(tl, v, time, NULL, 0, false);
+		err = end_wait(tl, v, time, NULL, false, 0, false);
 		if (err)
 			return err;
 	}
