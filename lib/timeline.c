@@ -455,14 +455,37 @@ static uint64_t ticks_between(const struct timeline *tl, const struct vmctx_pcpu
 }
 
 /*
+ * Slots strictly between @from and a switch at @to that @p has counted.
+ * A slot after @p's last counted one is its next sample's: that sample's
+ * weight stands for it (timeline_weight()), so counting it at the switch
+ * too would count it twice, once here and once in that weight (or in the
+ * charges of a vCPU that waited through it).  A late timer makes that
+ * common: the switch-in comes in the ticks it missed.
+ */
+static uint64_t ticks_to_switch(const struct timeline *tl, const struct vmctx_pcpu *p,
+				uint64_t from, uint64_t to)
+{
+	uint64_t a, b;
+
+	if (!tl->weight_by_time || p->restart || from < p->origin)
+		return ticks_between(tl, p, from, to);
+	a = slot_of(tl, p, from);
+	b = slot_of(tl, p, to);
+	if (b > p->slot + 1)
+		b = p->slot + 1;
+	return b > a + 1 ? b - a - 1 : 0;
+}
+
+/*
  * Account the vCPU's blank time up to @time.  Ticks its home pCPU did not
  * sample (a PMU stops in idle, a pCPU may go quiet) are filled from elapsed
- * time when the nominal tick is known.  @real: the pCPU where a real tick
- * of the vCPU falls at @time, or NULL; @covered: slots before it that its
+ * time when the nominal tick is known.  @real: the pCPU where the vCPU
+ * runs at @time, or NULL; @at_tick: a real tick of the vCPU falls there
+ * at @time (else it is a switch-in); @covered: slots before it that its
  * weight stands for.
  */
 static int fill(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time,
-		const struct vmctx_pcpu *real, uint64_t covered, bool hold)
+		const struct vmctx_pcpu *real, bool at_tick, uint64_t covered, bool hold)
 {
 	uint64_t expected = 0;
 	int err;
@@ -471,8 +494,10 @@ static int fill(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time,
 		uint64_t gap = time - v->last_time;
 
 		/* ticks strictly between the last real tick and this one */
-		if (real)
+		if (real && at_tick)
 			expected = ticks_between(tl, real, v->last_time, time);
+		else if (real)
+			expected = ticks_to_switch(tl, real, v->last_time, time);
 		else
 			expected = gap / tl->tick_ns;
 		expected = expected > covered ? expected - covered : 0;
@@ -516,7 +541,7 @@ static int end_wait(struct timeline *tl, struct vmctx_vcpu *v, uint64_t time,
 	v->state = VCPU_RUNNING;
 	if (hold)
 		v->pend_time = time;
-	return fill(tl, v, time, real, covered, hold);
+	return fill(tl, v, time, real, at_tick, covered, hold);
 }
 
 int timeline_sample(struct timeline *tl, const struct vmctx_sample *smp, int owner,
@@ -556,7 +581,7 @@ int timeline_sample(struct timeline *tl, const struct vmctx_sample *smp, int own
 			return err;
 	} else if (v && v->state == VCPU_RUNNING) {
 		/* A gap in a running vCPU's samples: its pCPU sampled nothing else. */
-		err = fill(tl, v, smp->time, p, covered, false);
+		err = fill(tl, v, smp->time, p, true, covered, false);
 		if (err)
 			return err;
 	}
@@ -659,7 +684,7 @@ int timeline_halt(struct timeline *tl, uint64_t time, struct vmctx_vcpu *v, bool
 	if (v->state == VCPU_WAITING && v->halted != halted) {
 		err = flush(tl, v, time, UINT64_MAX, false);
 		if (!err)
-			err = fill(tl, v, time, NULL, 0, false);
+			err = fill(tl, v, time, NULL, false, 0, false);
 		if (err)
 			return err;
 	}

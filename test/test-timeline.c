@@ -482,6 +482,49 @@ static void a_switch_in_counts_no_tick_twice(bool weight)
 	vmctx_session_free(s);
 }
 
+/*
+ * A late timer's sample is the only count of the ticks it missed.  pCPU
+ * 0's timer fires 0.1 tick after each tick; vcpu0 runs ticks 0-9, is
+ * preempted at 9.5 and switched in again at 11.3, and the timer, late,
+ * fires next at 14.1: one sample for ticks 10-14.  vcpu0 lived ticks 0-14,
+ * 15 ticks.  Its switch-in used to count tick 10 as its wait, which the
+ * late sample's weight counts again: 16.
+ */
+static void a_late_sample_after_a_switch_in(void)
+{
+	struct vmctx_session_opts o = {
+		.sz = sizeof(o), .tick_ns = SCEN_TICK_NS, .flags = VMCTX_SESSION_WEIGHT_BY_TIME,
+	};
+	const uint64_t T = SCEN_TICK_NS;
+	struct vmctx_session *s = vmctx_session_new(&o);
+	struct vmctx_sample smp;
+	struct vmctx_table *t;
+	int i;
+
+	CHECK(s, "session");
+	declare_vm1(s);
+	for (i = 0; i < 10; i++) {
+		smp = gsample(i, 0);
+		smp.time = i * T + T / 10;
+		CHECK(!vmctx_session_sample(s, &smp), "tick %d", i);
+	}
+	CHECK(!vmctx_session_switch(s, 9 * T + T / 2, 0, VM_PID(1), 0, true, true), "preempted");
+	CHECK(!vmctx_session_switch(s, 11 * T + 3 * T / 10, 0, VM_PID(1), 0, false, false),
+	      "switch-in");
+	smp = gsample(14, 0);
+	smp.time = 14 * T + T / 10;
+	CHECK(!vmctx_session_sample(s, &smp), "the late tick");
+	CHECK(vmctx_session_sample_weight(s) == 5, "the late sample weighs %" PRIu64 " (want 5)",
+	      vmctx_session_sample_weight(s));
+	CHECK(!vmctx_session_finish(s, smp.time), "finish");
+	t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(1), 0);
+	CHECK(t, "table");
+	CHECK(vmctx_table_total(t) == 15, "vcpu0: %" PRIu64 " ticks (want 15)",
+	      vmctx_table_total(t));
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+}
+
 /* vcpu0 of VM1 runs guest code on pCPU 0 for @n ticks from @tick. */
 static int run_guest(struct scen *sc, int tick, int n)
 {
@@ -1327,6 +1370,7 @@ int main(void)
 	a_vcpu_ends_with_its_thread(-1);
 	a_switch_in_counts_no_tick_twice(false);
 	a_switch_in_counts_no_tick_twice(true);
+	a_late_sample_after_a_switch_in();
 	three_vms_steal_equals_host_share_of_others();
 	halt_is_idle_not_steal(false);
 	halt_is_idle_not_steal(true);
