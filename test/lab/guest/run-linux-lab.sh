@@ -250,6 +250,32 @@ EOS
 			"$h/perf.data" "$maps" "guest$n" "$(cat "$h/guest$n.pid")" "$(cat "$h/guest$n.work")" \
 			"$(cat "$h/guest$n.libc")" "$h/marks-$n" "$h/perl-$n" "$h/sched-$n" || bad="$bad guest$n"
 	done
+	# One clock on the host too: each CPU's cpu-clock time in perf report
+	# (periods as perf counts them, a late sample for the ticks its timer
+	# missed) is its span in perf script, within 0.1%: from its first
+	# sample (less its period) to its last
+	"$hc/bin/perf" report -i "$h/perf.data" --guest-maps="$maps" --sort cpu -F cpu,period --stdio \
+		2>/dev/null | awk '/^# Samples: .* of event / { ev = $0 }
+			ev ~ /event .cpu-clock/ && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { printf "%d %.3f\n", $1, $2 / 1e6 }' \
+		> "$hc/cpu.time"
+	"$hc/bin/perf" script -i "$h/perf.data" --guest-maps="$maps" -F cpu,time,period,event 2>/dev/null |
+		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\[[0-9]+\]$/) break
+			if (i > NF || $(i + 3) != "cpu-clock:") next
+			c = substr($i, 2, length($i) - 2) + 0; t = $(i + 1); sub(/:$/, "", t); t = t * 1e3; p = $(i + 2) / 1e6
+			if (!(c in lo) || t - p < lo[c]) lo[c] = t - p
+			if (!(c in hi) || t > hi[c]) hi[c] = t }
+			END { for (c in lo) printf "%d %.3f\n", c, hi[c] - lo[c] }' > "$hc/cpu.span"
+	local c ms span ncpu=0
+	while read -r c ms; do
+		span=$(awk -v c="$c" '$1 == c { print $2 }' "$hc/cpu.span")
+		ncpu=$((ncpu + 1))
+		echo "perf-check: host CPU $c: $ms ms of cpu-clock in perf report, ${span:-no} ms from its first sample to its last in perf script"
+		awk -v a="$ms" -v b="${span:-0}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b / 1000) }' || {
+			echo "perf-check: FAIL host CPU $c's time in perf report ($ms ms) is not its span (${span:-no} ms) within 0.1%"
+			bad="$bad (host CPU $c's time)"
+		}
+	done < "$hc/cpu.time"
+	[ "$ncpu" -gt 0 ] || { echo "perf-check: FAIL perf report --sort cpu gave no host CPU"; bad="$bad (host CPUs)"; }
 	# perf inject --guest-maps writes the guests as perf machines, and
 	# Debian's own perf (no --vmcs-ctx, no libvmctx) reads them: its guest
 	# rows ([u] guest user, [g] guest kernel) of cpu-clock must be the
