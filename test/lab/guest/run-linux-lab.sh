@@ -414,7 +414,11 @@ EOS
 }
 L1_OOPS='^(BUG: |Oops: |WARNING: |general protection fault|Kernel panic - not syncing|UBSAN: |watchdog: BUG: |rcu: INFO: |INFO: task .* blocked|kernel BUG at|Unable to handle kernel)'
 boot_once() {
-	local logf=$1 try=$2 qemu panicked silent rc=0 budget=${VMCTX_QEMU_TIMEOUT:-900}
+	# (the budget only bounds a run that crawls: a silence of
+	# VMCTX_L1_SILENCE s tells a hang.  PTI off takes 770 s of it on an
+	# idle 2-core machine, over 900 with a build beside it, most of it
+	# guest1's boot: 100 to 400 s)
+	local logf=$1 try=$2 qemu panicked silent rc=0 budget=${VMCTX_QEMU_TIMEOUT:-1500}
 	shift 2
 	: > "$logf"	# before the watcher below reads it
 	rm -f "$W/handover.tgz"
