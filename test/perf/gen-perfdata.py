@@ -38,6 +38,9 @@
 #   'vmm' makes the first tick of each of vCPU 0's turns but the first (99
 #   ticks) a sample of its thread with no vCPU loaded: QEMU's own code, in
 #   user mode, as when it emulates a device for the vCPU.
+#   'shift' moves half of vCPU 0's ticks of "other" to "work": "other"
+#   when the tick number is a multiple of 8 (150 ticks), "work" otherwise
+#   (850), as a second recording of the same guest, for perf diff.
 #   'ends' ends vCPU 0's thread after the run: switched in after vCPU 1
 #   (whose HLT exit is tick 2000), it is sampled in QEMU's code at tick
 #   2001 and exits (its last switch-out has tid -1, as perf records an
@@ -60,6 +63,7 @@ jitter = 'jitter' in sys.argv[2:]
 ident = 'ident' in sys.argv[2:]
 times = 'times' in sys.argv[2:]
 vmm = 'vmm' in sys.argv[2:]
+shift = 'shift' in sys.argv[2:]
 ends = 'ends' in sys.argv[2:]
 TSC_OFFSET = 5000000000
 E = '>' if be else '<'
@@ -155,7 +159,7 @@ for k in range(N):
         buf += sample(USER, 0x555555554123, VM, tid, t, 0, (0, 0, 0, 0, 0))
     elif running == 0:
         # guest user code of the guest process, in function "work" or "other"
-        ip = 0x401010 if k % 4 else 0x402010
+        ip = 0x401010 if k % (8 if shift else 4) else 0x402010
         buf += sample(GUSER, ip, VM, tid, t, 0,
                       (0x1234000 | 0x3, 7, EXTINT_SVM, 0, VALID | SVM | GUEST | (3 << 4)))
     else:

@@ -199,6 +199,21 @@ out=$($P annotate -i id.data --stdio 2>&1)
 check "$(echo "$out" | grep -c '^perf annotate: 2000 guest samples need --guest-maps\.$')" 1 \
 	"perf annotate without --guest-maps: says what the guest samples need"
 
+# perf diff: guest functions compared.  shift.data is id.data with half of
+# bench's "other" ticks moved to "work" (gen-perfdata.py 'shift'): of the
+# 4000 ticks of cpu-clock, "work" goes from 700 to 850 (17.50% to 21.25%),
+# "other" from 300 to 150 (7.50% to 3.75%)
+python3 "$src/gen-perfdata.py" shift.data file ident times shift >/dev/null
+d=$($P diff --guest-maps=guest1.vmctx --guest-maps=guest1.vmctx id.data shift.data 2>/dev/null |
+	awk '$3 == "bench" && $4 == "[u]" { print $5, $1, $2 }' | LC_ALL=C sort | tr '\n' ' ')
+check "$d" "other 7.50% -3.75% work 17.50% +3.75% " "perf diff --guest-maps: a guest function's share in each recording"
+out=$($P diff --guest-maps=guest1.vmctx id.data shift.data 2>&1); rc=$?
+check "$([ $rc != 0 ] && echo failed):$(echo "$out" | grep -c '^perf diff: --guest-maps: 1 given for 2 data files')" \
+	failed:1 "perf diff: one --guest-maps for two recordings is refused"
+out=$($P diff id.data shift.data 2>&1)
+check "$(echo "$out" | grep -c '^perf diff: 4000 guest samples need --guest-maps\.$')" 1 \
+	"perf diff without --guest-maps: says what the guest samples need (2000 in each)"
+
 # 6. hostile names reach perf escaped
 out=$($P report -i id.data --guest-maps=hostile.vmctx --stdio -n --sort sym 2>/dev/null)
 check "$(printf '%s' "$out" | tr -d '\n' | grep -c "$(printf '\r')")" 0 "hostile bundle: no raw control byte in perf report"
