@@ -38,6 +38,9 @@
 #   'vmm' makes the first tick of each of vCPU 0's turns but the first (99
 #   ticks) a sample of its thread with no vCPU loaded: QEMU's own code, in
 #   user mode, as when it emulates a device for the vCPU.
+#   'bids' (with 'file') adds HEADER_BUILD_ID with the host's entries, as
+#   perf record writes them: the kernel ([kernel.kallsyms], build-id 20
+#   bytes of 0x11) and /usr/bin/make (20 bytes of 0x22).
 #   'shift' moves half of vCPU 0's ticks of "other" to "work": "other"
 #   when the tick number is a multiple of 8 (150 ticks), "work" otherwise
 #   (850), as a second recording of the same guest, for perf diff.
@@ -64,6 +67,7 @@ ident = 'ident' in sys.argv[2:]
 times = 'times' in sys.argv[2:]
 vmm = 'vmm' in sys.argv[2:]
 shift = 'shift' in sys.argv[2:]
+bids = 'bids' in sys.argv[2:]
 ends = 'ends' in sys.argv[2:]
 TSC_OFFSET = 5000000000
 E = '>' if be else '<'
@@ -207,8 +211,21 @@ if filemode:
     # magic, bit 25, block version 1.  The section table follows the data, one
     # {offset, size} per feature in bit order, then the features themselves.
     host = b'vmctx-lab'.ljust(64, b'\0')
-    feats = [struct.pack(E + 'I', len(host)) + host]
-    bits = 1 << 3
+    feats = []
+    bits = 0
+    if bids:
+        # HEADER_BUILD_ID (2): the host's kernel and make, as perf record
+        # writes them (pid -1, the host; names padded to 64 bytes)
+        f = b''
+        for misc, bid, name in ((KERNEL, 0x11, b'[kernel.kallsyms]'),
+                                (USER, 0x22, b'/usr/bin/make')):
+            name = (name + b'\0').ljust(64, b'\0')
+            f += struct.pack(E + 'IHHi', 67, misc | 1 << 15, 8 + 4 + 24 + len(name), -1)
+            f += bytes([bid]) * 20 + struct.pack(E + 'BBH', 20, 0, 0) + name
+        feats.append(f)
+        bits |= 1 << 2
+    feats.append(struct.pack(E + 'I', len(host)) + host)
+    bits |= 1 << 3
     if times:
         # HEADER_NRCPUS (7): CPUs available, online
         feats.append(struct.pack(E + 'II', 2, 2))

@@ -96,6 +96,17 @@ if [ -x "$S" ]; then
 		"$(printf '%s\n' '300 bench 321/321 other (/vmctx-guest/1000/usr/bin/bench)' '700 bench 321/321 work (/vmctx-guest/1000/usr/bin/bench)')" \
 		"inject: stock perf script prints the guest's values"
 fi
+# the recording's host build-ids (gen-perfdata's 'bids': the kernel's, 20
+# bytes of 0x11, and make's, of 0x22) stay in the output's table, so that a
+# reader never takes its own kernel for the recorded one; none of the
+# reading machine's files is cached for them
+python3 "$src/gen-perfdata.py" bids.data file ident times bids >/dev/null
+$P inject -i bids.data --guest-maps=guest1.vmctx -o inj-bids.data >/dev/null 2>&1
+check "$($P buildid-list -i inj-bids.data 2>/dev/null | grep -v /vmctx-guest/ | LC_ALL=C sort | tr '\n' ' ')" \
+	"1111111111111111111111111111111111111111 [kernel.kallsyms] 2222222222222222222222222222222222222222 /usr/bin/make " \
+	"inject: the host's build-ids stay in the output's table"
+check "$(find inj-bids.data/debug "$HOME" -newer bids.data \( -name '*kallsyms*' -o -name make \) | grep -c .)" 0 \
+	"inject: nothing of the reading machine cached for the host's objects"
 # a late clock sample (gen-perfdata's 'late': pCPU 1's tick 1004 stands for
 # 4) keeps the period perf report gives it, so a stock perf counts alike
 python3 "$src/gen-perfdata.py" late-id.data file ident times late >/dev/null
