@@ -431,6 +431,32 @@ static void a_vcpu_ends_with_its_thread(int end_at)
 }
 
 /*
+ * vcpu0 of VM1 runs ticks 0-9 on pCPU 0, sampled 0.1 tick after each (tick
+ * 9 @tick9 after it), and is preempted at 9.5; weighing by time or not.
+ */
+static struct vmctx_session *ten_ticks_then_preempted(bool weight, uint64_t tick9)
+{
+	struct vmctx_session_opts o = {
+		.sz = sizeof(o), .tick_ns = SCEN_TICK_NS,
+		.flags = weight ? VMCTX_SESSION_WEIGHT_BY_TIME : 0,
+	};
+	const uint64_t T = SCEN_TICK_NS;
+	struct vmctx_session *s = vmctx_session_new(&o);
+	struct vmctx_sample smp;
+	int i;
+
+	CHECK(s, "session");
+	declare_vm1(s);
+	for (i = 0; i < 10; i++) {
+		smp = gsample(i, 0);
+		smp.time = i * T + (i == 9 ? tick9 : T / 10);
+		CHECK(!vmctx_session_sample(s, &smp), "tick %d", i);
+	}
+	CHECK(!vmctx_session_switch(s, 9 * T + T / 2, 0, VM_PID(1), 0, true, true), "preempted");
+	return s;
+}
+
+/*
  * A switch-in counts no tick twice.  pCPU 0's timer fires about 0.1 tick
  * after each tick (tick 9's early, at 9.02): vcpu0 runs ticks 0-9, is
  * preempted, a host task has tick 10, and vcpu0 is switched in at 11.05,
@@ -442,24 +468,11 @@ static void a_vcpu_ends_with_its_thread(int end_at)
  */
 static void a_switch_in_counts_no_tick_twice(bool weight)
 {
-	struct vmctx_session_opts o = {
-		.sz = sizeof(o), .tick_ns = SCEN_TICK_NS,
-		.flags = weight ? VMCTX_SESSION_WEIGHT_BY_TIME : 0,
-	};
 	const uint64_t T = SCEN_TICK_NS;
-	struct vmctx_session *s = vmctx_session_new(&o);
+	struct vmctx_session *s = ten_ticks_then_preempted(weight, T / 50);
 	struct vmctx_sample smp;
 	struct vmctx_table *t;
-	int i;
 
-	CHECK(s, "session");
-	declare_vm1(s);
-	for (i = 0; i < 10; i++) {
-		smp = gsample(i, 0);
-		smp.time = i * T + (i == 9 ? T / 50 : T / 10);
-		CHECK(!vmctx_session_sample(s, &smp), "tick %d", i);
-	}
-	CHECK(!vmctx_session_switch(s, 9 * T + T / 2, 0, VM_PID(1), 0, true, true), "preempted");
 	smp = gsample(10, 0);
 	smp.time = 10 * T + T / 10;
 	smp.pid = smp.tid = 4242;
@@ -492,23 +505,11 @@ static void a_switch_in_counts_no_tick_twice(bool weight)
  */
 static void a_late_sample_after_a_switch_in(void)
 {
-	struct vmctx_session_opts o = {
-		.sz = sizeof(o), .tick_ns = SCEN_TICK_NS, .flags = VMCTX_SESSION_WEIGHT_BY_TIME,
-	};
 	const uint64_t T = SCEN_TICK_NS;
-	struct vmctx_session *s = vmctx_session_new(&o);
+	struct vmctx_session *s = ten_ticks_then_preempted(true, T / 10);
 	struct vmctx_sample smp;
 	struct vmctx_table *t;
-	int i;
 
-	CHECK(s, "session");
-	declare_vm1(s);
-	for (i = 0; i < 10; i++) {
-		smp = gsample(i, 0);
-		smp.time = i * T + T / 10;
-		CHECK(!vmctx_session_sample(s, &smp), "tick %d", i);
-	}
-	CHECK(!vmctx_session_switch(s, 9 * T + T / 2, 0, VM_PID(1), 0, true, true), "preempted");
 	CHECK(!vmctx_session_switch(s, 11 * T + 3 * T / 10, 0, VM_PID(1), 0, false, false),
 	      "switch-in");
 	smp = gsample(14, 0);
