@@ -46,8 +46,9 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 [ -c /dev/kvm ] || finish "FAIL no /dev/kvm"
 # A heartbeat every 30 s, with the size of the guests' consoles (which L1
 # shows only once the recording ends: a growing size is the run's
-# progress), and when they did not grow since the last beat the tasks
-# that run or wait uninterruptibly, with where they wait: run-linux-lab.sh tells an L1
+# progress), and when they did not grow since the last beat the threads
+# that run or wait uninterruptibly and the L2 QEMUs' threads, with where
+# they wait: run-linux-lab.sh tells an L1
 # whose kernel stopped (no heartbeat) from one whose run stopped moving
 # (heartbeats and nothing else).  (Its own line prefix, which the lab
 # does not count as progress.)
@@ -59,9 +60,16 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 		# the tasks only when the guests said nothing since the last
 		# beat: a few processes per task, which a healthy run is spared
 		[ "$bytes" = "$last" ] || { last=$bytes; continue; }
-		for d in /proc/[0-9]*; do
+		# every thread (a vCPU is a thread of its QEMU): those that run
+		# or wait uninterruptibly, and each of the L2 QEMUs' threads
+		# whatever its state (a stuck guest's vCPU may sleep)
+		l2=" $(cat /tmp/l2-*.pid 2>/dev/null | tr '\n' ' ') "
+		for d in /proc/[0-9]*/task/[0-9]*; do
 			st=$(sed 's/.*) //; s/ .*//' $d/stat 2>/dev/null) || continue
-			case $st in R|D) echo "VMCTX-LAB: heartbeat task ${d#/proc/} $(cat $d/comm 2>/dev/null) $st $(cat $d/wchan 2>/dev/null)" ;; esac
+			p=${d#/proc/}; p=${p%%/*}
+			case $st:$l2 in
+			R:*|D:*|*" $p "*) echo "VMCTX-LAB: heartbeat task ${d##*/} $(cat $d/comm 2>/dev/null) $st $(cat $d/wchan 2>/dev/null)" ;;
+			esac
 		done
 	done
 ) &

@@ -486,7 +486,7 @@ boot_once() {
 		log "L1's kernel complained: $(sed 's/\r$//' "$logf" | grep -aE -m 3 "$L1_OOPS|^RIP:" | tr '\n' ' ')"
 	elif [ -n "$silent" ] && [ $((SECONDS - beat)) -lt 90 ]; then
 		outcome=l1-stuck
-		log "L1 was alive but its run made no progress; its busy tasks: $(grep -a '^VMCTX-LAB: heartbeat task' "$logf" | tail -n 6 | sed 's/^VMCTX-LAB: heartbeat task //; s/\r$//' | tr '\n' ';')"
+		log "L1 was alive but its run made no progress; its threads at the last beats (running, waiting uninterruptibly, and the L2 QEMUs' in any state): $(grep -a '^VMCTX-LAB: heartbeat task' "$logf" | tail -n 16 | sed 's/^VMCTX-LAB: heartbeat task //; s/\r$//' | tr '\n' ';')"
 	elif [ -n "$silent" ]; then
 		outcome=l1-hung
 	elif [ "$rc" = 124 ] && [ $((SECONDS - beat)) -lt 90 ] && ! grep -aq '^VMCTX-LAB: RESULT' "$logf"; then
