@@ -66,57 +66,18 @@ void vmctx_session_free(struct vmctx_session *s)
 	agg_free(&s->tl.agg);
 	free(s->vms);
 	free(s->tl.vcpus);
-	free(s->vcpu_hash);
-	free(s->vm_hash);
+	util_id_index_free(&s->vcpu_index);
+	util_id_index_free(&s->vm_index);
 	free(s->tl.pcpus);
 	free(s);
-}
-
-static size_t hash_tgid(int tgid, size_t size)
-{
-	uint64_t h = (uint32_t)tgid * 0x9e3779b97f4a7c15ULL;
-
-	return (h ^ (h >> 32)) & (size - 1);
 }
 
 /* Every sample names its VM: find it in O(1), whatever the number of VMs. */
 int session_vm_idx(const struct vmctx_session *s, int vm_tgid)
 {
-	size_t j;
+	int i = util_id_find(&s->vm_index, (uint32_t)vm_tgid);
 
-	if (!s->vm_hash_size)
-		return -ENOENT;
-	for (j = hash_tgid(vm_tgid, s->vm_hash_size); s->vm_hash[j];
-	     j = (j + 1) & (s->vm_hash_size - 1))
-		if (s->vms[s->vm_hash[j] - 1].tgid == vm_tgid)
-			return s->vm_hash[j] - 1;
-	return -ENOENT;
-}
-
-/* Index VM @idx by its tgid, growing the index to stay at most half full. */
-static int hash_vm(struct vmctx_session *s, size_t idx)
-{
-	size_t size = s->vm_hash_size, i, j;
-	int32_t *h = s->vm_hash;
-
-	if ((idx + 1) * 2 > size) {
-		size = size ? size * 2 : 16;
-		h = calloc(size, sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		for (i = 0; i < idx; i++) {
-			for (j = hash_tgid(s->vms[i].tgid, size); h[j]; j = (j + 1) & (size - 1))
-				;
-			h[j] = i + 1;
-		}
-		free(s->vm_hash);
-		s->vm_hash = h;
-		s->vm_hash_size = size;
-	}
-	for (j = hash_tgid(s->vms[idx].tgid, size); h[j]; j = (j + 1) & (size - 1))
-		;
-	h[j] = idx + 1;
-	return 0;
+	return i < 0 ? -ENOENT : i;
 }
 
 /* Name VM @vm, with the labels its rows use. */
@@ -162,7 +123,7 @@ int vmctx_session_add_vm(struct vmctx_session *s, int vm_tgid, const char *name)
 		free(vm->label);
 		return -ENOMEM;
 	}
-	if (hash_vm(s, s->nvms)) {
+	if (util_id_add(&s->vm_index, (uint32_t)vm_tgid, s->nvms)) {
 		free(vm->name);
 		free(vm->label);
 		free(vm->tag);
@@ -213,49 +174,18 @@ int vmctx_session_set_clock(struct vmctx_session *s, int vm_tgid, const struct v
 	return 0;
 }
 
-static uint64_t hash2(uint32_t a, uint32_t b)
+/* A vCPU's id in the index: its VM's tgid and its own id. */
+static uint64_t vcpu_key(int vm_tgid, int id)
 {
-	uint64_t h = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ULL;
-
-	return h ^ (h >> 29);
-}
-
-static int rehash_vcpus(struct vmctx_session *s)
-{
-	size_t size = s->vcpu_hash_size ? s->vcpu_hash_size * 2 : 64, i;
-	int32_t *h = calloc(size, sizeof(*h));
-
-	if (!h)
-		return -ENOMEM;
-	for (i = 0; i < s->tl.nvcpus; i++) {
-		const struct vmctx_vcpu *v = &s->tl.vcpus[i];
-		size_t j = hash2(s->vms[v->vm_idx].tgid, v->id) & (size - 1);
-
-		while (h[j])
-			j = (j + 1) & (size - 1);
-		h[j] = i + 1;
-	}
-	free(s->vcpu_hash);
-	s->vcpu_hash = h;
-	s->vcpu_hash_size = size;
-	return 0;
+	return (uint64_t)(uint32_t)vm_tgid << 32 | (uint32_t)id;
 }
 
 /* vCPU @id of the VM whose tgid is @vm_tgid, if seen already: one probe, no VM lookup. */
 static struct vmctx_vcpu *find_vcpu(const struct vmctx_session *s, int vm_tgid, int id)
 {
-	size_t j;
+	int i = util_id_find(&s->vcpu_index, vcpu_key(vm_tgid, id));
 
-	if (!s->vcpu_hash_size)
-		return NULL;
-	for (j = hash2(vm_tgid, id) & (s->vcpu_hash_size - 1); s->vcpu_hash[j];
-	     j = (j + 1) & (s->vcpu_hash_size - 1)) {
-		struct vmctx_vcpu *v = &s->tl.vcpus[s->vcpu_hash[j] - 1];
-
-		if (v->id == id && s->vms[v->vm_idx].tgid == vm_tgid)
-			return v;
-	}
-	return NULL;
+	return i < 0 ? NULL : &s->tl.vcpus[i];
 }
 
 /* Put a new vCPU's @id among @vm's ids, in order (room was made for it). */
@@ -274,21 +204,14 @@ static struct vmctx_vcpu *vcpu_of(struct vmctx_session *s, int vm_idx, int vm_tg
 {
 	struct vmctx_vm *vm = &s->vms[vm_idx];
 	struct vmctx_vcpu *v;
-	size_t j;
 
 	if (id < 0 || id >= MAX_VCPU_ID) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (s->vcpu_hash_size) {
-		j = hash2(vm_tgid, id) & (s->vcpu_hash_size - 1);
-		while (s->vcpu_hash[j]) {
-			v = &s->tl.vcpus[s->vcpu_hash[j] - 1];
-			if (v->id == id && v->vm_idx == vm_idx)
-				return v;
-			j = (j + 1) & (s->vcpu_hash_size - 1);
-		}
-	}
+	v = find_vcpu(s, vm_tgid, id);
+	if (v)
+		return v;
 	if (s->tl.nvcpus >= s->max_vcpus) {
 		errno = E2BIG;
 		return NULL;
@@ -304,15 +227,9 @@ static struct vmctx_vcpu *vcpu_of(struct vmctx_session *s, int vm_idx, int vm_tg
 	v->vm_idx = vm_idx;
 	v->id = id;
 	v->cache_task = -1;
-	s->tl.nvcpus++;
-	if (s->tl.nvcpus * 2 > s->vcpu_hash_size && rehash_vcpus(s)) {
-		s->tl.nvcpus--;
+	if (util_id_add(&s->vcpu_index, vcpu_key(vm_tgid, id), s->tl.nvcpus))
 		goto nomem;
-	}
-	j = hash2(vm_tgid, id) & (s->vcpu_hash_size - 1);
-	while (s->vcpu_hash[j])
-		j = (j + 1) & (s->vcpu_hash_size - 1);
-	s->vcpu_hash[j] = s->tl.nvcpus;
+	s->tl.nvcpus++;
 	vm_add_vcpu_id(vm, id);
 	return v;
 nomem:

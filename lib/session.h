@@ -38,10 +38,8 @@ struct vmctx_session {
 	uint32_t max_vcpus;
 	struct vmctx_vm *vms;
 	size_t nvms, vms_cap;
-	int32_t *vm_hash;		/* open addressing by tgid: vm index + 1 */
-	size_t vm_hash_size;
-	int32_t *vcpu_hash;		/* open addressing: vcpu index + 1 */
-	size_t vcpu_hash_size;
+	struct util_id_index vm_index;	/* by tgid: position in vms */
+	struct util_id_index vcpu_index; /* by vcpu_key(): position in tl.vcpus */
 	vmctx_stream_fn stream;
 	void *stream_ctx;
 	uint64_t first_time;		/* of the first sample, once started */

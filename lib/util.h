@@ -112,4 +112,39 @@ __hidden int util_name_add(struct util_name_index *x, const char *name, uint32_t
 			    vmctx_name_of_fn name_of, const void *arr);
 __hidden void util_name_index_free(struct util_name_index *x);
 
+/*
+ * A hash index of 64-bit ids (util.c): the session finds a sample's VM by
+ * its tgid and its vCPU by tgid and id in one probe, whatever their
+ * number.  It stores positions in the caller's array; zeroed is empty.
+ * Open addressing, at most half full.
+ */
+struct util_id_index {
+	uint64_t *id;
+	uint32_t *slot;		/* position + 1, 0 if empty */
+	size_t size, used;
+};
+
+static inline size_t util_id_slot(uint64_t id, size_t size)
+{
+	uint64_t h = id * 0x9e3779b97f4a7c15ULL;
+
+	return (h ^ (h >> 29)) & (size - 1);
+}
+
+/* The position stored under @id, or -1.  Inline: it is on every sample's path. */
+static inline int util_id_find(const struct util_id_index *x, uint64_t id)
+{
+	size_t i;
+
+	if (!x->size)
+		return -1;
+	for (i = util_id_slot(id, x->size); x->slot[i]; i = (i + 1) & (x->size - 1))
+		if (x->id[i] == id)
+			return (int)(x->slot[i] - 1);
+	return -1;
+}
+/* Add @pos under @id (not there yet); 0 or -ENOMEM. */
+__hidden int util_id_add(struct util_id_index *x, uint64_t id, uint32_t pos);
+__hidden void util_id_index_free(struct util_id_index *x);
+
 #endif /* VMCTX_UTIL_H */
