@@ -26,6 +26,15 @@ static int check_failures;
 	CHECK((uint64_t)(got) == (uint64_t)(want), "%s: got %" PRIu64 ", want %" PRIu64, \
 	      what, (uint64_t)(got), (uint64_t)(want))
 
+/* A small deterministic generator (xorshift64), so that a failure reproduces. */
+static inline uint64_t check_rnd(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
 static inline int check_result(const char *name)
 {
 	if (check_failures)

@@ -21,10 +21,7 @@ static uint64_t rnd_state = 0x2545f4914f6cdd1dULL;
 
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return check_rnd(&rnd_state);
 }
 
 static int cmp_key(const void *a, const void *b, void *width)

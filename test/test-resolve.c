@@ -291,10 +291,7 @@ static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
 
 static uint64_t rnd(uint64_t n)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state % n;
+	return check_rnd(&rnd_state) % n;
 }
 
 struct oracle_task {
