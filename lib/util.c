@@ -270,14 +270,13 @@ void util_name_index_free(struct util_name_index *x)
 	x->size = x->used = 0;
 }
 
-static void id_put(uint64_t *ids, uint32_t *slot, size_t size, uint64_t id, uint32_t pos1)
+static void id_put(struct util_id_entry *slot, size_t size, struct util_id_entry e)
 {
 	size_t i;
 
-	for (i = util_id_slot(id, size); slot[i]; i = (i + 1) & (size - 1))
+	for (i = util_id_slot(e.id, size); slot[i].pos; i = (i + 1) & (size - 1))
 		;
-	ids[i] = id;
-	slot[i] = pos1;
+	slot[i] = e;
 }
 
 int util_id_add(struct util_id_index *x, uint64_t id, uint32_t pos)
@@ -287,33 +286,25 @@ int util_id_add(struct util_id_index *x, uint64_t id, uint32_t pos)
 	/* At most half full, so that probes stay short. */
 	if (2 * (x->used + 1) > x->size) {
 		size_t i, size = x->size ? 2 * x->size : 16;
-		uint64_t *ids = calloc(size, sizeof(*ids));
-		uint32_t *slot = calloc(size, sizeof(*slot));
+		struct util_id_entry *slot = calloc(size, sizeof(*slot));
 
-		if (!ids || !slot) {
-			free(ids);
-			free(slot);
+		if (!slot)
 			return -ENOMEM;
-		}
 		for (i = 0; i < x->size; i++)
-			if (x->slot[i])
-				id_put(ids, slot, size, x->id[i], x->slot[i]);
-		free(x->id);
+			if (x->slot[i].pos)
+				id_put(slot, size, x->slot[i]);
 		free(x->slot);
-		x->id = ids;
 		x->slot = slot;
 		x->size = size;
 	}
-	id_put(x->id, x->slot, x->size, id, pos + 1);
+	id_put(x->slot, x->size, (struct util_id_entry){ .id = id, .pos = pos + 1 });
 	x->used++;
 	return 0;
 }
 
 void util_id_index_free(struct util_id_index *x)
 {
-	free(x->id);
 	free(x->slot);
-	x->id = NULL;
 	x->slot = NULL;
 	x->size = x->used = 0;
 }

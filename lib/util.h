@@ -119,8 +119,10 @@ __hidden void util_name_index_free(struct util_name_index *x);
  * Open addressing, at most half full.
  */
 struct util_id_index {
-	uint64_t *id;
-	uint32_t *slot;		/* position + 1, 0 if empty */
+	struct util_id_entry {
+		uint64_t id;
+		uint32_t pos;	/* position + 1, 0 if empty */
+	} *slot;
 	size_t size, used;
 };
 
@@ -138,12 +140,12 @@ static inline int util_id_find(const struct util_id_index *x, uint64_t id)
 
 	if (!x->size)
 		return -1;
-	for (i = util_id_slot(id, x->size); x->slot[i]; i = (i + 1) & (x->size - 1))
-		if (x->id[i] == id)
-			return (int)(x->slot[i] - 1);
+	for (i = util_id_slot(id, x->size); x->slot[i].pos; i = (i + 1) & (x->size - 1))
+		if (x->slot[i].id == id)
+			return (int)(x->slot[i].pos - 1);
 	return -1;
 }
-/* Add @pos under @id (not there yet); 0 or -ENOMEM. */
+/* Add @pos under @id (not there yet); 0, -ENOMEM, or -EOVERFLOW for UINT32_MAX. */
 __hidden int util_id_add(struct util_id_index *x, uint64_t id, uint32_t pos);
 __hidden void util_id_index_free(struct util_id_index *x);
 
