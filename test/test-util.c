@@ -24,20 +24,22 @@ static uint64_t rnd(void)
 	return check_rnd(&rnd_state);
 }
 
-/* Is @id among the first @n of @ids? */
-static int added(const uint64_t *ids, size_t n, uint64_t id)
+static int cmp_u64(const void *a, const void *b)
 {
-	size_t i;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	for (i = 0; i < n; i++)
-		if (ids[i] == id)
-			return 1;
-	return 0;
+	return x < y ? -1 : x > y;
+}
+
+/* Is @id among the @n ids of @sorted? */
+static int added(const uint64_t *sorted, size_t n, uint64_t id)
+{
+	return bsearch(&id, sorted, n, sizeof(*sorted), cmp_u64) != NULL;
 }
 
 static void check_shape(const char *shape, uint64_t (*make)(size_t i))
 {
-	static uint64_t ids[N];
+	static uint64_t ids[N], sorted[N];
 	struct util_id_index x;
 	size_t i, k, misses = 0, wrong = 0;
 
@@ -52,12 +54,14 @@ static void check_shape(const char *shape, uint64_t (*make)(size_t i))
 				if (util_id_find(&x, ids[k]) != (int)k)
 					wrong++;
 	}
+	memcpy(sorted, ids, sizeof(ids));
+	qsort(sorted, N, sizeof(*sorted), cmp_u64);
 	for (i = 0; i < N; i++) {
 		if (util_id_find(&x, ids[i]) != (int)i)
 			wrong++;
-		if (!added(ids, N, ids[i] + 1) && util_id_find(&x, ids[i] + 1) != -1)
+		if (!added(sorted, N, ids[i] + 1) && util_id_find(&x, ids[i] + 1) != -1)
 			misses++;
-		if (!added(ids, N, ids[i] - 1) && util_id_find(&x, ids[i] - 1) != -1)
+		if (!added(sorted, N, ids[i] - 1) && util_id_find(&x, ids[i] - 1) != -1)
 			misses++;
 	}
 	CHECK(!wrong, "%s: %zu ids found another position", shape, wrong);
