@@ -28,6 +28,9 @@ pkgs=(linux-source-6.12 build-essential flex bison bc cpio ccache quilt
       # Debian's own perf (linux-perf, 6.1), which must read what perf
       # inject --guest-maps writes
       libslang2-dev tmux linux-perf
+      # hotspot's parser, which must read what perf inject
+      # --guest-processes writes
+      hotspot
       # the machine checks' hostile tenants: both perfs under valgrind and
       # strace (no perf opens a path a guest gave)
       valgrind strace

@@ -44,6 +44,9 @@
 #   'shift' moves half of vCPU 0's ticks of "other" to "work": "other"
 #   when the tick number is a multiple of 8 (150 ticks), "work" otherwise
 #   (850), as a second recording of the same guest, for perf diff.
+#   'noperiod' leaves PERF_SAMPLE_PERIOD out, as 'perf record -c N'
+#   records a fixed period: the attr's sample_period (1 ms, no freq) is
+#   each sample's.
 #   'ends' ends vCPU 0's thread after the run: switched in after vCPU 1
 #   (whose HLT exit is tick 2000), it is sampled in QEMU's code at tick
 #   2001 and exits (its last switch-out has tid -1, as perf records an
@@ -69,6 +72,7 @@ vmm = 'vmm' in sys.argv[2:]
 shift = 'shift' in sys.argv[2:]
 bids = 'bids' in sys.argv[2:]
 ends = 'ends' in sys.argv[2:]
+noperiod = 'noperiod' in sys.argv[2:]
 TSC_OFFSET = 5000000000
 E = '>' if be else '<'
 
@@ -80,6 +84,8 @@ ST = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
      PERF_SAMPLE_PERIOD | PERF_SAMPLE_GUEST_CTX
 if ident:
     ST |= PERF_SAMPLE_IDENTIFIER
+if noperiod:
+    ST &= ~PERF_SAMPLE_PERIOD
 SAMPLE_ID = 1
 VALID, VMX, SVM, GUEST, HOSTV = 0x1, 0x2, 0x4, 0x8, 0x40
 KERNEL, USER, GKERNEL, GUSER = 1, 2, 4, 5
@@ -104,9 +110,9 @@ buf += struct.pack(E + 'QQ', 0x32454c4946524550, 16)
 flags = (1 << 10)  # freq
 if sample_id_all:
     flags |= 1 << 18
-if be:
-    flags = 0
-attr = struct.pack(E + 'IIQQQQQ', 1, 128, 0, 1000000 if be else 1000, ST, 0, flags)
+if be or noperiod:
+    flags &= ~(1 << 10)  # a fixed period: 1 ms
+attr = struct.pack(E + 'IIQQQQQ', 1, 128, 0, 1000000 if be or noperiod else 1000, ST, 0, flags)
 attr += b'\0' * (128 - len(attr))
 buf += hdr(64, 0, attr)
 
@@ -120,7 +126,9 @@ def comm(pid, tid, name, time):
 def sample(misc, ip, pid, tid, time, cpu, ctx):
     cr3, asid, exit_reason, vcpu, fl = ctx
     body = struct.pack(E + 'Q', SAMPLE_ID) if ident else b''
-    body += struct.pack(E + 'QIIQIIQ', ip, pid, tid, time, cpu, 0, 1000000)
+    body += struct.pack(E + 'QIIQII', ip, pid, tid, time, cpu, 0)
+    if not noperiod:
+        body += struct.pack(E + 'Q', 1000000)
     if fl:
         body += struct.pack(E + 'QQIIII', 24, cr3, asid, exit_reason, vcpu, fl)
     else:

@@ -119,6 +119,16 @@ if [ -x "$S" ]; then
 	check "$($S --buildid-dir inj-late.data/debug report -i inj-late.data --stdio --cpu 1 -F period,comm 2>/dev/null | pc)" \
 		"$want" "inject: $($S --version) reads a late clock sample's period as perf report weighs it"
 fi
+# the same with a fixed period ('noperiod', as 'perf record -c' records
+# it): the samples carry no period of their own, so the output's must
+python3 "$src/gen-perfdata.py" late-np.data file ident times late noperiod >/dev/null
+$P inject -i late-np.data --guest-maps=guest1.vmctx -o inj-late-np.data >/dev/null 2>&1
+check "$($P report -i late-np.data --guest-maps=guest1.vmctx --stdio --cpu 1 -F period,comm 2>/dev/null | pc)" \
+	"$want" "inject: perf report weighs the late sample of a fixed-period recording"
+if [ -x "$S" ]; then
+	check "$($S --buildid-dir inj-late-np.data/debug report -i inj-late-np.data --stdio --cpu 1 -F period,comm 2>/dev/null | pc)" \
+		"$want" "inject: $($S --version) reads the late sample's period of a fixed-period recording"
+fi
 # with guest call chains (gen-chains.py: 10 samples of bench, each
 # followed by its chain work, other, work): each injected sample carries
 # the guest's frames as its own chain, which a stock perf resolves
@@ -139,6 +149,43 @@ check "$($P inject -i noid.data --guest-maps=guest1.vmctx -o x.data 2>&1 | grep 
 	"inject: a recording without sample ids is refused with a reason"
 check "$($P inject -i id.data --guest-maps=guest1.vmctx 2>&1 >/dev/null | grep -c 'give it with -o')" 1 \
 	"inject: --guest-maps to standard output is refused with a reason"
+
+# 4b. perf inject --guest-processes: the guests as host processes, for
+# readers that know no guest machines (hotspot).  VM1's process 321 is
+# host pid 2^30 + 1 * 2^22 + 321, named "guest1/bench" (the VM takes the
+# bundle's name); its unresolved samples' process (guest pid -1) is
+# 2^30 + 2^22 + 2^22 - 1; the guest kernel is an object of each process
+$P inject -i id.data --guest-maps=guest1.vmctx --guest-processes -o inj-proc.data >/dev/null 2>&1
+check "$?" 0 "inject --guest-processes"
+bench=$(( (1 << 30) + (1 << 22) + 321 ))
+unres=$(( (1 << 30) + (1 << 22) + (1 << 22) - 1 ))
+want=$(printf '%s\n' '1 CPU 1/KVM 1002:CPU 1/KVM' "1000 guest1/[unresolved] $unres:guest1/[unresolved]" \
+	"1000 guest1/bench $bench:guest1/bench" '1000 make 2000:make' '1000 swapper 0:swapper' | LC_ALL=C sort)
+want_sym=$(printf '%s\n' '300 bench [.] other' '700 bench [.] work')
+for r in "$P" "$S"; do
+	[ -x "$r" ] || continue
+	RP="$r --buildid-dir inj-proc.data/debug report -i inj-proc.data --stdio -n --no-children -g none"
+	check "$($RP --sort comm,pid 2>/dev/null | ev cpu-clock | rows)" "$want" \
+		"--guest-processes: $($r --version) reads the guest process as a host process"
+	check "$($RP --sort dso,sym --comm guest1/bench 2>/dev/null | ev cpu-clock | rows)" "$want_sym" \
+		"--guest-processes: $($r --version) names its functions in user mode"
+	check "$($RP --sort dso,sym --comm 'guest1/[unresolved]' 2>/dev/null | ev cpu-clock | rows)" \
+		"1000 vmlinux [.] guest_kfunc" "--guest-processes: $($r --version) names the guest kernel's function in the process"
+done
+# hotspot's parser finds each object as DIR/<mmap path>/<build-id>/elf,
+# and gives the shares perf report gives: of cpu-clock's 4001 ms, work
+# 700, other 300, guest_kfunc 1000
+PP=/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser
+if [ -x "$PP" ]; then
+	"$PP" --input inj-proc.data/data --debug "$PWD/inj-proc.data/debug" --output proc.pp >/dev/null 2>&1
+	check "$(python3 "$src/perfparser-top.py" proc.pp | awk -F '\t' '$1 == "work" || $1 == "other" || $1 == "guest_kfunc" {print $1, $2, $4}' | LC_ALL=C sort)" \
+		"$(printf '%s\n' 'guest_kfunc vmlinux 24.99' 'other bench 7.50' 'work bench 17.50')" \
+		"--guest-processes: hotspot's parser names the guest's functions, with perf report's shares"
+else
+	echo "skip --guest-processes: hotspot's parser ($PP) is not installed (apt-get install hotspot)"
+fi
+check "$($P inject -i id.data --guest-processes -o x.data 2>&1 | grep -c '^perf inject: --guest-processes goes with --guest-maps')" 1 \
+	"inject: --guest-processes without --guest-maps is refused"
 
 # each command names itself in its messages, and --guest-clock without
 # --guest-maps is refused, not ignored
