@@ -184,6 +184,33 @@ if [ -x "$PP" ]; then
 else
 	echo "skip --guest-processes: hotspot's parser ($PP) is not installed (apt-get install hotspot)"
 fi
+# speedscope (npm) imports perf script's text of that output: the guest
+# process's thread by its name and its functions, in its sandwich view's
+# table (headless Chromium's DOM; speedscope weighs a sample by the time
+# to its neighbours, not by its period, so no share is compared)
+SS=$(npm root -g 2>/dev/null)/speedscope/dist/release
+if [ -f "$SS/index.html" ] && command -v chromium >/dev/null 2>&1; then
+	mkdir -p www && cp -r "$SS" www/ss
+	$S --buildid-dir inj-proc.data/debug script -i inj-proc.data -F comm,pid,tid,time,period,event,ip,sym,dso \
+		> www/guest.txt 2>/dev/null
+	(cd www && exec python3 -u -m http.server 0 --bind 127.0.0.1 > ../http.log 2>&1) &
+	http=$!
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		port=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' http.log)
+		[ -n "$port" ] && break
+		sleep 0.5
+	done
+	url="http://127.0.0.1:$port"
+	timeout 120 chromium --headless --no-sandbox --use-angle=swiftshader --enable-unsafe-swiftshader \
+		--dump-dom --virtual-time-budget=15000 "$url/ss/index.html#profileURL=$url/guest.txt&view=sandwich" \
+		2>/dev/null | sed 's/<[^>]*>/\n/g' | grep -v '^ *$' > speedscope.txt
+	kill $http 2>/dev/null
+	check "$(grep -q "^guest1/bench pid: $bench tid: $bench" speedscope.txt && echo thread):$(grep -cx 'work\|other' speedscope.txt)" \
+		"thread:2" \
+		"--guest-processes: speedscope imports perf script's text with the guest's process and functions"
+else
+	echo "skip speedscope: not installed (npm install -g speedscope) or no chromium"
+fi
 check "$($P inject -i id.data --guest-processes -o x.data 2>&1 | grep -c '^perf inject: --guest-processes goes with --guest-maps')" 1 \
 	"inject: --guest-processes without --guest-maps is refused"
 
