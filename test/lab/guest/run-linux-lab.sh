@@ -301,6 +301,19 @@ EOS
 			diff "$hc/inject.want" "$hc/inject.got" | head -n 10
 			bad="$bad (stock perf on the injected file)"
 		fi
+		# and each host CPU's time as perf report gives it: the output's
+		# samples carry the periods perf report weighs them by
+		HOME=$hc/home /usr/bin/perf --buildid-dir "$hc/inj.data/debug" report -i "$hc/inj.data" \
+			--kallsyms="$h/kallsyms" --sort cpu -F cpu,period --stdio 2>/dev/null |
+			awk '/^# Samples: .* of event / { ev = $0 }
+				ev ~ /event .cpu-clock/ && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { printf "%d %.3f\n", $1, $2 / 1e6 }' \
+			> "$hc/cpu.inj"
+		if [ -s "$hc/cpu.inj" ] && cmp -s "$hc/cpu.time" "$hc/cpu.inj"; then
+			echo "perf-check: $(/usr/bin/perf --version) gives each host CPU the time perf report gives it in perf inject's output (CPU ms): $(tr '\n' ' ' < "$hc/cpu.inj")"
+		else
+			echo "perf-check: FAIL $(/usr/bin/perf --version) gives the host CPUs other times in perf inject's output (CPU ms): $(tr '\n' ' ' < "$hc/cpu.inj"), perf report $(tr '\n' ' ' < "$hc/cpu.time")"
+			bad="$bad (the host CPUs' time in the injected file)"
+		fi
 	else
 		echo "perf-check: skip stock perf on perf inject's output: no /usr/bin/perf (Debian's linux-perf)"
 	fi
