@@ -317,6 +317,35 @@ EOS
 	else
 		echo "perf-check: skip stock perf on perf inject's output: no /usr/bin/perf (Debian's linux-perf)"
 	fi
+	# hotspot reads perf inject --guest-processes' output with its own
+	# parser: the guest function perf report ranks first (by name and
+	# object, both VMs summed) has the same share of cpu-clock there,
+	# within 0.5 points (test/perf/perfparser-top.py reads what the parser
+	# hands hotspot)
+	local pp=/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser top got
+	if [ -x "$pp" ]; then
+		HOME=$hc/home "$perf" inject -i "$h/perf.data" --guest-maps="$maps" --guest-processes \
+			-o "$hc/proc.data" > "$hc/proc.out" 2>&1 || { tail -n 3 "$hc/proc.out"; bad="$bad (perf inject --guest-processes)"; }
+		"$pp" --input "$hc/proc.data/data" --debug "$hc/proc.data/debug" --kallsyms "$h/kallsyms" \
+			--output "$hc/proc.pp" > "$hc/proc.pp.err" 2>&1 || :
+		top=$("$perf" --buildid-dir "$hc/proc.data/debug" report -i "$hc/proc.data" --kallsyms="$h/kallsyms" \
+			--stdio --no-children -g none --sort dso,sym -v 2>/dev/null |
+			awk '/^# Samples: .* of event / { ev = $0 }
+				ev ~ /event .cpu-clock/ && $2 ~ /^\/vmctx-guest\// { n = split($2, p, "/"); sym = $0
+					sub(/^.*\[\.\] /, "", sym); sub(/ *$/, "", sym); s[sym "\t" p[n]] += $1 }
+				END { for (k in s) printf "%.2f\t%s\n", s[k], k }' | sort -rn | sed -n 1p)
+		got=$(python3 "$REPO_TOP/test/perf/perfparser-top.py" "$hc/proc.pp" 2>/dev/null |
+			awk -F '\t' -v n="$(echo "$top" | cut -f2)" -v b="$(echo "$top" | cut -f3)" '$1 == n && $2 == b { print $4 }')
+		if [ -n "$top" ] && [ -n "$got" ] &&
+		   awk -v a="${top%%	*}" -v b="$got" 'BEGIN { d = a - b; exit !(d <= 0.5 && d >= -0.5) }'; then
+			echo "perf-check: hotspot's parser on perf inject --guest-processes' output: $(echo "$top" | cut -f2,3 | tr '\t' ' ') $got% of cpu-clock, perf report ${top%%	*}%"
+		else
+			echo "perf-check: FAIL hotspot's parser on perf inject --guest-processes' output: '$(echo "$top" | cut -f2,3 | tr '\t' ' ')' ${got:-none}% of cpu-clock, perf report ${top%%	*}%"
+			bad="$bad (hotspot's parser)"
+		fi
+	else
+		echo "perf-check: skip hotspot's parser: $pp is not installed (apt-get install hotspot)"
+	fi
 	if [ -n "$bad" ]; then
 		echo "VMCTX-LAB: RESULT FAIL Linux guest through perf (pti=off):$bad"
 	else
