@@ -495,7 +495,7 @@ boot_once() {
 	# size of the guests' consoles they give: they say that its kernel
 	# still schedules, so that a silence is told as L1's kernel stopping
 	# or as the run stopping with L1 alive)
-	local lines=0 grown= heard=$SECONDS beats=0 beat=$SECONDS n b g p looked= gap=0
+	local lines=0 grown= heard=$SECONDS beats=0 beat=$SECONDS n b g p looked= gap=0 pace look stop
 	panicked= silent=
 	while kill -0 "$qemu" 2>/dev/null; do
 		# one pass over the console: its lines but heartbeats, the
@@ -518,15 +518,23 @@ boot_once() {
 			[ "$beats" = 0 ] || [ $((SECONDS - beat)) -le "$gap" ] || gap=$((SECONDS - beat))
 			beats=$b beat=$SECONDS
 		fi
+		# The silences scale with L1's pace: its heartbeat comes every
+		# 30 s of its own time, and the longest gap between two says
+		# how much slower than that it runs (a debug L1 beside a load:
+		# 85 to 100 s), so that a slow L1's guest booting quietly is not
+		# taken for one that stopped.
+		pace=$((gap > 30 ? gap : 30))
+		look=$((${VMCTX_L1_SILENCE:-300} * pace / 30))
+		stop=$((${VMCTX_L1_SILENCE_STOP:-600} * pace / 30))
 		# (and the guests' consoles growing, which the heartbeat says)
 		if [ "$n" != "$lines" ] || [ "$g" != "$grown" ]; then
 			[ -z "$looked" ] || log "L1 and its guests went on after $((SECONDS - heard)) s of silence: the look was no hang"
 			lines=$n grown=$g heard=$SECONDS looked=
-		elif [ -z "$looked" ] && [ $((SECONDS - heard)) -ge "${VMCTX_L1_SILENCE:-300}" ]; then
+		elif [ -z "$looked" ] && [ $((SECONDS - heard)) -ge "$look" ]; then
 			looked=1
-			log "L1 and its guests have printed nothing but heartbeats for $((SECONDS - heard)) s (its last heartbeat $((SECONDS - beat)) s ago): looking where it is, stopping it at ${VMCTX_L1_SILENCE_STOP:-600} s"
+			log "L1 and its guests have printed nothing but heartbeats for $((SECONDS - heard)) s (its last heartbeat $((SECONDS - beat)) s ago, its longest gap $gap s): looking where it is, stopping it at $stop s"
 			where_l1 "$logf.regs.$try" "$qemu"
-		elif [ -z "$silent" ] && [ $((SECONDS - heard)) -ge "${VMCTX_L1_SILENCE_STOP:-600}" ]; then
+		elif [ -z "$silent" ] && [ $((SECONDS - heard)) -ge "$stop" ]; then
 			silent=1
 			log "L1 and its guests have printed nothing but heartbeats for $((SECONDS - heard)) s (its last heartbeat $((SECONDS - beat)) s ago): stopping it"
 			kill "$qemu" 2>/dev/null || true
