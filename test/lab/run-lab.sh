@@ -35,11 +35,20 @@ want_bochs=${VMCTX_LAB_BOCHS:-1}
 want_stock=${VMCTX_LAB_STOCK:-1}
 want_stock_bochs=${VMCTX_LAB_STOCK_BOCHS:-0}
 failures=0
-failed_parts=()
-# failed PART: count a failed part and remember its name for the last line
+failed_parts=() failed_whys=()
+# failed PART [WHY...]: count a failed part and remember its name for the
+# last line, and why it failed (the lines that say so) for the lines before
+# it: a log read from its end (CI's tail) shows them with no search
 failed() {
 	failures=$((failures + 1))
 	failed_parts+=("$1")
+	shift
+	local w
+	for w in "$@"; do failed_whys+=("$w"); done
+}
+# whys FILE: the lines of a part's output that say why it failed
+whys() {
+	grep -aE '\] FAILED |: RESULT FAIL|^perf-check: FAIL|^run-checks: FAIL|^machine-checks: FAIL|^not ok|: FAILED' "$1" 2>/dev/null | sed 's/\r$//' | tail -n 12 || true
 }
 start=$SECONDS
 
@@ -202,8 +211,9 @@ if [ "${VMCTX_LAB_LINUX:-1}" = 1 ]; then
 	# second guest's (without): SVM's own PTI-on run only without bochs
 	svm_runs="off chains"
 	[ "$want_bochs" = 1 ] || svm_runs="on off chains"
-	VMCTX_LINUX_RUNS=${VMCTX_LINUX_RUNS:-$svm_runs} "$LAB_SRC/guest/run-linux-lab.sh" ||
-		failed "Linux guest (SVM)"
+	VMCTX_LINUX_RUNS=${VMCTX_LINUX_RUNS:-$svm_runs} "$LAB_SRC/guest/run-linux-lab.sh" 2>&1 |
+		tee "$RESULTS_DIR/linux-svm.out" ||
+		{ mapfile -t w < <(whys "$RESULTS_DIR/linux-svm.out"); failed "Linux guest (SVM)" "${w[@]}"; }
 	log "Linux-guest lab took $((SECONDS - t)) s"
 	# VMCTX_LAB_SOAK=N: N boots of the perf run's shape on a stock L1 and
 	# on the patched one at once, counted (guest/soak.sh)
@@ -220,10 +230,12 @@ if [ -n "$vmx_pid" ]; then
 	wait "$vmx_pid" || vmx_rc=$?
 	echo "---- the VMX part, which ran beside ($RESULTS_DIR/vmx-part.out):"
 	cat "$RESULTS_DIR/vmx-part.out"
-	[ $((vmx_rc & 1)) = 0 ] || failed "VMX patched"
-	[ $((vmx_rc & 2)) = 0 ] || failed "Linux guest (VMX)"
+	mapfile -t w < <(whys "$RESULTS_DIR/vmx-part.out")
+	[ $((vmx_rc & 1)) = 0 ] || failed "VMX patched" "${w[@]}"
+	[ $((vmx_rc & 2)) = 0 ] || failed "Linux guest (VMX)" "${w[@]}"
 	[ "$vmx_rc" -lt 4 ] || failed "the VMX part (status $vmx_rc)"
 fi
 
+[ ${#failed_whys[@]} = 0 ] || { log "why the failed parts failed (their lines above):"; printf '    %s\n' "${failed_whys[@]}"; }
 log "lab finished in $((SECONDS - start)) s with $failures failure(s)${failed_parts:+: $(IFS=,; echo "${failed_parts[*]}" | sed 's/,/, /g')}"
 [ "$failures" -eq 0 ]
