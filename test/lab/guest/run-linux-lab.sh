@@ -397,7 +397,8 @@ check_chains() {
 # where_l1 FILE PID: where a silent L1's CPUs are, before it is stopped: five
 # rounds of QEMU's 'info registers -a', 'x/3i $pc', 'info jit' and
 # 'info lapic', some seconds apart, through the
-# monitor socket, into FILE; and on the lab's log each CPU's RIP, named
+# monitor socket, into FILE; QEMU's own flags for the CPU (FILE.state:
+# GIF, the saved host IF, the interrupt requested); and on the lab's log each CPU's RIP, named
 # from L1's System.map when it lies in L1's kernel text (otherwise it is
 # an L2 guest's or L1 user code: QEMU shows the nested guest's state
 # while it runs)
@@ -434,10 +435,17 @@ for i in range(5):
     time.sleep(0.1)
     sys.stdout.write(drain().decode('latin-1').replace('\r', ''))
 EOS
-	# and where QEMU's threads are (its exported names; a vCPU thread
-	# stuck in the emulator shows which helper it loops in)
 	local vm
 	vm=$(pgrep -P "$2" qemu-system-x86 | head -n 1) || true
+	# what the monitor does not show: whether the CPU, in a nested guest,
+	# may take L1's interrupt (GIF, and the IF that VMRUN saved) and
+	# whether QEMU has one requested (qemu-cpu-state.py)
+	if [ -n "$vm" ]; then
+		/usr/bin/python3 "$G/qemu-cpu-state.py" "$vm" "$W/l1-monitor.sock" > "$out.state" 2>&1 || true
+		log "QEMU's CPU state at the silent L1 ($out.state): $(tail -n 1 "$out.state")"
+	fi
+	# and where QEMU's threads are (its exported names; a vCPU thread
+	# stuck in the emulator shows which helper it loops in)
 	if [ -n "$vm" ] && command -v gdb >/dev/null; then
 		# three looks, a second apart: one place each time is a loop
 		for _ in 1 2 3; do
