@@ -16,8 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/random.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -31,54 +29,10 @@ static uint32_t hash(const struct vmctx_profile *p, const void *data, size_t n)
 	return util_siphash(p->key, data, n) >> 32;
 }
 
-typedef bool (*same_fn)(const struct vmctx_profile *p, uint32_t id, const void *key);
-
-/* The id hashed @h that @same() takes for @key, or -1. */
-static int64_t index_find(const struct profile_index *x, uint32_t h, same_fn same,
-			  const struct vmctx_profile *p, const void *key)
+static bool same_str(const void *ctx, uint32_t id, const void *key)
 {
-	size_t i, mask = x->size - 1;
+	const struct vmctx_profile *p = ctx;
 
-	if (!x->size)
-		return -1;
-	for (i = h & mask; x->slot[i]; i = (i + 1) & mask)
-		if (x->slot[i] >> 32 == h && same(p, (uint32_t)x->slot[i] - 1, key))
-			return (uint32_t)x->slot[i] - 1;
-	return -1;
-}
-
-static void index_put(uint64_t *slot, size_t size, uint64_t v)
-{
-	size_t i;
-
-	for (i = (v >> 32) & (size - 1); slot[i]; i = (i + 1) & (size - 1))
-		;
-	slot[i] = v;
-}
-
-/* Add @id, hashed @h (not there yet); 0 or -ENOMEM. */
-static int index_add(struct profile_index *x, uint32_t h, uint32_t id)
-{
-	if (2 * (x->used + 1) > x->size) {
-		size_t i, size = x->size ? 2 * x->size : 64;
-		uint64_t *slot = calloc(size, sizeof(*slot));
-
-		if (!slot)
-			return -ENOMEM;
-		for (i = 0; i < x->size; i++)
-			if (x->slot[i])
-				index_put(slot, size, x->slot[i]);
-		free(x->slot);
-		x->slot = slot;
-		x->size = size;
-	}
-	index_put(x->slot, x->size, (uint64_t)h << 32 | ((uint64_t)id + 1));
-	x->used++;
-	return 0;
-}
-
-static bool same_str(const struct vmctx_profile *p, uint32_t id, const void *key)
-{
 	return !strcmp(p->strs[id], key);
 }
 
@@ -96,7 +50,7 @@ static int64_t intern(struct vmctx_profile *p, const char *raw)
 		return -ENOMEM;
 	vmctx_escape(p->scratch, (size_t)n + 1, raw);
 	h = hash(p, p->scratch, n);
-	i = index_find(&p->str_index, h, same_str, p, p->scratch);
+	i = util_hash_find(&p->str_index, h, same_str, p, p->scratch);
 	if (i >= 0)
 		return i;
 	if (p->nstrs >= PROFILE_MAX_IDS)
@@ -104,7 +58,7 @@ static int64_t intern(struct vmctx_profile *p, const char *raw)
 	if (util_grow((void **)&p->strs, &p->strs_cap, p->nstrs + 1, sizeof(*p->strs)))
 		return -ENOMEM;
 	s = strdup(p->scratch);
-	if (!s || index_add(&p->str_index, h, p->nstrs)) {
+	if (!s || util_hash_add(&p->str_index, h, p->nstrs)) {
 		free(s);
 		return -ENOMEM;
 	}
@@ -112,8 +66,9 @@ static int64_t intern(struct vmctx_profile *p, const char *raw)
 	return p->nstrs++;
 }
 
-static bool same_frame(const struct vmctx_profile *p, uint32_t id, const void *key)
+static bool same_frame(const void *ctx, uint32_t id, const void *key)
 {
+	const struct vmctx_profile *p = ctx;
 	const struct profile_frame *a = &p->frames[id], *b = key;
 
 	return a->function == b->function && a->module == b->module && a->address == b->address;
@@ -138,13 +93,13 @@ static int64_t frame_id(struct vmctx_profile *p, const struct vmctx_frame *f)
 		k.module = i;
 	}
 	h = hash(p, &k, sizeof(k));
-	i = index_find(&p->frame_index, h, same_frame, p, &k);
+	i = util_hash_find(&p->frame_index, h, same_frame, p, &k);
 	if (i >= 0)
 		return i;
 	if (p->nframes >= PROFILE_MAX_IDS)
 		return -E2BIG;
 	if (util_grow((void **)&p->frames, &p->frames_cap, p->nframes + 1, sizeof(*p->frames)) ||
-	    index_add(&p->frame_index, h, p->nframes))
+	    util_hash_add(&p->frame_index, h, p->nframes))
 		return -ENOMEM;
 	p->frames[p->nframes] = k;
 	return p->nframes++;
@@ -155,8 +110,9 @@ struct sample_key {
 	uint32_t nframes, nlabels;
 };
 
-static bool same_sample(const struct vmctx_profile *p, uint32_t id, const void *key)
+static bool same_sample(const void *ctx, uint32_t id, const void *key)
 {
+	const struct vmctx_profile *p = ctx;
 	const struct profile_sample *s = &p->samples[id];
 	const struct sample_key *k = key;
 
@@ -190,13 +146,13 @@ static int add_sample(struct vmctx_profile *p, uint32_t nframes, uint32_t nlabel
 	/* the number of frames is in their hash, as their length */
 	if (nlabels)
 		h ^= hash(p, &p->labels[p->nlabels], nlabels * sizeof(*p->labels)) * 0x9e3779b1u;
-	id = index_find(&p->sample_index, h, same_sample, p, &k);
+	id = util_hash_find(&p->sample_index, h, same_sample, p, &k);
 	if (id < 0) {
 		if (p->nsamples >= PROFILE_MAX_IDS)
 			return -E2BIG;
 		if (util_grow((void **)&p->samples, &p->samples_cap, p->nsamples + 1,
 			       sizeof(*p->samples)) ||
-		    index_add(&p->sample_index, h, p->nsamples))
+		    util_hash_add(&p->sample_index, h, p->nsamples))
 			return -ENOMEM;
 		id = p->nsamples++;
 		s = &p->samples[id];
@@ -320,20 +276,6 @@ static bool options_valid(const struct vmctx_profile_opts *o)
 	return true;
 }
 
-/* A secret key for the indices, so that no guest can aim its names at one place. */
-static void new_key(struct vmctx_profile *p)
-{
-	const void *at_random;
-
-	if (getrandom(p->key, sizeof(p->key), GRND_NONBLOCK) == sizeof(p->key))
-		return;
-	/* too early in boot: the kernel's random bytes for this process */
-	at_random = (const void *)getauxval(AT_RANDOM);
-	if (at_random)
-		memcpy(p->key, at_random, sizeof(p->key));
-	p->key[0] ^= (uintptr_t)p;
-}
-
 struct vmctx_profile *vmctx_profile_new(const struct vmctx_profile_opts *opts)
 {
 	const struct vmctx_profile_opts defaults = { .sz = sizeof(defaults) };
@@ -349,7 +291,8 @@ struct vmctx_profile *vmctx_profile_new(const struct vmctx_profile_opts *opts)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
-	new_key(p);
+	/* a secret key for the indices, so that no guest can aim its names at one place */
+	util_hash_key(p->key, (uintptr_t)p);
 	/* "" is string 0: the writers count on it */
 	err = (int)intern(p, "");
 	if (!err)
@@ -371,12 +314,12 @@ void vmctx_profile_free(struct vmctx_profile *p)
 	for (i = 0; i < p->nstrs; i++)
 		free(p->strs[i]);
 	free(p->strs);
-	free(p->str_index.slot);
+	util_hash_index_free(&p->str_index);
 	free(p->scratch);
 	free(p->frames);
-	free(p->frame_index.slot);
+	util_hash_index_free(&p->frame_index);
 	free(p->samples);
-	free(p->sample_index.slot);
+	util_hash_index_free(&p->sample_index);
 	free(p->stacks);
 	free(p->labels);
 	free(p->comments);

@@ -38,26 +38,20 @@ struct profile_sample {
 	int64_t value[2];
 };
 
-/* Ids by a hash of what they stand for: open addressing, at most half full. */
-struct profile_index {
-	uint64_t *slot;		/* hash << 32 | (id + 1); 0: empty */
-	size_t size, used;
-};
-
 struct vmctx_profile {
 	char **strs;			/* by id, escaped, each once; strs[0] is "" */
 	size_t nstrs, strs_cap;
-	struct profile_index str_index;
+	struct util_hash_index str_index;
 	char *scratch;			/* the escaped text being looked up */
 	size_t scratch_cap;
 
 	struct profile_frame *frames;	/* by id, each once */
 	size_t nframes, frames_cap;
-	struct profile_index frame_index;
+	struct util_hash_index frame_index;
 
 	struct profile_sample *samples;	/* by id, each stack and labels once */
 	size_t nsamples, samples_cap;
-	struct profile_index sample_index;
+	struct util_hash_index sample_index;
 	uint32_t *stacks;		/* the samples' frame ids, each stack leaf first */
 	size_t nstacks, stacks_cap;
 	struct profile_label *labels;	/* the samples' labels, in the caller's order */

@@ -6,7 +6,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 
 #include "util.h"
 
@@ -196,6 +198,68 @@ uint64_t util_siphash(const uint64_t key[2], const void *data, size_t n)
 	for (i = 0; i < 4; i++)
 		sip_round(v);
 	return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+void util_hash_key(uint64_t key[2], uintptr_t salt)
+{
+	const void *at_random;
+
+	if (getrandom(key, 2 * sizeof(*key), GRND_NONBLOCK) != 2 * sizeof(*key)) {
+		/* too early in boot: the kernel's random bytes for this process */
+		at_random = (const void *)getauxval(AT_RANDOM);
+		if (at_random)
+			memcpy(key, at_random, 2 * sizeof(*key));
+		key[0] ^= salt;
+	}
+}
+
+int64_t util_hash_find(const struct util_hash_index *x, uint32_t h, util_same_fn same,
+		       const void *ctx, const void *key)
+{
+	size_t i, mask = x->size - 1;
+
+	if (!x->size)
+		return -1;
+	for (i = h & mask; x->slot[i]; i = (i + 1) & mask)
+		if (x->slot[i] >> 32 == h && same(ctx, (uint32_t)x->slot[i] - 1, key))
+			return (uint32_t)x->slot[i] - 1;
+	return -1;
+}
+
+static void hash_put(uint64_t *slot, size_t size, uint64_t v)
+{
+	size_t i;
+
+	for (i = (v >> 32) & (size - 1); slot[i]; i = (i + 1) & (size - 1))
+		;
+	slot[i] = v;
+}
+
+int util_hash_add(struct util_hash_index *x, uint32_t h, uint32_t id)
+{
+	if (2 * (x->used + 1) > x->size) {
+		size_t i, size = x->size ? 2 * x->size : 64;
+		uint64_t *slot = calloc(size, sizeof(*slot));
+
+		if (!slot)
+			return -ENOMEM;
+		for (i = 0; i < x->size; i++)
+			if (x->slot[i])
+				hash_put(slot, size, x->slot[i]);
+		free(x->slot);
+		x->slot = slot;
+		x->size = size;
+	}
+	hash_put(x->slot, x->size, (uint64_t)h << 32 | ((uint64_t)id + 1));
+	x->used++;
+	return 0;
+}
+
+void util_hash_index_free(struct util_hash_index *x)
+{
+	free(x->slot);
+	x->slot = NULL;
+	x->size = x->used = 0;
 }
 
 bool util_all_zero(const void *p, size_t n)

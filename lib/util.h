@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * libvmctx's bottom layer: memory, searching, a byte buffer, a name
- * index, a keyed hash, escaping and the log (util.c, escape.c, log.c).
+ * index, a keyed hash and an index by it, escaping and the log (util.c,
+ * escape.c, log.c).
  * Nothing here is exported.
  */
 #ifndef VMCTX_UTIL_H
@@ -84,6 +85,27 @@ __hidden void *util_calloc_big(size_t n, size_t size);
  * key.
  */
 __hidden uint64_t util_siphash(const uint64_t key[2], const void *data, size_t n);
+
+/*
+ * A hash index of ids by what they stand for (util.c), for what a guest
+ * names: the caller hashes with util_siphash() under a secret key from
+ * util_hash_key(), so that no guest can aim its names at one slot and make
+ * adding them quadratic.  It stores ids; @same tells whether the id's
+ * thing is @key.  Open addressing, at most half full.
+ */
+struct util_hash_index {
+	uint64_t *slot;		/* hash << 32 | (id + 1); 0: empty */
+	size_t size, used;
+};
+typedef bool (*util_same_fn)(const void *ctx, uint32_t id, const void *key);
+/* The id hashed @h that @same() takes for @key, or -1. */
+__hidden int64_t util_hash_find(const struct util_hash_index *x, uint32_t h, util_same_fn same,
+				 const void *ctx, const void *key);
+/* Add @id (below UINT32_MAX), hashed @h (not there yet); 0 or -ENOMEM. */
+__hidden int util_hash_add(struct util_hash_index *x, uint32_t h, uint32_t id);
+__hidden void util_hash_index_free(struct util_hash_index *x);
+/* A secret key for util_siphash(): the kernel's random bytes, mixed with @salt. */
+__hidden void util_hash_key(uint64_t key[2], uintptr_t salt);
 
 /* A byte buffer that grows; an error sticks, and is reported once at the end. */
 struct util_buf {
