@@ -18,7 +18,21 @@
 # and holds a pointer to it (env_ptr); before that, nr_cores and
 # nr_threads (1, 1), the thread pointer, thread_id (the vCPU thread's
 # TID), ..., cflags_next_tb at thread_id + 28 and interrupt_request at
-# thread_id + 32.  Prints one line per read, five reads a second apart.
+# thread_id + 32.  Prints one line per read, five reads a second apart,
+# then a verdict on an interrupt L1 does not get, from those reads and L1's
+# local APIC ('info lapic'), when the CPU is in a nested guest and L1's
+# APIC holds a deliverable vector (above PPR, above what is in service):
+#   emulator  GIF clear (VMRUN sets it); or the CPU allowed to take the
+#             interrupt (GIF, and under V_INTR_MASKING the host IF that
+#             VMRUN saved) and QEMU either has no interrupt requested of
+#             it (its APIC raises CPU_INTERRUPT_HARD, or POLL from another
+#             thread, whenever a vector is deliverable) or has one and
+#             does not take it: on hardware the interrupt would end the
+#             nested guest's run (KVM intercepts INTR);
+#   L1        the host IF was clear at VMRUN: L1 ran its guest with
+#             interrupts off, and nothing can take its CPU back;
+#   none      anything else (flags that moved, not in a nested guest, no
+#             deliverable vector).
 import os
 import re
 import socket
@@ -111,20 +125,68 @@ def regions(pid):
     return out
 
 
+def lapic(text):
+    """L1's pending vectors, in service vectors and PPR from 'info lapic'"""
+    def vecs(key):
+        m = re.search(r'^%s\s+(.*)$' % key, text, re.M)
+        return [int(v) for v in re.findall(r'\d+', m.group(1))] if m else []
+    m = re.search(r'\bPPR 0x([0-9a-f]+)', text)
+    return vecs('IRR'), vecs('ISR'), int(m.group(1), 16) if m else None, 'APIC enabled' in text
+
+
 def main():
     pid, sock = int(sys.argv[1]), sys.argv[2]
-    try:
-        pat = cpu0_regs(monitor(sock, 'stop', 'info registers -a'))
-        found = search(pid, pat) if pat else None
-    finally:
-        monitor(sock, 'cont')
+    # first as it runs, the monitor's look changing nothing: a spinning
+    # nested guest keeps RSP..R15; where they moved (firmware), stopped
+    text = monitor(sock, 'info registers -a', 'info lapic')
+    pat = cpu0_regs(text)
+    found = search(pid, pat) if pat else None
+    stopped = False
+    if pat and not found:
+        stopped = True
+        try:
+            text = monitor(sock, 'stop', 'info registers -a', 'info lapic')
+            pat = cpu0_regs(text)
+            found = search(pid, pat) if pat else None
+        finally:
+            monitor(sock, 'cont')
     if pat is None:
         print('qemu-cpu-state: no CPU#0 registers from the monitor')
         return
     if not found:
         print('qemu-cpu-state: CPU#0\'s registers not found in QEMU\'s memory')
         return
-    report(pid, *found)
+    reads = report(pid, *found, stopped)
+    verdict(reads, lapic(text.split('local APIC state for CPU 0')[-1]))
+
+
+def verdict(reads, apic):
+    """what the reads say of an interrupt that L1 does not get"""
+    irr, isr, ppr, enabled = apic
+    first = reads[0]
+    if any(r != first for r in reads[1:]) or first[2] is None:
+        print('qemu-cpu-state: verdict: none (the flags moved between reads, or no interrupt_request)')
+        return
+    hflags, hflags2, irq = first
+    top = max(irr) if irr else None
+    if not hflags & (1 << 21):
+        print('qemu-cpu-state: verdict: none (the CPU is not in a nested guest)')
+        return
+    if top is None or ppr is None or not enabled or (top & 0xf0) <= (ppr & 0xf0) or \
+            (isr and (top & 0xf0) <= (max(isr) & 0xf0)):
+        print('qemu-cpu-state: verdict: none (L1\'s local APIC has no deliverable vector: IRR %s ISR %s PPR %s)' %
+              (irr, isr, ppr))
+        return
+    if not hflags2 & 1:
+        print('qemu-cpu-state: verdict: emulator (GIF clear in a nested guest, which VMRUN sets)')
+    elif hflags2 & (1 << 3) and not hflags2 & (1 << 1):
+        print('qemu-cpu-state: verdict: L1 (its VMRUN ran with interrupts off: V_INTR_MASKING and the host IF clear; vector %d pending)' % top)
+    elif not irq & 0x12:
+        print('qemu-cpu-state: verdict: emulator (L1\'s vector %d pending and deliverable, PPR 0x%x, the CPU allowed to take it, and no interrupt requested of it)' %
+              (top, ppr))
+    else:
+        print('qemu-cpu-state: verdict: emulator (L1\'s vector %d pending and deliverable, the CPU allowed to take it, interrupt_request %x, not taken)' %
+              (top, irq))
 
 
 def search(pid, pat):
@@ -168,15 +230,20 @@ def search(pid, pat):
     return addr, tid, state
 
 
-def report(pid, addr, tid, state):
+def report(pid, addr, tid, state, stopped):
+    """five reads a second apart, printed; (hflags, hflags2,
+    interrupt_request or None) each"""
     mem = open('/proc/%d/mem' % pid, 'rb', buffering=0)
-    print('qemu-cpu-state: CPUX86State at 0x%x, CPUState.thread_id (TID %s) at %s' %
-          (addr, tid, '0x%x' % state if state else 'not found'))
+    print('qemu-cpu-state: CPUX86State at 0x%x, CPUState.thread_id (TID %s) at %s (found %s)' %
+          (addr, tid, '0x%x' % state if state else 'not found',
+           'with the VM stopped for a moment' if stopped else 'as it ran'))
+    reads = []
     for i in range(5):
         mem.seek(addr + 128)
         eip, eflags = struct.unpack('<QQ', mem.read(16))
         mem.seek(addr + 176)
         hflags, hflags2 = struct.unpack('<II', mem.read(8))
+        irq = None
         line = 'qemu-cpu-state: read %d: eip %x eflags %x hflags %x (CPL %d %s) hflags2 %x (%s)' % (
             i + 1, eip, eflags, hflags, hflags & 3, names(hflags, HF), hflags2, names(hflags2, HF2))
         if state:
@@ -188,7 +255,9 @@ def report(pid, addr, tid, state):
                 irq, names(irq, IRQ), cflags,
                 ' (NOIRQ)' if cflags != 0xffffffff and cflags & CF_NOIRQ else '', exit_request)
         print(line, flush=True)
+        reads.append((hflags, hflags2, irq))
         time.sleep(1)
+    return reads
 
 
 main()
