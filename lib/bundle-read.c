@@ -69,9 +69,10 @@ enum count {
 	C_SYMS,
 	C_KMODS,
 	C_KSYMS,
-	C_PAIRS,	/* optional: a bundle without pairs may omit it */
+	C_PAIRS,	/* optional from here on: a bundle without pairs may omit it */
 	C_MAX,
 };
+#define C_OPTIONAL	C_PAIRS
 
 static const char *const count_keys[C_MAX] = {
 	"tasks", "objects", "maps", "syms", "kmods", "ksyms", "clockpairs",
@@ -270,20 +271,29 @@ static int one_more(struct reader *r, enum count c)
 	return 0;
 }
 
+/*
+ * Every count up to C_OPTIONAL, then the optional ones in their order,
+ * each left out when there are none (older bundles lack them).
+ */
 static int rec_counts(struct reader *r)
 {
+	size_t t = 1;
 	int i, err;
 
-	if (r->ntok != 1 + C_MAX && r->ntok != C_MAX)
-		return fail(r, -VMCTX_E_SYNTAX, "counts: wrong number of fields");
-	for (i = 0; i < (int)r->ntok - 1; i++) {
-		err = dec_field(r, i + 1, count_keys[i], &r->counts[i]);
+	for (i = 0; i < C_MAX; i++) {
+		if (i >= C_OPTIONAL && (t >= r->ntok || !field(r, t, count_keys[i])))
+			continue;
+		if (t >= r->ntok)
+			return fail(r, -VMCTX_E_SYNTAX, "counts: wrong number of fields");
+		err = dec_field(r, t++, count_keys[i], &r->counts[i]);
 		if (err)
 			return err;
 		/* Checked before anything is allocated for these records. */
 		if (r->counts[i] > count_limits[i])
 			return fail(r, -VMCTX_E_LIMIT, "count beyond the limit");
 	}
+	if (t != r->ntok)
+		return fail(r, -VMCTX_E_SYNTAX, "counts: wrong number of fields");
 	return 0;
 }
 
