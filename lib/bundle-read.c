@@ -24,7 +24,7 @@
 #include "bundle.h"
 
 #define MAGIC		"vmctx-bundle "
-#define MAX_TOKENS	8
+#define MAX_TOKENS	10	/* the counts with every optional field */
 #define INFLATE_CHUNK	(1 << 16)
 
 /* Sections in file order; the first four records appear exactly once. */
@@ -42,6 +42,8 @@ enum section {
 	S_KMOD,
 	S_KSYM,
 	S_PAIR,
+	S_SWITCH,	/* version 2 */
+	S_GAP,		/* version 2 */
 	S_END,
 	S_DONE,
 };
@@ -59,6 +61,8 @@ static const char *const keywords[] = {
 	[S_KMOD] = "kmod",
 	[S_KSYM] = "ksym",
 	[S_PAIR] = "clockpair",
+	[S_SWITCH] = "switch",
+	[S_GAP] = "gap",
 	[S_END] = "end",
 };
 
@@ -70,22 +74,26 @@ enum count {
 	C_KMODS,
 	C_KSYMS,
 	C_PAIRS,	/* optional from here on: a bundle without pairs may omit it */
+	C_SWITCHES,	/* version 2, with C_GAPS */
+	C_GAPS,
 	C_MAX,
 };
 #define C_OPTIONAL	C_PAIRS
 
 static const char *const count_keys[C_MAX] = {
-	"tasks", "objects", "maps", "syms", "kmods", "ksyms", "clockpairs",
+	"tasks", "objects", "maps", "syms", "kmods", "ksyms", "clockpairs", "switches", "gaps",
 };
 
 static const uint64_t count_limits[C_MAX] = {
 	BUNDLE_MAX_TASKS, BUNDLE_MAX_OBJECTS, BUNDLE_MAX_MAPS,
 	BUNDLE_MAX_SYMS, BUNDLE_MAX_KMODS, BUNDLE_MAX_KSYMS, BUNDLE_MAX_PAIRS,
+	SWITCH_LOG_MAX_SWITCHES, SWITCH_LOG_MAX_GAPS,
 };
 
 struct reader {
 	struct vmctx_bundle *b;
 	size_t lineno;
+	int version;
 	enum section state;
 	uint64_t counts[C_MAX];
 	uint64_t seen[C_MAX];
@@ -277,6 +285,7 @@ static int one_more(struct reader *r, enum count c)
  */
 static int rec_counts(struct reader *r)
 {
+	bool given[C_MAX] = { false };
 	size_t t = 1;
 	int i, err;
 
@@ -285,6 +294,7 @@ static int rec_counts(struct reader *r)
 			continue;
 		if (t >= r->ntok)
 			return fail(r, -VMCTX_E_SYNTAX, "counts: wrong number of fields");
+		given[i] = true;
 		err = dec_field(r, t++, count_keys[i], &r->counts[i]);
 		if (err)
 			return err;
@@ -294,6 +304,11 @@ static int rec_counts(struct reader *r)
 	}
 	if (t != r->ntok)
 		return fail(r, -VMCTX_E_SYNTAX, "counts: wrong number of fields");
+	/* the switch log's counts come together, and only from version 2 */
+	if (given[C_SWITCHES] != given[C_GAPS])
+		return fail(r, -VMCTX_E_SYNTAX, "counts: switches and gaps come together");
+	if (given[C_SWITCHES] && r->version < BUNDLE_VERSION_LOG)
+		return fail(r, -VMCTX_E_SYNTAX, "counts: a switch log in a version-1 bundle");
 	return 0;
 }
 
@@ -599,6 +614,65 @@ static int rec_pair(struct reader *r)
 	return err ? err : bundle_push_pair(b, tsc, ns);
 }
 
+static int rec_switch(struct reader *r)
+{
+	uint64_t cpu, ns, pid, tgid;
+	int kind, err;
+	char *comm;
+
+	if (r->ntok != 7)
+		return fail(r, -VMCTX_E_SYNTAX, "switch: wrong number of fields");
+	err = one_more(r, C_SWITCHES);
+	if (!err)
+		err = dec_field(r, 1, NULL, &cpu);
+	if (!err)
+		err = dec_field(r, 2, NULL, &ns);
+	if (!err)
+		err = dec_field(r, 3, "pid", &pid);
+	if (!err)
+		err = dec_field(r, 4, "tgid", &tgid);
+	if (err)
+		return err;
+	if (cpu >= SWITCH_LOG_MAX_CPUS)
+		return fail(r, -VMCTX_E_LIMIT, "switch: CPU beyond the limit");
+	kind = switch_log_kind_of(field(r, 5, "kind"));
+	if (kind < 0)
+		return fail(r, -VMCTX_E_SYNTAX, "switch: bad kind");
+	if (pid > INT32_MAX || tgid > INT32_MAX)
+		return fail(r, -VMCTX_E_SYNTAX, "switch: pid out of range");
+	if (!switch_log_task_valid(pid, tgid, kind))
+		return fail(r, -VMCTX_E_SYNTAX, "switch: pid 0 is the idle task's, and only its");
+	err = str_field(r, 6, "comm", BUNDLE_MAX_SHORT, false, &comm);
+	if (err)
+		return err;
+	err = switch_log_add(&r->b->switches, cpu, ns, pid, tgid, kind, comm);
+	free(comm);
+	return err;
+}
+
+static int rec_gap(struct reader *r)
+{
+	uint64_t cpu, start, end;
+	int err;
+
+	if (r->ntok != 4)
+		return fail(r, -VMCTX_E_SYNTAX, "gap: wrong number of fields");
+	err = one_more(r, C_GAPS);
+	if (!err)
+		err = dec_field(r, 1, NULL, &cpu);
+	if (!err)
+		err = dec_field(r, 2, NULL, &start);
+	if (!err)
+		err = dec_field(r, 3, NULL, &end);
+	if (err)
+		return err;
+	if (cpu >= SWITCH_LOG_MAX_CPUS)
+		return fail(r, -VMCTX_E_LIMIT, "gap: CPU beyond the limit");
+	if (end < start)
+		return fail(r, -VMCTX_E_RANGE, "gap: ends before it starts");
+	return switch_log_add_gap(&r->b->switches, cpu, start, end);
+}
+
 static int rec_window(struct reader *r)
 {
 	uint64_t start, end;
@@ -644,14 +718,23 @@ static int (*const handlers[])(struct reader *r) = {
 	[S_KMOD] = rec_kmod,
 	[S_KSYM] = rec_ksym,
 	[S_PAIR] = rec_pair,
+	[S_SWITCH] = rec_switch,
+	[S_GAP] = rec_gap,
 	[S_END] = rec_end,
 };
 
 static int magic_line(struct reader *r)
 {
+	const char *v = r->line + strlen(MAGIC);
+
 	if (strncmp(r->line, MAGIC, strlen(MAGIC)))
 		return fail(r, -VMCTX_E_MAGIC, "not a vmctx bundle");
-	if (strcmp(r->line + strlen(MAGIC), "1"))
+	/* 2 has a switch log, 1 has none: a reader of 2 reads both */
+	if (!strcmp(v, "1"))
+		r->version = BUNDLE_VERSION;
+	else if (!strcmp(v, "2"))
+		r->version = BUNDLE_VERSION_LOG;
+	else
 		return fail(r, -VMCTX_E_VERSION, "unsupported version");
 	r->state = S_COUNTS;
 	return 0;
@@ -700,6 +783,8 @@ static int parse_line(struct reader *r)
 	 * window at most once, right after them. */
 	if (sec < r->state || (r->state < S_WINDOW && sec != r->state))
 		return fail(r, -VMCTX_E_SYNTAX, "record out of order");
+	if ((sec == S_SWITCH || sec == S_GAP) && r->version < BUNDLE_VERSION_LOG)
+		return fail(r, -VMCTX_E_SYNTAX, "a switch log in a version-1 bundle");
 	r->state = sec <= S_WINDOW || sec == S_END ? sec + 1 : sec;
 	return handlers[sec](r);
 }

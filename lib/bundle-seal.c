@@ -4,7 +4,8 @@
  * or read (bundle-read.c) record by record, and both check each record as
  * it comes with bundle.c's predicates.  What only the whole bundle shows is
  * checked once, when it is sealed: maps in order and apart, symbols in
- * order, build-ids and module names unique.  Sealing also sorts and prunes
+ * order, build-ids and module names unique, the switch log in order and
+ * within the window (switch-log.c).  Sealing also sorts and prunes
  * what a builder may add in any order, and has bundle-index.c build the
  * index that resolution needs.  A sealed bundle never changes again, so the writer
  * and the lookups take it as const and check nothing.
@@ -229,6 +230,7 @@ static int check_unique(const struct vmctx_bundle *b)
 
 int bundle_seal(struct vmctx_bundle *b, bool strict)
 {
+	const uint64_t window[2] = { b->window_start, b->window_end };
 	size_t i;
 	int err;
 
@@ -245,6 +247,8 @@ int bundle_seal(struct vmctx_bundle *b, bool strict)
 	err = seal_ksyms(b, strict);
 	if (!err)
 		err = seal_pairs(b, strict);
+	if (!err)
+		err = switch_log_seal(&b->switches, strict, b->has_window ? window : NULL);
 	if (!err)
 		err = check_unique(b);
 	if (!err)

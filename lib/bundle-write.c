@@ -114,14 +114,19 @@ static void emit_str(struct writer *w, const char *s)
 
 static void emit_records(struct writer *w, const struct vmctx_bundle *b)
 {
+	const struct switch_log *l = &b->switches;
+	bool has_log = l->n || l->ngaps;
 	size_t i, j;
 
-	emit(w, "vmctx-bundle %d\n", BUNDLE_VERSION);
+	/* A bundle without a switch log stays a version 1 that older readers read. */
+	emit(w, "vmctx-bundle %d\n", has_log ? BUNDLE_VERSION_LOG : BUNDLE_VERSION);
 	emit(w, "counts tasks=%zu objects=%zu maps=%zu syms=%zu kmods=%zu ksyms=%zu",
 	     b->ntasks, b->nobjects, b->maps_total, b->syms_total, b->nkmods, b->nksyms);
 	/* Optional: a bundle without pairs reads as before they existed. */
 	if (b->npairs)
 		emit(w, " clockpairs=%zu", b->npairs);
+	if (has_log)
+		emit(w, " switches=%zu gaps=%zu", l->n, l->ngaps);
 	emit(w, "\n");
 	emit(w, "identity hostname=");
 	emit_str(w, b->hostname);
@@ -207,6 +212,17 @@ static void emit_records(struct writer *w, const struct vmctx_bundle *b)
 	for (i = 0; i < b->npairs; i++)
 		emit(w, "clockpair tsc=%" PRIu64 " ns=%" PRIu64 "\n", b->pairs[i].tsc,
 		     b->pairs[i].ns);
+	for (i = 0; i < l->n; i++) {
+		const struct switch_task *t = &l->tasks[l->recs[i].task];
+
+		emit(w, "switch %" PRIu32 " %" PRIu64 " pid=%d tgid=%d kind=%s comm=",
+		     l->recs[i].cpu, l->recs[i].ns, t->pid, t->tgid, switch_log_kind_word(t->kind));
+		emit_str(w, l->comms[t->comm]);
+		emit(w, "\n");
+	}
+	for (i = 0; i < l->ngaps; i++)
+		emit(w, "gap %" PRIu32 " %" PRIu64 " %" PRIu64 "\n", l->gaps[i].cpu,
+		     l->gaps[i].start, l->gaps[i].end);
 	emit(w, "end\n");
 }
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-only
 /*
  * The guest-map bundle in memory: building one (what a guest agent does)
- * and inspecting one.  Each record is checked as it is added, with the
- * rules here (the reader checks with them too); bundle-seal.c checks and
- * seals the whole bundle.  The file
- * format lives in bundle-write.c and bundle-read.c; lookups in resolve.c.
+ * and inspecting one, its switch log (switch-log.c) included.  Each
+ * record is checked as it is added, with the rules here (the reader
+ * checks with them too); bundle-seal.c checks and seals the whole bundle.
+ * The file format lives in bundle-write.c and bundle-read.c; lookups in
+ * resolve.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -101,6 +102,7 @@ void vmctx_bundle_free(struct vmctx_bundle *b)
 		free(b->ksyms[i].name);
 	free(b->ksyms);
 	free(b->pairs);
+	switch_log_free(&b->switches);
 	free(b->hostname);
 	free(b->release);
 	free(b->boot_id);
@@ -501,6 +503,32 @@ int vmctx_bundle_add_ksym(struct vmctx_bundle *b, uint64_t addr, const char *nam
 	return 0;
 }
 
+int vmctx_bundle_add_switch(struct vmctx_bundle *b, unsigned int cpu, uint64_t ns, int pid,
+			    int tgid, enum vmctx_task_kind kind, const char *comm)
+{
+	int err = building(b);
+
+	if (err)
+		return err;
+	if (pid < 0 || tgid < 0 || !switch_log_task_valid(pid, tgid, kind))
+		return -EINVAL;
+	if (comm && strnlen(comm, BUNDLE_MAX_SHORT + 1) > BUNDLE_MAX_SHORT)
+		return -VMCTX_E_LIMIT;
+	return switch_log_add(&b->switches, cpu, ns, pid, tgid, kind, comm);
+}
+
+int vmctx_bundle_add_switch_gap(struct vmctx_bundle *b, unsigned int cpu, uint64_t start_ns,
+				uint64_t end_ns)
+{
+	int err = building(b);
+
+	if (err)
+		return err;
+	if (end_ns < start_ns)
+		return -EINVAL;
+	return switch_log_add_gap(&b->switches, cpu, start_ns, end_ns);
+}
+
 /* Unset identity strings read as "". */
 static const char *str_or_empty(const struct vmctx_bundle *b, const char *s)
 {
@@ -738,4 +766,60 @@ int vmctx_bundle_ksym(const struct vmctx_bundle *b, size_t i, uint64_t *addr, co
 size_t vmctx_bundle_nclock_pairs(const struct vmctx_bundle *b)
 {
 	return b ? b->npairs : 0;
+}
+
+size_t vmctx_bundle_nswitches(const struct vmctx_bundle *b)
+{
+	return b ? b->switches.n : 0;
+}
+
+int vmctx_bundle_switch(const struct vmctx_bundle *b, size_t i, unsigned int *cpu, uint64_t *ns,
+			int *pid, int *tgid, enum vmctx_task_kind *kind, const char **comm)
+{
+	const struct switch_task *t;
+	const struct switch_rec *r;
+
+	if (!b)
+		return -EINVAL;
+	if (i >= b->switches.n)
+		return -ENOENT;
+	r = &b->switches.recs[i];
+	t = &b->switches.tasks[r->task];
+	if (cpu)
+		*cpu = r->cpu;
+	if (ns)
+		*ns = r->ns;
+	if (pid)
+		*pid = t->pid;
+	if (tgid)
+		*tgid = t->tgid;
+	if (kind)
+		*kind = t->kind;
+	if (comm)
+		*comm = b->switches.comms[t->comm];
+	return 0;
+}
+
+size_t vmctx_bundle_nswitch_gaps(const struct vmctx_bundle *b)
+{
+	return b ? b->switches.ngaps : 0;
+}
+
+int vmctx_bundle_switch_gap(const struct vmctx_bundle *b, size_t i, unsigned int *cpu,
+			    uint64_t *start_ns, uint64_t *end_ns)
+{
+	const struct switch_gap *g;
+
+	if (!b)
+		return -EINVAL;
+	if (i >= b->switches.ngaps)
+		return -ENOENT;
+	g = &b->switches.gaps[i];
+	if (cpu)
+		*cpu = g->cpu;
+	if (start_ns)
+		*start_ns = g->start;
+	if (end_ns)
+		*end_ns = g->end;
+	return 0;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * The bundle in memory (bundle.c builds it and keeps the per-record
- * rules, bundle-index.c indexes it, bundle-seal.c seals it, bundle-read.c
- * and bundle-write.c are its file format): struct bodies, the format's
- * limits, and the calls between these files.
+ * rules, switch-log.c holds its switch log, bundle-index.c indexes it,
+ * bundle-seal.c seals it, bundle-read.c and bundle-write.c are its file
+ * format): struct bodies, the format's limits, and the calls between
+ * these files.
  */
 #ifndef VMCTX_BUNDLE_H
 #define VMCTX_BUNDLE_H
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "key-index.h"
+#include "switch-log.h"
 #include "util.h"
 
 /* A symbol covers [start, end); name is owned by the symbol's container. */
@@ -90,6 +92,8 @@ struct vmctx_bundle {
 	bool has_window;	/* the agent's window is known */
 	uint64_t window_start, window_end;	/* guest ns, start <= end */
 
+	struct switch_log switches;	/* who ran on each guest CPU, and when */
+
 	struct vmctx_task *tasks;
 	size_t ntasks, tasks_cap;
 	struct vmctx_object *objects;
@@ -131,7 +135,8 @@ struct vmctx_bundle {
  * more with VMCTX_E_LIMIT (see vmctx-bundle(5)), so the writer never emits
  * more.
  */
-#define BUNDLE_VERSION		1
+#define BUNDLE_VERSION		1		/* without a switch log, for older readers */
+#define BUNDLE_VERSION_LOG	2		/* with one: switch and gap records */
 #define BUNDLE_MAX_TASKS	(1u << 22)	/* PID_MAX_LIMIT */
 #define BUNDLE_MAX_OBJECTS	(1u << 20)
 #define BUNDLE_MAX_MAPS		(1u << 24)	/* all tasks together */
@@ -139,6 +144,7 @@ struct vmctx_bundle {
 #define BUNDLE_MAX_KMODS	(1u << 16)
 #define BUNDLE_MAX_KSYMS	(1u << 24)
 #define BUNDLE_MAX_PAIRS	(1u << 20)	/* TSC/ns pairs */
+/* the switch log's: SWITCH_LOG_MAX_CPUS, _SWITCHES and _GAPS (switch-log.h) */
 #define BUNDLE_MAX_SHORT	256		/* hostname, release, boot id, comm, module */
 #define BUNDLE_MAX_PATH		4096
 #define BUNDLE_MAX_SYMNAME	8192

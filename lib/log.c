@@ -54,6 +54,7 @@ static const char *const vmctx_errors[VMCTX_E_MAX - VMCTX_E_BASE] = {
 	[VMCTX_E_REF - VMCTX_E_BASE] = "Reference to a missing record",
 	[VMCTX_E_SEALED - VMCTX_E_BASE] = "Bundle is sealed: it takes no more records",
 	[VMCTX_E_UNSEALED - VMCTX_E_BASE] = "Bundle is not sealed yet",
+	[VMCTX_E_GAP - VMCTX_E_BASE] = "The guest's switch log lost that time",
 };
 
 const char *vmctx_strerror(int err)

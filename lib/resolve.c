@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-only
 /*
  * Resolution: a raw guest CR3 to the task that owned the root at that
- * time, and a guest IP to a symbol through the task's maps or the guest
- * kernel's symbols.  Lookups read sealed bundles only: bundle-seal.c has
+ * time, a guest CPU and time to the task the switch log says ran, and a
+ * guest IP to a symbol through the task's maps or the guest kernel's
+ * symbols.  Lookups read sealed bundles only: bundle-seal.c has
  * sorted them and bundle-index.c built the index by root.
  */
 #include <errno.h>
@@ -191,5 +192,36 @@ int vmctx_bundle_resolve_kernel(const struct vmctx_bundle *b, uint64_t ip, const
 		*sym = ks ? ks->name : NULL;
 	if (module)
 		*module = km ? km->name : "vmlinux";
+	return 0;
+}
+
+/*
+ * The switch log's answer, within the window: a switch or gap outside it
+ * was refused, and after it a CPU may have run anything.
+ */
+int vmctx_bundle_running(const struct vmctx_bundle *b, unsigned int cpu, uint64_t ns, int *pid,
+			 int *tgid, enum vmctx_task_kind *kind, const char **comm)
+{
+	const struct switch_task *t;
+	const struct switch_rec *r;
+	int err;
+
+	err = bundle_check_sealed(b);
+	if (err)
+		return err;
+	if (b->has_window && (ns < b->window_start || ns > b->window_end))
+		return -ENOENT;
+	err = switch_log_find(&b->switches, cpu, ns, &r);
+	if (err)
+		return err;
+	t = &b->switches.tasks[r->task];
+	if (pid)
+		*pid = t->pid;
+	if (tgid)
+		*tgid = t->tgid;
+	if (kind)
+		*kind = t->kind;
+	if (comm)
+		*comm = b->switches.comms[t->comm];
 	return 0;
 }

@@ -73,6 +73,7 @@ enum vmctx_error {
 	VMCTX_E_REF,			/* reference to a missing record */
 	VMCTX_E_SEALED,			/* the bundle is sealed: it no longer changes */
 	VMCTX_E_UNSEALED,		/* the bundle is not sealed yet */
+	VMCTX_E_GAP,			/* the guest's switch log lost that time */
 	VMCTX_E_MAX,
 };
 
@@ -165,12 +166,19 @@ int vmctx_exit_reason_at(enum vmctx_isa isa, size_t i, uint64_t *reason, const c
  * to it fails with -VMCTX_E_SEALED, and writing, resolution, the clock fit
  * and sessions take it as const and refuse an unsealed one with
  * -VMCTX_E_UNSEALED.  The inspectors (vmctx_bundle_hostname() ...
- * vmctx_bundle_guest_ns()) work on both.
+ * vmctx_bundle_switch_gap()) work on both.
  */
 struct vmctx_bundle;
 
 /* Guest time value meaning "still alive at the end of the recording". */
 #define VMCTX_TIME_NONE UINT64_MAX
+
+/* What a guest CPU ran, in a bundle's switch log (vmctx_bundle_add_switch()). */
+enum vmctx_task_kind {
+	VMCTX_TASK_USER,	/* a task with user space ("task" in the file) */
+	VMCTX_TASK_KTHREAD,	/* a kernel thread */
+	VMCTX_TASK_IDLE,	/* the CPU's idle task: pid 0 */
+};
 
 struct vmctx_read_opts {
 	size_t sz;			/* sizeof(struct vmctx_read_opts) */
@@ -200,14 +208,16 @@ void vmctx_bundle_free(struct vmctx_bundle *b);
  *
  * Maps are sorted and must not overlap; symbols are sorted, aliases at the
  * same address are pruned (the longest wins), zero-sized symbols reach to
- * the next one and overlaps are clipped; kernel symbols are sorted; process
- * labels and the index by page-table root are built.  Sealing a sealed
- * bundle does nothing.  On failure the bundle stays unsealed, and can only
- * be freed.
+ * the next one and overlaps are clipped; kernel symbols are sorted; the
+ * switch log is sorted by CPU and time (stably) and its gaps by CPU and
+ * start; process labels, the index by page-table root and the switch log's
+ * index by CPU are built.  Sealing a sealed bundle does nothing.  On
+ * failure the bundle stays unsealed, and can only be freed.
  *
  * Return: 0; -EINVAL for a NULL bundle; -VMCTX_E_RANGE for overlapping
- * maps or clock pairs that do not rise in both TSC and ns (the log says
- * which); -VMCTX_E_SYNTAX for a build-id or a module name twice; -ENOMEM.
+ * maps, clock pairs that do not rise in both TSC and ns, overlapping gaps
+ * of one CPU, or a switch or gap outside the window (the log says which);
+ * -VMCTX_E_SYNTAX for a build-id or a module name twice; -ENOMEM.
  */
 int vmctx_bundle_seal(struct vmctx_bundle *b);
 
@@ -444,6 +454,47 @@ int vmctx_bundle_add_kmodule(struct vmctx_bundle *b, const char *name, uint64_t 
  */
 int vmctx_bundle_add_ksym(struct vmctx_bundle *b, uint64_t addr, const char *name,
 			  const char *module);
+
+/**
+ * vmctx_bundle_add_switch() - Log that a guest CPU started running a task
+ * @b: the bundle
+ * @cpu: the guest CPU, as the guest numbers them; below 8192
+ * @ns: guest CLOCK_MONOTONIC ns of the switch
+ * @pid: the task's pid; 0 for the idle task, and only for it
+ * @tgid: its tgid; 0 for the idle task, and only for it
+ * @kind: VMCTX_TASK_USER, VMCTX_TASK_KTHREAD or VMCTX_TASK_IDLE
+ * @comm: the task's name (NULL: empty)
+ *
+ * The switch log says who ran on each guest CPU (vmctx_bundle_running()).
+ * Switches may be added in any order: sealing sorts them by CPU and time,
+ * and of several at one time on one CPU the last added is the one that
+ * ran.  Each distinct comm and task is kept once.
+ *
+ * Return: 0; -EINVAL (also an unknown @kind, negative ids, or a pid or
+ * tgid 0 that is not the idle task's or not 0 for it); -VMCTX_E_SEALED;
+ * -VMCTX_E_LIMIT for @cpu, beyond 2^23 switches, or @comm beyond 256
+ * bytes; -ENOMEM.
+ */
+int vmctx_bundle_add_switch(struct vmctx_bundle *b, unsigned int cpu, uint64_t ns, int pid,
+			    int tgid, enum vmctx_task_kind kind, const char *comm);
+
+/**
+ * vmctx_bundle_add_switch_gap() - Log that a guest CPU's switches were lost
+ * @b: the bundle
+ * @cpu: the guest CPU; below 8192
+ * @start_ns: guest CLOCK_MONOTONIC ns from which switches may be missing
+ * @end_ns: the ns up to which they may be, not less than @start_ns
+ *
+ * Where the agent's ring overran, the log does not know who ran: from
+ * @start_ns until the CPU's next switch after @end_ns, vmctx_bundle_running()
+ * answers -VMCTX_E_GAP.  A CPU's gaps must not overlap (sealing refuses
+ * them).
+ *
+ * Return: 0; -EINVAL (also @end_ns < @start_ns); -VMCTX_E_SEALED;
+ * -VMCTX_E_LIMIT for @cpu or beyond 2^20 gaps; -ENOMEM.
+ */
+int vmctx_bundle_add_switch_gap(struct vmctx_bundle *b, unsigned int cpu, uint64_t start_ns,
+				uint64_t end_ns);
 
 /* Inspecting a bundle, sealed or not (vmctx_bundle_info(3)).  Strings belong to the bundle. */
 
@@ -703,6 +754,57 @@ size_t vmctx_bundle_nclock_pairs(const struct vmctx_bundle *b);
  */
 int vmctx_bundle_guest_ns(const struct vmctx_bundle *b, uint64_t guest_tsc, uint64_t *ns);
 
+/**
+ * vmctx_bundle_nswitches() - Count the switches of the switch log
+ * @b: the bundle
+ *
+ * Return: the number of switches, of all CPUs; 0 when @b is NULL.
+ */
+size_t vmctx_bundle_nswitches(const struct vmctx_bundle *b);
+
+/**
+ * vmctx_bundle_switch() - Get one switch of the switch log
+ * @b: the bundle
+ * @i: the switch's position, below vmctx_bundle_nswitches()
+ * @cpu: set to the guest CPU (may be NULL)
+ * @ns: set to the guest ns of the switch (may be NULL)
+ * @pid: set to the pid of the task it ran, 0 for the idle task (may be NULL)
+ * @tgid: set to the task's tgid (may be NULL)
+ * @kind: set to what the task is (may be NULL)
+ * @comm: set to its name, owned by the bundle (may be NULL)
+ *
+ * The switches as added; sealed, by CPU, then time (of several at one
+ * time, the one that ran last).  O(1).
+ *
+ * Return: 0; -ENOENT when the log has no switch @i; -EINVAL when @b is
+ * NULL.
+ */
+int vmctx_bundle_switch(const struct vmctx_bundle *b, size_t i, unsigned int *cpu, uint64_t *ns,
+			int *pid, int *tgid, enum vmctx_task_kind *kind, const char **comm);
+
+/**
+ * vmctx_bundle_nswitch_gaps() - Count the gaps of the switch log
+ * @b: the bundle
+ *
+ * Return: the number of gaps, of all CPUs; 0 when @b is NULL.
+ */
+size_t vmctx_bundle_nswitch_gaps(const struct vmctx_bundle *b);
+
+/**
+ * vmctx_bundle_switch_gap() - Get one gap of the switch log
+ * @b: the bundle
+ * @i: the gap's position, below vmctx_bundle_nswitch_gaps()
+ * @cpu: set to the guest CPU (may be NULL)
+ * @start_ns: set to the guest ns from which switches may be missing (may be NULL)
+ * @end_ns: set to the ns up to which they may be (may be NULL)
+ *
+ * The gaps as added; sealed, by CPU, then start.  O(1).
+ *
+ * Return: 0; -ENOENT when the log has no gap @i; -EINVAL when @b is NULL.
+ */
+int vmctx_bundle_switch_gap(const struct vmctx_bundle *b, size_t i, unsigned int *cpu,
+			    uint64_t *start_ns, uint64_t *end_ns);
+
 /* ---- Resolution: CR3 to guest process, IP to symbol (vmctx_resolve(3)) ----- */
 
 /**
@@ -735,6 +837,32 @@ uint64_t vmctx_cr3_normalize(uint64_t cr3, uint64_t ignore_mask);
  * -EINVAL; -VMCTX_E_UNSEALED.
  */
 int vmctx_bundle_find_task(const struct vmctx_bundle *b, uint64_t cr3, uint64_t guest_ns);
+
+/**
+ * vmctx_bundle_running() - Find the task a guest CPU ran at a guest time
+ * @b: the sealed bundle
+ * @cpu: the guest CPU, as the guest numbers them
+ * @ns: guest CLOCK_MONOTONIC ns
+ * @pid: set to the task's pid, 0 for the idle task (may be NULL)
+ * @tgid: set to its tgid (may be NULL)
+ * @kind: set to what it is: a task with user space, a kernel thread or
+ *	the idle task (may be NULL)
+ * @comm: set to its name, owned by the bundle (may be NULL)
+ *
+ * The task of @cpu's last switch at or before @ns in the switch log (of
+ * several at one time, the last).  Unlike vmctx_bundle_find_task(), which
+ * names the owner of the loaded page tables, this names kernel threads,
+ * the idle task and each thread.  Where the agent lost switches, from a
+ * gap's start until the CPU's next switch after the gap, the log does not
+ * know.  O(log n) in the CPU's switches and gaps.  On failure nothing is set.
+ *
+ * Return: 0; -ENOENT when the log has nothing of @cpu, @ns comes before
+ * @cpu's first switch, or @ns lies outside the bundle's window;
+ * -VMCTX_E_GAP when switches of @cpu were lost between its last one and
+ * @ns; -EINVAL; -VMCTX_E_UNSEALED.
+ */
+int vmctx_bundle_running(const struct vmctx_bundle *b, unsigned int cpu, uint64_t ns, int *pid,
+			 int *tgid, enum vmctx_task_kind *kind, const char **comm);
 
 /**
  * vmctx_bundle_task_label() - Get a task's label as the paper prints it

@@ -699,11 +699,15 @@ static void test_not_gzip_is_magic(void)
 	CHECK(!out, "*out untouched");
 }
 
+/* Versions 1 and 2 are read; 2 is 1 with a switch log, which it need not hold. */
 static void test_other_version_is_version(void)
 {
-	expect_mutated("version 2", "vmctx-bundle 1", "vmctx-bundle 2", -VMCTX_E_VERSION);
+	expect_mutated("version 2 without a switch log", "vmctx-bundle 1", "vmctx-bundle 2", 0);
+	expect_mutated("version 3", "vmctx-bundle 1", "vmctx-bundle 3", -VMCTX_E_VERSION);
+	expect_mutated("version 0", "vmctx-bundle 1", "vmctx-bundle 0", -VMCTX_E_VERSION);
 	expect_mutated("version 10", "vmctx-bundle 1", "vmctx-bundle 10", -VMCTX_E_VERSION);
 	expect_mutated("version 1.1", "vmctx-bundle 1", "vmctx-bundle 1.1", -VMCTX_E_VERSION);
+	expect_mutated("version 02", "vmctx-bundle 1", "vmctx-bundle 02", -VMCTX_E_VERSION);
 }
 
 static void test_oversized_counts_are_limit_in_bounded_memory(void)
@@ -1402,6 +1406,645 @@ static void test_read_opts_follow_the_options_rule(void)
 	free(gz);
 }
 
+/* ---- the switch log ------------------------------------------------------------ */
+
+/*
+ * A schedule made up at random, and what the documented rules say of it,
+ * found by a sweep over each CPU's events in time order (not by the
+ * library's searches): a switch makes its task the one running; a gap
+ * makes it unknown from its start, and only a switch after its end makes
+ * it known again; of events at one time, switches come first (a switch
+ * lost at the same time may have come after them) and among them the last
+ * added.
+ */
+#define LOG_CPUS	4	/* CPUs with switches; CPU LOG_CPUS has a gap only */
+#define LOG_WINDOW_START 1000
+#define LOG_WINDOW_END	9000
+
+/* A small deterministic generator (xorshift64), so that a failure reproduces. */
+static uint64_t rnd(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
+struct sched_task {
+	int pid, tgid;
+	enum vmctx_task_kind kind;
+	const char *comm;
+};
+
+static const struct sched_task sched_tasks[] = {
+	{ 0, 0, VMCTX_TASK_IDLE, "swapper/0" },
+	{ 1, 1, VMCTX_TASK_USER, "init" },
+	{ 812, 812, VMCTX_TASK_USER, "libquantum" },
+	{ 813, 812, VMCTX_TASK_USER, "libquantum" },	/* a thread: the same comm */
+	{ 31, 31, VMCTX_TASK_KTHREAD, "kworker/0:1" },
+	{ 900, 900, VMCTX_TASK_USER, "a b%c\n\x01\x7f\xc3\xa9=" },	/* escaped in the file */
+};
+
+struct sched_switch {
+	unsigned int cpu;
+	uint64_t ns;
+	int task;		/* into sched_tasks */
+	size_t order;		/* when it was added */
+};
+
+struct sched_gap {
+	unsigned int cpu;
+	uint64_t start, end;
+};
+
+struct sched {
+	struct sched_switch sw[400];
+	size_t nsw;
+	struct sched_gap gap[40];
+	size_t ngap;
+};
+
+/* Switches on LOG_CPUS CPUs at times that repeat, gaps apart, CPU LOG_CPUS a gap alone. */
+static void make_sched(struct sched *s, uint64_t *seed)
+{
+	unsigned int cpu;
+	size_t i, j;
+
+	memset(s, 0, sizeof(*s));
+	for (cpu = 0; cpu <= LOG_CPUS; cpu++) {
+		uint64_t at = LOG_WINDOW_START + rnd(seed) % 300;
+
+		for (j = 0; j < 4 && at < LOG_WINDOW_END; j++) {
+			uint64_t len = rnd(seed) % 400;
+
+			if (at + len > LOG_WINDOW_END)
+				break;
+			s->gap[s->ngap++] = (struct sched_gap){ cpu, at, at + len };
+			at += len + 1 + rnd(seed) % 2000;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(s->sw); i++) {
+		struct sched_switch *w = &s->sw[s->nsw++];
+
+		w->cpu = rnd(seed) % LOG_CPUS;
+		/* a coarse clock: many switches share a time */
+		w->ns = LOG_WINDOW_START + (rnd(seed) % 800) * 10;
+		w->task = rnd(seed) % ARRAY_SIZE(sched_tasks);
+		w->order = i;
+	}
+}
+
+/* What the rules say ran on @cpu at @t: 0 and *@task, -ENOENT or -VMCTX_E_GAP. */
+static int sched_running(const struct sched *s, unsigned int cpu, uint64_t t, int *task)
+{
+	uint64_t known_from = 0, last_ns = 0;
+	bool any = false, lost = false;
+	size_t i;
+
+	if (t < LOG_WINDOW_START || t > LOG_WINDOW_END)
+		return -ENOENT;
+	/* the last switch at or before t, the last added of those at its time */
+	for (i = 0; i < s->nsw; i++) {
+		const struct sched_switch *w = &s->sw[i];
+
+		if (w->cpu != cpu || w->ns > t)
+			continue;
+		if (!any || w->ns > last_ns ||
+		    (w->ns == last_ns && w->order > s->sw[*task].order)) {
+			*task = i;
+			last_ns = w->ns;
+			any = true;
+		}
+	}
+	/* a gap that began by t and had not ended when that switch came */
+	known_from = any ? last_ns : t;
+	for (i = 0; i < s->ngap; i++)
+		if (s->gap[i].cpu == cpu && s->gap[i].start <= t && s->gap[i].end >= known_from)
+			lost = true;
+	if (lost)
+		return -VMCTX_E_GAP;
+	return any ? 0 : -ENOENT;
+}
+
+/* The bundle asked at @t on @cpu answers as the rules do. */
+static void check_running_at(const char *what, const struct vmctx_bundle *b,
+			     const struct sched *s, unsigned int cpu, uint64_t t)
+{
+	enum vmctx_task_kind kind = 99;
+	const char *comm = NULL;
+	int task = -1, pid = -7, tgid = -7;
+	int want = sched_running(s, cpu, t, &task);
+	int got = vmctx_bundle_running(b, cpu, t, &pid, &tgid, &kind, &comm);
+	const struct sched_task *k = task >= 0 ? &sched_tasks[s->sw[task].task] : NULL;
+
+	CHECK(got == want, "%s: CPU %u at %llu: got %d (%s), want %d (%s)", what, cpu,
+	      (unsigned long long)t, got, vmctx_strerror(got), want, vmctx_strerror(want));
+	if (got || want)
+		CHECK(pid == -7 && tgid == -7 && kind == 99 && !comm,
+		      "%s: CPU %u at %llu: outputs set on failure", what, cpu,
+		      (unsigned long long)t);
+	else
+		CHECK(pid == k->pid && tgid == k->tgid && kind == k->kind && streq(comm, k->comm),
+		      "%s: CPU %u at %llu: got pid %d, want %d (%s)", what, cpu,
+		      (unsigned long long)t, pid, k->pid, k->comm);
+}
+
+/* Every switch's time and its neighbours, every gap's ends and theirs, and more. */
+static void check_sched(const char *what, const struct vmctx_bundle *b, const struct sched *s,
+			uint64_t *seed)
+{
+	unsigned int cpu;
+	size_t i;
+	int d;
+
+	for (i = 0; i < s->nsw; i++)
+		for (d = -1; d <= 1; d++)
+			check_running_at(what, b, s, s->sw[i].cpu, s->sw[i].ns + d);
+	for (i = 0; i < s->ngap; i++)
+		for (d = -1; d <= 1; d++) {
+			check_running_at(what, b, s, s->gap[i].cpu, s->gap[i].start + d);
+			check_running_at(what, b, s, s->gap[i].cpu, s->gap[i].end + d);
+		}
+	for (cpu = 0; cpu <= LOG_CPUS + 2; cpu++) {
+		check_running_at(what, b, s, cpu, LOG_WINDOW_START - 1);
+		check_running_at(what, b, s, cpu, LOG_WINDOW_START);
+		check_running_at(what, b, s, cpu, LOG_WINDOW_END);
+		check_running_at(what, b, s, cpu, LOG_WINDOW_END + 1);
+		check_running_at(what, b, s, cpu, 0);
+		check_running_at(what, b, s, cpu, UINT64_MAX);
+		for (i = 0; i < 50; i++)
+			check_running_at(what, b, s, cpu, rnd(seed) % (LOG_WINDOW_END + 500));
+	}
+}
+
+/* @s's switches and gaps added to @b in an order of @seed's. */
+static void add_sched(struct vmctx_bundle *b, struct sched *s, uint64_t *seed)
+{
+	size_t i, j;
+
+	/* shuffled (Fisher-Yates); order records the order of addition */
+	for (i = s->nsw - 1; i > 0; i--) {
+		struct sched_switch t;
+
+		j = rnd(seed) % (i + 1);
+		t = s->sw[i];
+		s->sw[i] = s->sw[j];
+		s->sw[j] = t;
+	}
+	for (i = 0; i < s->nsw; i++) {
+		const struct sched_task *k = &sched_tasks[s->sw[i].task];
+
+		s->sw[i].order = i;
+		CHECK(!vmctx_bundle_add_switch(b, s->sw[i].cpu, s->sw[i].ns, k->pid, k->tgid,
+					       k->kind, k->comm), "switch %zu added", i);
+	}
+	for (i = s->ngap; i-- > 0;)
+		CHECK(!vmctx_bundle_add_switch_gap(b, s->gap[i].cpu, s->gap[i].start,
+						   s->gap[i].end), "gap %zu added", i);
+}
+
+/*
+ * Built in any order, sealed, written and read back: every lookup answers
+ * what the schedule says, and the sealed log lists it by CPU and time.
+ */
+static void test_switch_log_answers_as_built(void)
+{
+	uint64_t seed = 0x5eed5eed1234ull;
+	int round;
+
+	for (round = 0; round < 8; round++) {
+		struct vmctx_bundle *b = vmctx_bundle_new(), *r = NULL;
+		struct sched *s = malloc(sizeof(*s));
+		unsigned int cpu, prev_cpu = 0;
+		uint64_t ns, prev_ns = 0;
+		void *buf = NULL, *buf2 = NULL;
+		size_t i, len = 0, len2 = 0;
+
+		make_sched(s, &seed);
+		vmctx_bundle_set_window(b, LOG_WINDOW_START, LOG_WINDOW_END);
+		add_sched(b, s, &seed);
+		CHECK(vmctx_bundle_running(b, 0, LOG_WINDOW_START, NULL, NULL, NULL, NULL) ==
+		      -VMCTX_E_UNSEALED, "lookups need a sealed bundle");
+		CHECK(!vmctx_bundle_seal(b), "sealed: %s", last_log);
+		CHECK(vmctx_bundle_nswitches(b) == s->nsw &&
+		      vmctx_bundle_nswitch_gaps(b) == s->ngap, "every switch and gap is kept");
+		for (i = 0; i < s->nsw; i++) {
+			CHECK(!vmctx_bundle_switch(b, i, &cpu, &ns, NULL, NULL, NULL, NULL) &&
+			      (cpu > prev_cpu || (cpu == prev_cpu && ns >= prev_ns)),
+			      "sealed: switch %zu by CPU and time", i);
+			prev_cpu = cpu;
+			prev_ns = ns;
+		}
+		check_sched("built", b, s, &seed);
+		CHECK(!vmctx_bundle_write_mem(b, &buf, &len), "written");
+		CHECK(buf && !vmctx_bundle_read_mem(buf, len, NULL, &r), "read back: %s", last_log);
+		if (r) {
+			check_sched("read back", r, s, &seed);
+			CHECK(!vmctx_bundle_write_mem(r, &buf2, &len2) && len2 == len &&
+			      !memcmp(buf, buf2, len), "rewritten byte for byte");
+		}
+		free(buf2);
+		free(buf);
+		vmctx_bundle_free(r);
+		vmctx_bundle_free(b);
+		free(s);
+	}
+}
+
+/* A small log whose every answer is known, one case per rule. */
+static void test_switch_lookups_follow_the_rules(void)
+{
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	enum vmctx_task_kind kind;
+	const char *comm = NULL;
+	int pid = -1, tgid = -1;
+
+	vmctx_bundle_set_window(b, 100, 1000);
+	/* CPU 0: init at 100, idle at 200, then two at 300 (the later added ran) */
+	vmctx_bundle_add_switch(b, 0, 300, 31, 31, VMCTX_TASK_KTHREAD, "kworker/0:1");
+	vmctx_bundle_add_switch(b, 0, 200, 0, 0, VMCTX_TASK_IDLE, "swapper/0");
+	vmctx_bundle_add_switch(b, 0, 100, 1, 1, VMCTX_TASK_USER, "init");
+	vmctx_bundle_add_switch(b, 0, 300, 812, 812, VMCTX_TASK_USER, "app");
+	/* switches lost in [400, 450]; the next one known at 600 */
+	vmctx_bundle_add_switch_gap(b, 0, 400, 450);
+	vmctx_bundle_add_switch(b, 0, 600, 1, 1, VMCTX_TASK_USER, "init");
+	/* CPU 2: first switch at 500; CPU 3: a gap only */
+	vmctx_bundle_add_switch(b, 2, 500, 813, 812, VMCTX_TASK_USER, "app");
+	vmctx_bundle_add_switch_gap(b, 3, 700, 800);
+	CHECK(!vmctx_bundle_seal(b), "sealed");
+
+	CHECK(!vmctx_bundle_running(b, 0, 100, &pid, &tgid, &kind, &comm) && pid == 1 &&
+	      tgid == 1 && kind == VMCTX_TASK_USER && streq(comm, "init"),
+	      "at a switch's own time, its task");
+	CHECK(!vmctx_bundle_running(b, 0, 199, &pid, NULL, NULL, &comm) && pid == 1,
+	      "between switches, the earlier one's task");
+	CHECK(!vmctx_bundle_running(b, 0, 250, &pid, &tgid, &kind, &comm) && pid == 0 &&
+	      tgid == 0 && kind == VMCTX_TASK_IDLE && streq(comm, "swapper/0"), "the idle task");
+	CHECK(!vmctx_bundle_running(b, 0, 300, &pid, NULL, &kind, &comm) && pid == 812 &&
+	      kind == VMCTX_TASK_USER && streq(comm, "app"),
+	      "of two switches at one time, the one added last");
+	CHECK(!vmctx_bundle_running(b, 0, 399, &pid, NULL, NULL, NULL) && pid == 812,
+	      "up to the gap, the last switch's task");
+	CHECK(vmctx_bundle_running(b, 0, 400, &pid, NULL, NULL, NULL) == -VMCTX_E_GAP,
+	      "at the gap's start: lost");
+	CHECK(vmctx_bundle_running(b, 0, 450, &pid, NULL, NULL, NULL) == -VMCTX_E_GAP,
+	      "at the gap's end: lost");
+	CHECK(vmctx_bundle_running(b, 0, 599, &pid, NULL, NULL, NULL) == -VMCTX_E_GAP,
+	      "after the gap, before the next switch: still unknown");
+	CHECK(!vmctx_bundle_running(b, 0, 600, &pid, NULL, NULL, NULL) && pid == 1,
+	      "the first switch after the gap is known");
+	CHECK(!vmctx_bundle_running(b, 0, 1000, &pid, NULL, NULL, NULL) && pid == 1,
+	      "to the window's end, the last switch's task");
+	CHECK(vmctx_bundle_running(b, 0, 1001, &pid, NULL, NULL, NULL) == -ENOENT,
+	      "after the window: nobody");
+	CHECK(vmctx_bundle_running(b, 0, 99, &pid, NULL, NULL, NULL) == -ENOENT,
+	      "before the window: nobody");
+	CHECK(vmctx_bundle_running(b, 2, 499, &pid, NULL, NULL, NULL) == -ENOENT,
+	      "before a CPU's first switch: nobody");
+	CHECK(!vmctx_bundle_running(b, 2, 500, &pid, &tgid, NULL, NULL) && pid == 813 &&
+	      tgid == 812, "a thread as itself, not its process");
+	CHECK(vmctx_bundle_running(b, 1, 500, &pid, NULL, NULL, NULL) == -ENOENT,
+	      "a CPU between two logged ones, without a log");
+	CHECK(vmctx_bundle_running(b, 4, 500, &pid, NULL, NULL, NULL) == -ENOENT,
+	      "a CPU past the last logged one");
+	CHECK(vmctx_bundle_running(b, 3, 750, &pid, NULL, NULL, NULL) == -VMCTX_E_GAP,
+	      "a CPU with a gap only: in the gap, lost");
+	CHECK(vmctx_bundle_running(b, 3, 801, &pid, NULL, NULL, NULL) == -ENOENT,
+	      "a CPU with a gap only: after it, before any switch, nobody");
+	CHECK(vmctx_bundle_running(NULL, 0, 100, NULL, NULL, NULL, NULL) == -EINVAL, "NULL bundle");
+	vmctx_bundle_free(b);
+
+	/* without a window, the last switch's task runs on */
+	b = vmctx_bundle_new();
+	vmctx_bundle_add_switch(b, 0, 100, 1, 1, VMCTX_TASK_USER, NULL);
+	CHECK(!vmctx_bundle_seal(b), "sealed");
+	CHECK(!vmctx_bundle_running(b, 0, UINT64_MAX, &pid, NULL, NULL, &comm) && pid == 1 &&
+	      streq(comm, ""), "no window: the last task to the end of time; NULL comm is empty");
+	vmctx_bundle_free(b);
+
+	/* a bundle without a log (every bundle before it existed) knows nobody */
+	b = build_sample();
+	CHECK(vmctx_bundle_nswitches(b) == 0 && vmctx_bundle_nswitch_gaps(b) == 0,
+	      "no switch log");
+	CHECK(vmctx_bundle_running(b, 0, 5000, &pid, NULL, NULL, NULL) == -ENOENT,
+	      "no log: nobody");
+	vmctx_bundle_free(b);
+}
+
+/* The switch log as vmctx-bundle(5) writes it: version 2, comm escaped. */
+static void test_switch_log_text_is_the_documented_format(void)
+{
+	static const char want[] =
+		"vmctx-bundle 2\n"
+		"counts tasks=0 objects=0 maps=0 syms=0 kmods=0 ksyms=0 switches=3 gaps=2\n"
+		"identity hostname= release= boot_id=\n"
+		"clock tsc_khz=0 tsc=0 ns=0\n"
+		"cr3_mask 0x0\n"
+		"window start=10 end=90\n"
+		"switch 0 10 pid=0 tgid=0 kind=idle comm=swapper/0\n"
+		"switch 0 20 pid=7 tgid=7 kind=task comm=a%20b%25%0A\n"
+		"switch 3 15 pid=2 tgid=2 kind=kthread comm=kthreadd\n"
+		"gap 0 30 40\n"
+		"gap 3 50 50\n"
+		"end\n";
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	size_t len;
+	void *buf;
+	char *text;
+
+	vmctx_bundle_set_window(b, 10, 90);
+	vmctx_bundle_add_switch_gap(b, 3, 50, 50);
+	vmctx_bundle_add_switch(b, 3, 15, 2, 2, VMCTX_TASK_KTHREAD, "kthreadd");
+	vmctx_bundle_add_switch(b, 0, 20, 7, 7, VMCTX_TASK_USER, "a b%\n");
+	vmctx_bundle_add_switch_gap(b, 0, 30, 40);
+	vmctx_bundle_add_switch(b, 0, 10, 0, 0, VMCTX_TASK_IDLE, "swapper/0");
+	if (vmctx_bundle_seal(b) || vmctx_bundle_write_mem(b, &buf, &len)) {
+		CHECK(0, "seal and write_mem");
+		vmctx_bundle_free(b);
+		return;
+	}
+	text = gunzip_buf(buf, len);
+	CHECK(!strcmp(text, want), "text differs:\n%s---- want:\n%s", text, want);
+	free(text);
+	free(buf);
+	vmctx_bundle_free(b);
+}
+
+/* Each switch is 16 bytes; tasks and comms are kept once, however often they ran. */
+static void test_switch_log_keeps_each_task_and_comm_once(void)
+{
+	struct vmctx_bundle *b = vmctx_bundle_new(), *r = NULL;
+	const char *c0 = NULL, *c1 = NULL, *c2 = NULL;
+	void *buf = NULL;
+	size_t i, len = 0;
+
+	CHECK(sizeof(struct switch_rec) == 16, "a switch is 16 bytes");
+	/* 3 tasks, 2 comms: two threads of "bash", and the idle task */
+	for (i = 0; i < 30000; i++) {
+		static const int pids[3] = { 0, 500, 501 };
+		int pid = pids[i % 3];
+
+		CHECK(!vmctx_bundle_add_switch(b, i % 2, i, pid, pid ? 500 : 0,
+					       pid ? VMCTX_TASK_USER : VMCTX_TASK_IDLE,
+					       pid ? "bash" : "swapper"), "switch %zu", i);
+	}
+	CHECK(!vmctx_bundle_seal(b), "sealed");
+	CHECK(b->switches.ntasks == 3 && b->switches.ncomms == 2,
+	      "3 tasks, 2 comms kept: %zu and %zu", b->switches.ntasks, b->switches.ncomms);
+	vmctx_bundle_switch(b, 0, NULL, NULL, NULL, NULL, NULL, &c0);
+	vmctx_bundle_switch(b, 1, NULL, NULL, NULL, NULL, NULL, &c1);
+	vmctx_bundle_switch(b, 2, NULL, NULL, NULL, NULL, NULL, &c2);
+	CHECK(streq(c0, "swapper") && streq(c1, "bash") && c1 == c2,
+	      "two tasks of one comm share its one copy");
+	CHECK(!vmctx_bundle_write_mem(b, &buf, &len) && !vmctx_bundle_read_mem(buf, len, NULL, &r),
+	      "round trip");
+	CHECK(r && r->switches.ntasks == 3 && r->switches.ncomms == 2 && r->switches.n == 30000,
+	      "read back: each task and comm once");
+	vmctx_bundle_free(r);
+	vmctx_bundle_free(b);
+	free(buf);
+}
+
+static void test_builder_refuses_bad_switches(void)
+{
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	char long_comm[BUNDLE_MAX_SHORT + 2];
+	unsigned int cpu = 1;
+
+	memset(long_comm, 'c', sizeof(long_comm) - 1);
+	long_comm[sizeof(long_comm) - 1] = '\0';
+	CHECK(vmctx_bundle_add_switch(NULL, 0, 1, 1, 1, VMCTX_TASK_USER, "x") == -EINVAL, "NULL");
+	CHECK(vmctx_bundle_add_switch(b, 0, 1, 1, 1, VMCTX_TASK_IDLE + 1, "x") == -EINVAL,
+	      "an unknown kind");
+	CHECK(vmctx_bundle_add_switch(b, 0, 1, -1, 1, VMCTX_TASK_USER, "x") == -EINVAL,
+	      "a negative pid");
+	CHECK(vmctx_bundle_add_switch(b, 0, 1, 1, -1, VMCTX_TASK_USER, "x") == -EINVAL,
+	      "a negative tgid");
+	CHECK(vmctx_bundle_add_switch(b, 0, 1, 5, 5, VMCTX_TASK_IDLE, "x") == -EINVAL,
+	      "an idle task whose pid is not 0");
+	CHECK(vmctx_bundle_add_switch(b, 0, 1, 0, 5, VMCTX_TASK_IDLE, "x") == -EINVAL,
+	      "an idle task whose tgid is not 0");
+	CHECK(vmctx_bundle_add_switch(b, 0, 1, 0, 0, VMCTX_TASK_KTHREAD, "x") == -EINVAL,
+	      "pid 0 for a task that is not idle");
+	CHECK(vmctx_bundle_add_switch(b, 8192, 1, 1, 1, VMCTX_TASK_USER, "x") == -VMCTX_E_LIMIT,
+	      "CPU 8192");
+	CHECK(vmctx_bundle_add_switch(b, 0, 1, 1, 1, VMCTX_TASK_USER, long_comm) == -VMCTX_E_LIMIT,
+	      "a comm beyond its cap");
+	CHECK(vmctx_bundle_add_switch_gap(b, 0, 5, 4) == -EINVAL, "a gap ending before it starts");
+	CHECK(vmctx_bundle_add_switch_gap(b, 8192, 4, 5) == -VMCTX_E_LIMIT, "a gap on CPU 8192");
+	CHECK(vmctx_bundle_add_switch_gap(NULL, 0, 4, 5) == -EINVAL, "a gap, NULL");
+	CHECK(vmctx_bundle_nswitches(b) == 0 && vmctx_bundle_nswitch_gaps(b) == 0,
+	      "nothing refused is kept");
+	CHECK(!vmctx_bundle_add_switch(b, 8191, 1, 1, 1, VMCTX_TASK_USER, "x") &&
+	      !vmctx_bundle_add_switch_gap(b, 8191, 4, 4), "CPU 8191, and a gap of one instant");
+	CHECK(vmctx_bundle_switch(b, 1, &cpu, NULL, NULL, NULL, NULL, NULL) == -ENOENT && cpu == 1,
+	      "past the last switch");
+	CHECK(vmctx_bundle_switch_gap(b, 1, &cpu, NULL, NULL) == -ENOENT && cpu == 1,
+	      "past the last gap");
+	CHECK(vmctx_bundle_switch(NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL) == -EINVAL &&
+	      vmctx_bundle_switch_gap(NULL, 0, NULL, NULL, NULL) == -EINVAL &&
+	      vmctx_bundle_nswitches(NULL) == 0 && vmctx_bundle_nswitch_gaps(NULL) == 0,
+	      "inspectors on NULL");
+	CHECK(!vmctx_bundle_seal(b), "sealed");
+	CHECK(vmctx_bundle_add_switch(b, 0, 2, 1, 1, VMCTX_TASK_USER, "x") == -VMCTX_E_SEALED &&
+	      vmctx_bundle_add_switch_gap(b, 0, 6, 7) == -VMCTX_E_SEALED, "sealed: no more");
+	CHECK(!vmctx_bundle_switch_gap(b, 0, &cpu, NULL, NULL) && cpu == 8191,
+	      "the inspectors answer on a sealed bundle");
+	vmctx_bundle_free(b);
+}
+
+/* What a reader would refuse, sealing refuses: overlapping gaps, times outside the window. */
+static void test_seal_refuses_bad_switch_logs(void)
+{
+	static const struct {
+		const char *what;
+		uint64_t gaps[2][2];
+		uint64_t sw;
+		bool window;
+		int want;
+	} cases[] = {
+		{ "gaps apart", { { 10, 20 }, { 21, 30 } }, 15, true, 0 },
+		{ "overlapping gaps", { { 10, 20 }, { 15, 30 } }, 15, true, -VMCTX_E_RANGE },
+		{ "a gap starting at another's end", { { 10, 20 }, { 20, 30 } }, 15, true,
+		  -VMCTX_E_RANGE },
+		{ "the same gap twice", { { 10, 20 }, { 10, 20 } }, 15, true, -VMCTX_E_RANGE },
+		{ "a gap within another", { { 21, 30 }, { 10, 40 } }, 15, true, -VMCTX_E_RANGE },
+		{ "a switch before the window", { { 10, 20 }, { 21, 30 } }, 4, true,
+		  -VMCTX_E_RANGE },
+		{ "a switch after the window", { { 10, 20 }, { 21, 30 } }, 101, true,
+		  -VMCTX_E_RANGE },
+		{ "a switch outside, no window", { { 10, 20 }, { 21, 30 } }, 101, false, 0 },
+		{ "a gap past the window", { { 10, 20 }, { 90, 101 } }, 15, true, -VMCTX_E_RANGE },
+		{ "a gap before the window", { { 4, 20 }, { 90, 100 } }, 15, true, -VMCTX_E_RANGE },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct vmctx_bundle *b = vmctx_bundle_new();
+		void *buf = NULL;
+		size_t len = 0;
+		int err;
+
+		if (cases[i].window)
+			vmctx_bundle_set_window(b, 5, 100);
+		vmctx_bundle_add_switch_gap(b, 1, cases[i].gaps[0][0], cases[i].gaps[0][1]);
+		vmctx_bundle_add_switch_gap(b, 1, cases[i].gaps[1][0], cases[i].gaps[1][1]);
+		/* the same gaps on another CPU do not overlap these */
+		vmctx_bundle_add_switch_gap(b, 2, cases[i].gaps[0][0], cases[i].gaps[0][1]);
+		vmctx_bundle_add_switch(b, 1, cases[i].sw, 1, 1, VMCTX_TASK_USER, "a");
+		last_log[0] = '\0';
+		err = vmctx_bundle_seal(b);
+		CHECK(err == cases[i].want, "%s: got %d, want %d", cases[i].what, err,
+		      cases[i].want);
+		if (err)
+			CHECK(strstr(last_log, "switch") || strstr(last_log, "gap"),
+			      "%s: the log says which: \"%s\"", cases[i].what, last_log);
+		if (!err) {
+			struct vmctx_bundle *r = NULL;
+
+			CHECK(!vmctx_bundle_write_mem(b, &buf, &len) && !read_buf(buf, len, 0, &r),
+			      "%s: what seals reads back", cases[i].what);
+			vmctx_bundle_free(r);
+		}
+		free(buf);
+		vmctx_bundle_free(b);
+	}
+}
+
+/* A version-2 text whose counts end with @counts and whose records before end are @body. */
+static char *log_text(int version, const char *counts, const char *body)
+{
+	char *text;
+
+	if (asprintf(&text, "vmctx-bundle %d\n"
+		     "counts tasks=0 objects=0 maps=0 syms=0 kmods=0 ksyms=0%s\n"
+		     "identity hostname=g release=r boot_id=b\n"
+		     "clock tsc_khz=0 tsc=0 ns=0\n"
+		     "cr3_mask 0x0\n"
+		     "window start=100 end=1000\n"
+		     "%send\n", version, counts, body) < 0)
+		abort();
+	return text;
+}
+
+static void expect_log(const char *what, int version, const char *counts, const char *body,
+		       int want)
+{
+	char *text = log_text(version, counts, body);
+
+	expect(what, text, want);
+	free(text);
+}
+
+#define SW_OK	"switch 0 100 pid=1 tgid=1 kind=task comm=init\n"	\
+		"switch 0 200 pid=0 tgid=0 kind=idle comm=swapper/0\n"	\
+		"switch 1 150 pid=7 tgid=7 kind=kthread comm=kworker%2F1:0\n"
+
+/* Each hostile switch log is refused with the code vmctx-bundle(5) gives it. */
+static void test_hostile_switch_logs_are_refused(void)
+{
+	const char *c3 = " switches=3 gaps=0", *c31 = " switches=3 gaps=1", *c1 = " switches=1 gaps=0";
+	long before = maxrss_kb();
+
+	expect_log("a switch log", 2, c31, SW_OK "gap 0 300 400\n", 0);
+	expect_log("version 2 without a log", 2, "", "", 0);
+	expect_log("clockpairs before the log's counts", 2, " clockpairs=1 switches=0 gaps=1",
+		   "clockpair tsc=1 ns=1\ngap 0 100 100\n", 0);
+	expect_log("a switch log in version 1", 1, c3, SW_OK, -VMCTX_E_SYNTAX);
+	expect_log("switch records in version 1, not counted", 1, "", SW_OK, -VMCTX_E_SYNTAX);
+	expect_log("a gap in version 1", 1, "", "gap 0 300 400\n", -VMCTX_E_SYNTAX);
+	expect_log("version 3", 3, c3, SW_OK, -VMCTX_E_VERSION);
+	expect_log("switches without gaps", 2, " switches=3", SW_OK, -VMCTX_E_SYNTAX);
+	expect_log("gaps without switches", 2, " gaps=0", "", -VMCTX_E_SYNTAX);
+	expect_log("the log's counts swapped", 2, " gaps=0 switches=3", SW_OK, -VMCTX_E_SYNTAX);
+	expect_log("the log's counts before clockpairs", 2, " switches=0 gaps=0 clockpairs=0", "",
+		   -VMCTX_E_SYNTAX);
+	expect_log("fewer switches than counted", 2, " switches=4 gaps=0", SW_OK, -VMCTX_E_SYNTAX);
+	expect_log("more switches than counted", 2, " switches=2 gaps=0", SW_OK, -VMCTX_E_SYNTAX);
+
+	/* order */
+	expect_log("a switch going back in time", 2, c3,
+		   "switch 0 200 pid=1 tgid=1 kind=task comm=a\n"
+		   "switch 0 100 pid=2 tgid=2 kind=task comm=b\n"
+		   "switch 1 150 pid=7 tgid=7 kind=kthread comm=k\n", -VMCTX_E_RANGE);
+	expect_log("CPUs out of order", 2, c3,
+		   "switch 1 100 pid=1 tgid=1 kind=task comm=a\n"
+		   "switch 0 200 pid=2 tgid=2 kind=task comm=b\n"
+		   "switch 0 300 pid=7 tgid=7 kind=kthread comm=k\n", -VMCTX_E_RANGE);
+	expect_log("two switches at one time", 2, c3,
+		   "switch 0 100 pid=1 tgid=1 kind=task comm=a\n"
+		   "switch 0 100 pid=2 tgid=2 kind=task comm=b\n"
+		   "switch 0 300 pid=7 tgid=7 kind=kthread comm=k\n", 0);
+	expect_log("a gap before the switches", 2, c31, "gap 0 300 400\n" SW_OK, -VMCTX_E_SYNTAX);
+	expect_log("gaps out of order", 2, " switches=0 gaps=2", "gap 0 500 600\ngap 0 300 400\n",
+		   -VMCTX_E_RANGE);
+	expect_log("overlapping gaps", 2, " switches=0 gaps=2", "gap 0 300 400\ngap 0 400 500\n",
+		   -VMCTX_E_RANGE);
+	expect_log("gaps of two CPUs at one time", 2, " switches=0 gaps=2",
+		   "gap 0 300 400\ngap 1 300 400\n", 0);
+	expect_log("a gap ending before it starts", 2, " switches=0 gaps=1", "gap 0 400 300\n",
+		   -VMCTX_E_RANGE);
+
+	/* the window */
+	expect_log("a switch before the window", 2, c1,
+		   "switch 0 99 pid=1 tgid=1 kind=task comm=a\n", -VMCTX_E_RANGE);
+	expect_log("a switch after the window", 2, c1,
+		   "switch 0 1001 pid=1 tgid=1 kind=task comm=a\n", -VMCTX_E_RANGE);
+	expect_log("a switch at the window's end", 2, c1,
+		   "switch 0 1000 pid=1 tgid=1 kind=task comm=a\n", 0);
+	expect_log("a gap past the window", 2, " switches=0 gaps=1", "gap 0 900 1001\n",
+		   -VMCTX_E_RANGE);
+
+	/* caps */
+	expect_log("CPU 8192", 2, c1, "switch 8192 100 pid=1 tgid=1 kind=task comm=a\n",
+		   -VMCTX_E_LIMIT);
+	expect_log("CPU 8191", 2, c1, "switch 8191 100 pid=1 tgid=1 kind=task comm=a\n", 0);
+	expect_log("a gap on CPU 8192", 2, " switches=0 gaps=1", "gap 8192 100 200\n",
+		   -VMCTX_E_LIMIT);
+	expect_log("2^32 switches counted", 2, " switches=4294967296 gaps=0", "", -VMCTX_E_LIMIT);
+	expect_log("2^23 + 1 switches counted", 2, " switches=8388609 gaps=0", "", -VMCTX_E_LIMIT);
+	expect_log("2^20 + 1 gaps counted", 2, " switches=0 gaps=1048577", "", -VMCTX_E_LIMIT);
+	CHECK(maxrss_kb() - before < 64 * 1024, "huge switch counts grew RSS by %ld KiB",
+	      maxrss_kb() - before);
+	{
+		char body[BUNDLE_MAX_SHORT + 100];
+		int n = sprintf(body, "switch 0 100 pid=1 tgid=1 kind=task comm=");
+
+		memset(body + n, 'c', BUNDLE_MAX_SHORT + 1);
+		strcpy(body + n + BUNDLE_MAX_SHORT + 1, "\n");
+		expect_log("a comm over its cap", 2, c1, body, -VMCTX_E_LIMIT);
+	}
+
+	/* fields */
+	expect_log("idle with a pid", 2, c1, "switch 0 100 pid=5 tgid=0 kind=idle comm=a\n",
+		   -VMCTX_E_SYNTAX);
+	expect_log("idle with a tgid", 2, c1, "switch 0 100 pid=0 tgid=5 kind=idle comm=a\n",
+		   -VMCTX_E_SYNTAX);
+	expect_log("pid 0 not idle", 2, c1, "switch 0 100 pid=0 tgid=0 kind=kthread comm=a\n",
+		   -VMCTX_E_SYNTAX);
+	expect_log("pid beyond int", 2, c1,
+		   "switch 0 100 pid=2147483648 tgid=1 kind=task comm=a\n", -VMCTX_E_SYNTAX);
+	expect_log("an unknown kind", 2, c1, "switch 0 100 pid=1 tgid=1 kind=user comm=a\n",
+		   -VMCTX_E_SYNTAX);
+	expect_log("a field missing", 2, c1, "switch 0 100 pid=1 tgid=1 comm=a\n", -VMCTX_E_SYNTAX);
+	expect_log("fields swapped", 2, c1, "switch 0 100 tgid=1 pid=1 kind=task comm=a\n",
+		   -VMCTX_E_SYNTAX);
+	expect_log("a CPU with a leading zero", 2, c1,
+		   "switch 00 100 pid=1 tgid=1 kind=task comm=a\n", -VMCTX_E_SYNTAX);
+	expect_log("a negative CPU", 2, c1, "switch -1 100 pid=1 tgid=1 kind=task comm=a\n",
+		   -VMCTX_E_SYNTAX);
+	expect_log("an escaped NUL in a comm", 2, c1,
+		   "switch 0 100 pid=1 tgid=1 kind=task comm=a%00\n", -VMCTX_E_SYNTAX);
+	expect_log("a gap without its end", 2, " switches=0 gaps=1", "gap 0 300\n",
+		   -VMCTX_E_SYNTAX);
+	last_log[0] = '\0';
+	expect_log("for the log", 2, c1, "switch 0 100 pid=5 tgid=0 kind=idle comm=a\n",
+		   -VMCTX_E_SYNTAX);
+	CHECK(strstr(last_log, "line 7") && strstr(last_log, "idle"),
+	      "log names the line and why: \"%s\"", last_log);
+}
+#undef SW_OK
+
 int main(void)
 {
 	vmctx_set_log(on_log, NULL);
@@ -1440,6 +2083,13 @@ int main(void)
 	test_kernel_modules_and_symbols_are_listed();
 	test_listing_survives_a_round_trip();
 	test_read_opts_follow_the_options_rule();
+	test_switch_log_answers_as_built();
+	test_switch_lookups_follow_the_rules();
+	test_switch_log_text_is_the_documented_format();
+	test_switch_log_keeps_each_task_and_comm_once();
+	test_builder_refuses_bad_switches();
+	test_seal_refuses_bad_switch_logs();
+	test_hostile_switch_logs_are_refused();
 	if (failures)
 		fprintf(stderr, "test-bundle: %d check(s) failed\n", failures);
 	return failures ? 1 : 0;
