@@ -7,7 +7,8 @@
  * Then every task is looked up by its root around its start, and every
  * map's ends resolve (user and kernel), so that the indices' buckets and
  * trees are searched with keys the fuzzer laid out: a lookup must answer
- * a task of the bundle or -ENOENT, and a resolution 0 or -ENOENT.
+ * a task of the bundle or -ENOENT, and a resolution 0 or -ENOENT.  The
+ * switch log is asked who ran around each switch and at each gap's ends.
  *
  * Byte mutations of gzip data rarely get past the CRC, so a custom mutator
  * also mutates the text inside and compresses it again (half of the time),
@@ -113,6 +114,39 @@ static void lookups(const struct vmctx_bundle *b)
 	}
 }
 
+/*
+ * Who ran around every switch and at every gap's ends: at a switch's own
+ * time its CPU ran a task or lost it in a gap, and at a gap's ends it was
+ * lost; anywhere else the answer is one of the three.
+ */
+static void switch_lookups(const struct vmctx_bundle *b)
+{
+	size_t i, n = vmctx_bundle_nswitches(b);
+	uint64_t ns, end;
+	unsigned int cpu;
+	int d, e;
+
+	for (i = 0; i < n && i < 4096; i++) {
+		if (vmctx_bundle_switch(b, i, &cpu, &ns, NULL, NULL, NULL, NULL))
+			abort();
+		for (d = -1; d <= 1; d++) {
+			e = vmctx_bundle_running(b, cpu, ns + d, NULL, NULL, NULL, NULL);
+			if (e && e != -ENOENT && e != -VMCTX_E_GAP)
+				abort();
+			if (!d && e && e != -VMCTX_E_GAP)
+				abort();
+		}
+	}
+	n = vmctx_bundle_nswitch_gaps(b);
+	for (i = 0; i < n && i < 4096; i++) {
+		if (vmctx_bundle_switch_gap(b, i, &cpu, &ns, &end))
+			abort();
+		if (vmctx_bundle_running(b, cpu, ns, NULL, NULL, NULL, NULL) != -VMCTX_E_GAP ||
+		    vmctx_bundle_running(b, cpu, end, NULL, NULL, NULL, NULL) != -VMCTX_E_GAP)
+			abort();
+	}
+}
+
 static bool vmctx_code(int err)
 {
 	return err == -ENOMEM || (err <= -VMCTX_E_BASE && err > -VMCTX_E_MAX);
@@ -142,9 +176,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (vmctx_bundle_ntasks(b) != vmctx_bundle_ntasks(c) ||
 	    vmctx_bundle_nobjects(b) != vmctx_bundle_nobjects(c) ||
 	    vmctx_bundle_nmaps(b) != vmctx_bundle_nmaps(c) ||
-	    vmctx_bundle_nksyms(b) != vmctx_bundle_nksyms(c))
+	    vmctx_bundle_nksyms(b) != vmctx_bundle_nksyms(c) ||
+	    vmctx_bundle_nswitches(b) != vmctx_bundle_nswitches(c) ||
+	    vmctx_bundle_nswitch_gaps(b) != vmctx_bundle_nswitch_gaps(c))
 		abort();
 	lookups(b);
+	switch_lookups(b);
 	free(buf);
 	vmctx_bundle_free(c);
 	vmctx_bundle_free(b);

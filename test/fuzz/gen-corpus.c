@@ -102,6 +102,32 @@ static struct vmctx_bundle *sample(void)
 }
 
 /*
+ * A switch log (format version 2) on three CPUs: switches sharing a time,
+ * the idle task, a kernel thread, a comm that needs escaping, and gaps,
+ * one on a CPU without switches.
+ */
+static struct vmctx_bundle *switches(void)
+{
+	struct vmctx_bundle *b = vmctx_bundle_new();
+
+	vmctx_bundle_set_identity(b, "guest three", "6.12.0", "9f0e8d2c-3333-4a4a-8b8b-03");
+	vmctx_bundle_set_clock(b, 2994375, 1000, 0);
+	vmctx_bundle_set_window(b, 1000, 90000);
+	vmctx_bundle_add_task(b, 0x10000, 1, 1, "init", 0, VMCTX_TIME_NONE);
+	vmctx_bundle_add_switch(b, 0, 1000, 1, 1, VMCTX_TASK_USER, "init");
+	vmctx_bundle_add_switch(b, 0, 2000, 0, 0, VMCTX_TASK_IDLE, "swapper/0");
+	vmctx_bundle_add_switch(b, 0, 3000, 31, 31, VMCTX_TASK_KTHREAD, "kworker/0:1");
+	vmctx_bundle_add_switch(b, 0, 3000, 812, 812, VMCTX_TASK_USER, "odd %name\n");
+	vmctx_bundle_add_switch_gap(b, 0, 4000, 5000);
+	vmctx_bundle_add_switch(b, 0, 6000, 813, 812, VMCTX_TASK_USER, "odd %name\n");
+	vmctx_bundle_add_switch(b, 1, 1500, 0, 0, VMCTX_TASK_IDLE, "swapper/1");
+	vmctx_bundle_add_switch(b, 1, 2500, 1, 1, VMCTX_TASK_USER, "init");
+	vmctx_bundle_add_switch(b, 3, 1200, 2, 2, VMCTX_TASK_KTHREAD, "kthreadd");
+	vmctx_bundle_add_switch_gap(b, 2, 7000, 7000);
+	return b;
+}
+
+/*
  * Enough of each for the lookups' buckets (key-index.c: 32 keys and more;
  * an object's symbols are indexed from 256): 48 tasks taking turns on
  * three roots, 300 symbols of one object, and a kernel of 300 symbols,
@@ -162,6 +188,7 @@ int main(int argc, char **argv)
 	err |= put_bundle("valid-empty.vmctx", vmctx_bundle_new());
 	err |= put_bundle("valid-sample.vmctx", sample());
 	err |= put_bundle("valid-indexed.vmctx", indexed());
+	err |= put_bundle("valid-switches.vmctx", switches());
 
 	snprintf(text, sizeof(text), "%ssym 0 0x10 0x10 f\n"
 		 "map 0 0x1000 0x2000 pgoff=0x0 bias=0x0 object=0 path=/a\nend\n", header);
@@ -175,7 +202,11 @@ int main(int argc, char **argv)
 	snprintf(text, sizeof(text), "%ssym 0 0x10 0x10 f\n"
 		 "map 0 0x2000 0x1000 pgoff=0x0 bias=0x0 object=0 path=/a\nend\n", header);
 	err |= put_text("invalid-range.vmctx", text);
-	err |= put_text("invalid-version.vmctx", "vmctx-bundle 2\nend\n");
+	err |= put_text("invalid-version.vmctx", "vmctx-bundle 3\nend\n");
+	err |= put_text("invalid-switch-v1.vmctx", "vmctx-bundle 1\n"
+			"counts tasks=0 objects=0 maps=0 syms=0 kmods=0 ksyms=0\n"
+			"identity hostname=g release=r boot_id=b\nclock tsc_khz=1 tsc=2 ns=3\n"
+			"cr3_mask 0x0\nswitch 0 5 pid=1 tgid=1 kind=task comm=a\nend\n");
 	err |= put_text("invalid-counts.vmctx", "vmctx-bundle 1\n"
 			"counts tasks=4000000000 objects=0 maps=0 syms=0 kmods=0 ksyms=0\n");
 	err |= put("invalid-magic.vmctx", "vmctx-bundle 1\nend\n", 20);
