@@ -301,100 +301,65 @@ fail:
 	return err;
 }
 
-/* The module logs a process's mappings one by one (agent-tasks.c). */
-static int kmod_open(struct agent *a, bool quiet)
+/* Open the module's file @name as stream @s; -errno, said. */
+static int stream_open(struct agent *a, struct agent_kmod_stream *s, const char *name)
 {
 	int fd;
 
-	a->tasks.batch_by_process = true;
-	if (asprintf(&a->events_path, "%s/events", a->kmod_dir) < 0) {
-		a->events_path = NULL;
+	if (asprintf(&s->path, "%s/%s", a->kmod_dir, name) < 0) {
+		s->path = NULL;
 		agent_err(a, "%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	a->events_bad.file = a->events_path;
-	fd = open_kmod_file(a, "events");
+	s->bad.file = s->path;
+	fd = open_kmod_file(a, name);
 	if (fd < 0)
 		return fd;
-	a->events_fd = fd;
+	s->fd = fd;
 	return 0;
 }
 
-static void kmod_close(struct agent *a)
+static void stream_close(struct agent *a, struct agent_kmod_stream *s)
 {
-	agent_bad_report(a, &a->events_bad);
-	if (a->events_fd >= 0)
-		close(a->events_fd);
-	a->events_fd = -1;
-	free(a->events_path);
-	a->events_path = NULL;
+	agent_bad_report(a, &s->bad);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	free(s->path);
+	s->path = NULL;
 }
 
-static int push_event(struct agent *a, char *line, size_t len,
-		      struct agent_event **ev, size_t *nev, size_t *cap)
-{
-	struct agent_event e, *nv;
-	int err;
-
-	a->events_lineno++;
-	if (strlen(line) != len) {
-		agent_bad_line(a, &a->events_bad, a->events_lineno, "NUL byte", line);
-		return 0;
-	}
-	err = agent_kmod_parse_event_line(line, &e);
-	if (err == -ENODATA)
-		return 0;
-	if (err == -ENOMEM)
-		return err;
-	if (err) {
-		agent_bad_line(a, &a->events_bad, a->events_lineno,
-			       "not \"seq type tsc ns pid tgid other start_ns root user_root comm\" nor \"seq map tsc ns pid tgid exec|exit start end pgoff path\"",
-			       line);
-		return 0;
-	}
-	if (a->events_started && e.seq > a->events_next)
-		a->events_lost += e.seq - a->events_next;
-	a->events_started = true;
-	a->events_next = e.seq + 1;
-	if (*nev == *cap) {
-		*cap = *cap ? 2 * *cap : 256;
-		nv = realloc(*ev, *cap * sizeof(*nv));
-		if (!nv) {
-			free(e.path);
-			return -ENOMEM;
-		}
-		*ev = nv;
-	}
-	(*ev)[(*nev)++] = e;
-	return 0;
-}
+/* One whole line of a stream, NUL-terminated, @len bytes unless it holds a NUL. */
+typedef int (*stream_line_fn)(struct agent *a, struct agent_kmod_stream *s, char *line,
+			      size_t len, void *ctx);
 
 /*
+ * Hand each line read from @s to @fn, until the file has no more for now.
  * The module hands out whole lines; a regular file standing in for it in
- * tests may end in a partial line, which waits in a->carry for more.
+ * tests may end in a partial line, which waits in s->carry for more.
  */
-static int kmod_read_events(struct agent *a, struct agent_event **ev, size_t *nev,
-			    size_t *cap)
+static int stream_read(struct agent *a, struct agent_kmod_stream *s, stream_line_fn fn,
+		       void *ctx)
 {
 	char buf[1 << 16];
 	ssize_t r;
 	int err;
 
-	if (a->events_fd < 0)
+	if (s->fd < 0)
 		return 0;
 	for (;;) {
 		char *line, *nl, *end;
-		size_t have = a->ncarry;
+		size_t have = s->ncarry;
 
 		if (have)
-			memcpy(buf, a->carry, have);
-		r = read(a->events_fd, buf + have, sizeof(buf) - have - 1);
+			memcpy(buf, s->carry, have);
+		r = read(s->fd, buf + have, sizeof(buf) - have - 1);
 		if (r < 0 && errno == EINTR && !agent_interrupted(a))
 			continue;
 		if (r < 0) {
 			err = -errno;
 			if (err != -EINTR)
-				agent_err(a, "%s: %s", a->events_path, strerror(-err));
+				agent_err(a, "%s: %s", s->path, strerror(-err));
 			return err;
 		}
 		if (!r)
@@ -403,17 +368,86 @@ static int kmod_read_events(struct agent *a, struct agent_event **ev, size_t *ne
 		*end = '\0';
 		for (line = buf; (nl = memchr(line, '\n', end - line)); line = nl + 1) {
 			*nl = '\0';
-			err = push_event(a, line, nl - line, ev, nev, cap);
+			s->lineno++;
+			err = fn(a, s, line, nl - line, ctx);
 			if (err)
 				return err;
 		}
-		a->ncarry = end - line;
-		if (a->ncarry >= sizeof(a->carry)) {
-			agent_bad_line(a, &a->events_bad, ++a->events_lineno, "overlong line", "");
-			a->ncarry = 0;
+		s->ncarry = end - line;
+		if (s->ncarry >= sizeof(s->carry)) {
+			agent_bad_line(a, &s->bad, ++s->lineno, "overlong line", "");
+			s->ncarry = 0;
 		}
-		memcpy(a->carry, line, a->ncarry);
+		memcpy(s->carry, line, s->ncarry);
 	}
+}
+
+/* The module logs a process's mappings one by one (agent-tasks.c). */
+static int kmod_open(struct agent *a, bool quiet)
+{
+	a->tasks.batch_by_process = true;
+	return stream_open(a, &a->events, "events");
+}
+
+static void kmod_close(struct agent *a)
+{
+	stream_close(a, &a->events);
+}
+
+/* The events read so far, and the room they have. */
+struct event_list {
+	struct agent_event **ev;
+	size_t *nev;
+	size_t *cap;
+};
+
+static int push_event(struct agent *a, struct agent_kmod_stream *s, char *line, size_t len,
+		      void *ctx)
+{
+	struct event_list *l = ctx;
+	struct agent_event e, *nv;
+	int err;
+
+	if (strlen(line) != len) {
+		agent_bad_line(a, &s->bad, s->lineno, "NUL byte", line);
+		return 0;
+	}
+	err = agent_kmod_parse_event_line(line, &e);
+	if (err == -ENODATA)
+		return 0;
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		agent_bad_line(a, &s->bad, s->lineno,
+			       "not \"seq type tsc ns pid tgid other start_ns root user_root comm\" nor \"seq map tsc ns pid tgid exec|exit start end pgoff path\"",
+			       line);
+		return 0;
+	}
+	if (a->events_started && e.seq > a->events_next)
+		a->events_lost += e.seq - a->events_next;
+	a->events_started = true;
+	a->events_next = e.seq + 1;
+	if (*l->nev == *l->cap) {
+		size_t cap = *l->cap ? 2 * *l->cap : 256;
+
+		nv = realloc(*l->ev, cap * sizeof(*nv));
+		if (!nv) {
+			free(e.path);
+			return -ENOMEM;
+		}
+		*l->ev = nv;
+		*l->cap = cap;
+	}
+	(*l->ev)[(*l->nev)++] = e;
+	return 0;
+}
+
+static int kmod_read_events(struct agent *a, struct agent_event **ev, size_t *nev,
+			    size_t *cap)
+{
+	struct event_list l = { ev, nev, cap };
+
+	return stream_read(a, &a->events, push_event, &l);
 }
 
 const struct agent_backend_ops agent_kmod_ops = {

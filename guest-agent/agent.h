@@ -222,6 +222,19 @@ extern const struct agent_backend_ops agent_bpf_ops;
 
 struct agent_bpf;
 
+/*
+ * A file of the module that is read as it grows, line by line (its event
+ * ring): where the reading stands, and its bad lines.
+ */
+struct agent_kmod_stream {
+	int fd;				/* -1 when not open */
+	char *path;			/* for messages */
+	size_t lineno;
+	struct agent_bad bad;
+	size_t ncarry;
+	char carry[4096];		/* a partial line, until the rest comes */
+};
+
 struct agent {
 	const char *prog;
 	enum agent_backend backend;	/* AUTO until chosen */
@@ -235,17 +248,12 @@ struct agent {
 	int signals_ok;			/* signals that end a window; more stop the agent */
 	bool has_window;		/* record: the window below is the bundle's */
 	uint64_t window_start, window_end;	/* guest ns */
-	int events_fd;
+	struct agent_kmod_stream events;	/* the module's event ring */
 	bool events_started;
 	uint64_t events_next;		/* next event sequence number expected */
 	uint64_t events_lost;
-	size_t events_lineno;
-	struct agent_bad events_bad;
-	char *events_path;		/* for messages */
 	size_t maps_gone;		/* processes that exited before their maps were read */
 	size_t maps_unreadable;		/* ... whose maps could not be read */
-	size_t ncarry;
-	char carry[4096];		/* a partial events line */
 	struct agent_tasks tasks;
 	struct agent_task_table table;	/* the latest table read */
 	struct agent_pairs pairs;

@@ -744,7 +744,7 @@ int main(int argc, char **argv)
 	struct agent a = {
 		.prog = "vmctx-agent",
 		.root = "/",
-		.events_fd = -1,
+		.events.fd = -1,
 	};
 	const char *kmod_dir = getenv("VMCTX_GUEST_DIR");
 	char real[PATH_MAX];
