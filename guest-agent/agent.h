@@ -3,7 +3,8 @@
  * vmctx-agent internals.  The data flow follows the files:
  *   agent-kmod.c   a backend: the vmctx_guest module's task table and event ring
  *   agent-bpf.c    a backend: the same table and events from BPF
- *   agent-tasks.c  task records: one page-table root over one lifetime
+ *   agent-tasks.c  task records: one page-table root over one lifetime; and
+ *                  the switch log: which task each CPU ran, and when
  *   agent-proc.c   /proc: maps, kallsyms, modules, identity
  *   agent-elf.c    ELF objects: build-id, symbols, load bias (libelf)
  *   agent-clock.c  the guest clock: TSC/ns pairs for the host
@@ -72,6 +73,29 @@ struct agent_event {
 	uint64_t end;
 	uint64_t pgoff;
 	char *path;		/* malloc'ed; see agent_events_free() */
+};
+
+/*
+ * One record of a backend's per-CPU switch rings (the switch log, below):
+ * a CPU switched to a task, or lost switches, its ring being full.  A
+ * loss still under way when the ring was read has lost_to
+ * AGENT_TIME_NONE: the ring is full, or no switch came since it had room.
+ */
+enum agent_switch_type {
+	AGENT_SWITCH,
+	AGENT_SWITCH_LOST,
+};
+
+struct agent_switch {
+	enum agent_switch_type type;
+	unsigned int cpu;
+	uint64_t ns;		/* the switch; a loss: its first switch lost */
+	uint64_t lost_to;	/* a loss: its last switch lost */
+	uint64_t nlost;		/* a loss: how many */
+	int pid;		/* 0 and 0 for the idle task, and only for it */
+	int tgid;
+	enum vmctx_task_kind kind;
+	char comm[AGENT_COMM_MAX];
 };
 
 /* The table with its header: the backend's clock pair and CR3 facts. */
@@ -194,6 +218,63 @@ struct agent_pairs {
 	} *v;
 };
 
+/*
+ * The switch log: the backends' switch records, per CPU in ring order,
+ * into the bundle's (vmctx_bundle_add_switch()), clipped to the window.
+ * A CPU's switch before the window's start, if it was still running then,
+ * goes in at the start.  A loss becomes a gap, kept open until the CPU's
+ * next switch strictly after it, so that losses in between merge and a
+ * CPU's gaps never overlap.  A record later than the guest clock was when
+ * it was read waits until the clock has passed it, so that one after the
+ * window is dropped, not added.  Records a guest could not have written
+ * (a CPU or pid out of range, the idle kind with a pid) are refused and
+ * counted.  Where the bundle's caps would be passed, the rest of each
+ * CPU's log is a gap.
+ */
+#define AGENT_SWITCH_SLOTS	4096		/* ring slots per CPU, by default */
+#define AGENT_SWITCH_SLOTS_MIN	64
+#define AGENT_SWITCH_SLOTS_MAX	(1u << 20)
+/* libvmctx's caps (vmctx-bundle(5), LIMITS) and the kernel's PID_MAX_LIMIT */
+#define AGENT_SWITCH_CPUS	8192
+#define AGENT_SWITCHES_MAX	(1u << 23)
+#define AGENT_SWITCH_GAPS_MAX	(1u << 20)
+#define AGENT_PID_MAX		(1 << 22)
+
+struct agent_switch_cpu {
+	uint64_t last;			/* the latest time taken in: the CPU's order */
+	uint64_t losing;		/* a loss under way since, or AGENT_TIME_NONE */
+	uint64_t nlosing;
+	bool started;			/* the CPU's part of the window has begun */
+	bool has_run;			/* run: switched to before the window, running at its start */
+	bool has_gap;			/* gap_from..gap_to: a gap not added yet */
+	bool lost;			/* lost switches within the window */
+	uint64_t gap_from;
+	uint64_t gap_to;
+	struct agent_switch run;
+};
+
+struct agent_switch_log {
+	struct vmctx_bundle *bundle;	/* the caller's */
+	uint64_t start;			/* the window's */
+	uint64_t end;			/* AGENT_TIME_NONE until the window ends */
+	size_t ncpus;
+	struct agent_switch_cpu *cpus;
+	size_t nheld;			/* records that wait for the clock */
+	size_t held_cap;
+	struct agent_switch *held;
+	bool full;			/* at the bundle's caps: the rest is gaps */
+	uint64_t full_at;
+	/* for the messages */
+	size_t nswitches;		/* added */
+	size_t ngaps;			/* added or open */
+	uint64_t lost;			/* switches lost within the window */
+	size_t lost_cpus;		/* CPUs that lost any */
+	size_t outside;			/* records after the window */
+	size_t refused;
+	const char *refused_why;	/* the first refusal's reason; static */
+	unsigned int refused_cpu;
+};
+
 enum agent_backend {
 	AGENT_BACKEND_AUTO,
 	AGENT_BACKEND_BPF,
@@ -213,6 +294,11 @@ struct agent_backend_ops {
 	int (*read_table)(struct agent *a, struct agent_task_table *t);
 	/* Append every event since the last call to *ev (grown as needed). */
 	int (*read_events)(struct agent *a, struct agent_event **ev, size_t *nev, size_t *cap);
+	/*
+	 * With a->switch_slots: append the switch records of every CPU since
+	 * the last call to *sw, each CPU's in ring order (NULL: not logged).
+	 */
+	int (*read_switches)(struct agent *a, struct agent_switch **sw, size_t *n, size_t *cap);
 };
 
 extern const struct agent_backend_ops agent_kmod_ops;
@@ -257,6 +343,9 @@ struct agent {
 	struct agent_tasks tasks;
 	struct agent_task_table table;	/* the latest table read */
 	struct agent_pairs pairs;
+	unsigned int switch_slots;	/* record --switches: ring slots per CPU; 0: off */
+	bool switch_slots_given;	/* ... as --switches=RING said */
+	struct agent_switch_log switches;
 	struct vmctx_bundle *bundle;
 	struct agent_elf_cache *elves;
 };
@@ -354,6 +443,25 @@ bool agent_task_take_read(struct agent_task *t, struct agent_map *maps, size_t n
 			  uint64_t to);
 /* Drop records that ended before @ns. */
 void agent_tasks_drop_before(struct agent_tasks *ts, uint64_t ns);
+
+/* agent-tasks.c: the switch log */
+/* Start the log of a window opening at @start, into @b. */
+void agent_switch_log_init(struct agent_switch_log *l, struct vmctx_bundle *b, uint64_t start);
+/*
+ * Take @n records read from the rings before the guest's clock showed
+ * @now: those up to @now go into the bundle, later ones wait.
+ */
+int agent_switch_log_take(struct agent_switch_log *l, const struct agent_switch *sw, size_t n,
+			  uint64_t now);
+/*
+ * Read the backend's rings (a->ops->read_switches) into a->switches, as of
+ * the guest's clock now; @final: the window ended at the last table's
+ * time (a->table.ns), and the log is finished.
+ */
+int agent_switch_log_drain(struct agent *a, bool final);
+/* The window ended at @end: take what waits, clip, and add every CPU's rest. */
+int agent_switch_log_finish(struct agent_switch_log *l, uint64_t end);
+void agent_switch_log_free(struct agent_switch_log *l);
 
 /* agent-elf.c */
 struct agent_elf_cache;

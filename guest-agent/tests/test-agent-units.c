@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vmctx-agent's pieces without any file: the load-bias rule, the module's
- * line formats, how events and tables become task records, and how a
- * buffer read whole splits into lines.
+ * line formats, how events and tables become task records, how a
+ * buffer read whole splits into lines, and how the switch rings of a fake
+ * backend become the bundle's switch log.
  */
 #include "agent.h"
 
 #include <elf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -472,6 +474,351 @@ static void test_batch_across_other_events(void)
 	agent_tasks_free(&ts);
 }
 
+/* ---- The switch log, from a fake backend --------------------------------- */
+
+/* The fake backend's rings: each read hands out the next batch. */
+static const struct agent_switch *const *fake_batches;
+static const size_t *fake_counts;
+static size_t fake_next;
+
+static int fake_read_switches(struct agent *a, struct agent_switch **sw, size_t *n,
+			      size_t *cap)
+{
+	size_t k = fake_counts[fake_next], i;
+	struct agent_switch *v;
+
+	if (!k) {
+		fake_next++;
+		return 0;
+	}
+	v = realloc(*sw, (*n + k) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	*sw = v;
+	for (i = 0; i < k; i++)
+		(*sw)[(*n)++] = fake_batches[fake_next][i];
+	*cap = *n;
+	fake_next++;
+	return 0;
+}
+
+static const struct agent_backend_ops fake_ops = {
+	.name = "fake",
+	.read_switches = fake_read_switches,
+};
+
+static struct agent_switch sw(unsigned int cpu, uint64_t ns, int pid, int tgid,
+			      enum vmctx_task_kind kind, const char *comm)
+{
+	struct agent_switch s = { .type = AGENT_SWITCH, .cpu = cpu, .ns = ns, .pid = pid,
+				  .tgid = tgid, .kind = kind };
+
+	snprintf(s.comm, sizeof(s.comm), "%s", comm);
+	return s;
+}
+
+/* @n switches of @cpu lost over [@from, @to]; @to AGENT_TIME_NONE: still losing */
+static struct agent_switch lost(unsigned int cpu, uint64_t from, uint64_t to, uint64_t n)
+{
+	struct agent_switch s = { .type = AGENT_SWITCH_LOST, .cpu = cpu, .ns = from,
+				  .lost_to = to, .nlost = n };
+
+	return s;
+}
+
+/*
+ * Record a window [@start, @end] from the fake backend: one drain at the
+ * window's start, one for each of @nbatches - 1 more batches at @start
+ * ("now" under a fake root: the first table's time), and the final drain
+ * at @end.  The sealed bundle, or NULL.
+ */
+static struct vmctx_bundle *record_switches(struct agent *a, uint64_t start, uint64_t end,
+					    const struct agent_switch *const *batches,
+					    const size_t *counts, size_t nbatches)
+{
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	size_t i;
+	int err = b ? 0 : -ENOMEM;
+
+	memset(a, 0, sizeof(*a));
+	a->prog = "test-agent-units";
+	a->ops = &fake_ops;
+	a->table.ns = start;
+	fake_batches = batches;
+	fake_counts = counts;
+	fake_next = 0;
+	agent_switch_log_init(&a->switches, b, start);
+	for (i = 0; !err && i + 1 < nbatches; i++)
+		err = agent_switch_log_drain(a, false);
+	a->table.ns = end;
+	if (!err)
+		err = agent_switch_log_drain(a, true);
+	if (!err)
+		err = vmctx_bundle_set_window(b, start, end);
+	if (!err)
+		err = vmctx_bundle_seal(b);
+	CHECK(!err, "the switch log goes into a bundle that seals (%s)", vmctx_strerror(err));
+	if (err) {
+		vmctx_bundle_free(b);
+		b = NULL;
+	}
+	return b;
+}
+
+/* Who @b says @cpu ran at @ns: the pid, or -1 for unknown (ENOENT), -2 for a gap */
+static int ran(const struct vmctx_bundle *b, unsigned int cpu, uint64_t ns)
+{
+	int pid, err = vmctx_bundle_running(b, cpu, ns, &pid, NULL, NULL, NULL);
+
+	if (err == -ENOENT)
+		return -1;
+	if (err == -VMCTX_E_GAP)
+		return -2;
+	return err ? -3 : pid;
+}
+
+static void test_switch_window(void)
+{
+	const struct agent_switch b1[] = {
+		sw(0, 500, 10, 10, VMCTX_TASK_USER, "early"),
+		sw(0, 800, 11, 11, VMCTX_TASK_USER, "at start"),
+		sw(1, 900, 2, 2, VMCTX_TASK_KTHREAD, "kthreadd"),
+		sw(0, 2000, 0, 0, VMCTX_TASK_IDLE, "swapper/0"),
+		sw(2, 1500, 300, 299, VMCTX_TASK_USER, "worker"),
+		sw(0, 6000, 12, 12, VMCTX_TASK_USER, "late"),
+		sw(2, 5000, 301, 301, VMCTX_TASK_USER, "at end"),
+	};
+	const struct agent_switch *batches[] = { b1, NULL };
+	const size_t counts[] = { 7, 0 };
+	enum vmctx_task_kind kind;
+	struct vmctx_bundle *b;
+	const char *comm;
+	struct agent a;
+	int pid, tgid;
+
+	b = record_switches(&a, 1000, 5000, batches, counts, 2);
+	if (!b)
+		return;
+	CHECK(ran(b, 0, 1000) == 11 && ran(b, 0, 1999) == 11,
+	      "a CPU's last switch before the window runs from the window's start");
+	CHECK(!vmctx_bundle_running(b, 0, 2000, &pid, &tgid, &kind, &comm) && pid == 0 &&
+	      tgid == 0 && kind == VMCTX_TASK_IDLE && !strcmp(comm, "swapper/0"),
+	      "the idle task is logged as idle, pid 0");
+	CHECK(ran(b, 0, 5000) == 0, "... and runs to the window's end");
+	CHECK(!vmctx_bundle_running(b, 1, 3000, &pid, NULL, &kind, &comm) && pid == 2 &&
+	      kind == VMCTX_TASK_KTHREAD && !strcmp(comm, "kthreadd"),
+	      "a CPU with nothing in the window runs its task of before throughout, kind kept");
+	CHECK(ran(b, 2, 1200) == -1, "before a CPU's first switch, nobody is known");
+	CHECK(!vmctx_bundle_running(b, 2, 1500, &pid, &tgid, &kind, NULL) && pid == 300 &&
+	      tgid == 299 && kind == VMCTX_TASK_USER, "a thread is logged with its tgid");
+	CHECK(ran(b, 2, 5000) == 301, "a switch at the window's end is in it");
+	CHECK_EQ(vmctx_bundle_nswitches(b), 5, "switches: two carried to the start, three inside");
+	CHECK_EQ(a.switches.outside, 1, "the switch after the window is dropped and counted");
+	CHECK(!a.switches.refused && !a.switches.lost, "nothing refused or lost");
+	agent_switch_log_free(&a.switches);
+	vmctx_bundle_free(b);
+}
+
+/* Gaps of the overrun test, as the bundle has them sealed: CPU, start, end. */
+static const uint64_t want_gaps[][3] = {
+	{ 0, 1200, 1900 },
+	{ 0, 3000, 3200 },
+	{ 1, 1600, 10000 },
+	{ 2, 1600, 1700 },
+	{ 3, 1000, 1200 },
+	{ 6, 9000, 10000 },
+};
+
+static struct vmctx_bundle *overrun_bundle(struct agent *a)
+{
+	const struct agent_switch b1[] = {
+		sw(0, 1100, 20, 20, VMCTX_TASK_USER, "a"),
+		lost(0, 1200, 1900, 7),
+		sw(0, 2000, 21, 21, VMCTX_TASK_USER, "b"),
+		lost(0, 3000, 3100, 2),
+		sw(0, 3100, 22, 22, VMCTX_TASK_USER, "c"),
+		lost(0, 3100, 3200, 1),
+		sw(0, 3300, 23, 23, VMCTX_TASK_USER, "d"),
+		sw(1, 1500, 30, 30, VMCTX_TASK_USER, "e"),
+		lost(1, 1600, AGENT_TIME_NONE, 4),
+		sw(2, 1500, 40, 40, VMCTX_TASK_USER, "f"),
+		lost(2, 1600, AGENT_TIME_NONE, 2),
+		sw(3, 500, 50, 50, VMCTX_TASK_USER, "g"),
+		lost(3, 600, 1200, 9),
+		sw(3, 1300, 51, 51, VMCTX_TASK_USER, "h"),
+		sw(4, 500, 60, 60, VMCTX_TASK_USER, "i"),
+		lost(4, 600, 700, 1),
+		sw(4, 2000, 61, 61, VMCTX_TASK_USER, "j"),
+		sw(5, 1500, 70, 70, VMCTX_TASK_USER, "k"),
+		lost(5, 11000, 12000, 5),
+		sw(6, 1500, 80, 80, VMCTX_TASK_USER, "l"),
+		lost(6, 9000, 11000, 6),
+	};
+	/* CPU 2's loss ends at the next read, CPU 1's never */
+	const struct agent_switch b2[] = {
+		lost(1, 1600, AGENT_TIME_NONE, 9),
+		lost(2, 1600, 1700, 3),
+		sw(2, 1800, 41, 41, VMCTX_TASK_USER, "m"),
+	};
+	const struct agent_switch *batches[] = { b1, b2, NULL };
+	const size_t counts[] = { sizeof(b1) / sizeof(b1[0]), sizeof(b2) / sizeof(b2[0]), 0 };
+
+	return record_switches(a, 1000, 10000, batches, counts, 3);
+}
+
+static void test_switch_overrun(void)
+{
+	struct vmctx_bundle *b;
+	struct agent a;
+	size_t i;
+
+	b = overrun_bundle(&a);
+	if (!b)
+		return;
+	CHECK(ran(b, 0, 1199) == 20 && ran(b, 0, 1200) == -2 && ran(b, 0, 1999) == -2 &&
+	      ran(b, 0, 2000) == 21, "an overrun is a gap from its first lost switch until the next switch after its last");
+	CHECK(ran(b, 0, 3150) == -2 && ran(b, 0, 3300) == 23,
+	      "losses with a switch inside them make one gap");
+	CHECK(ran(b, 1, 1599) == 30 && ran(b, 1, 9999) == -2,
+	      "a loss still under way at the end is a gap to the end");
+	CHECK(ran(b, 2, 1650) == -2 && ran(b, 2, 1800) == 41,
+	      "a loss seen under way, then closed, is a gap to its last lost switch");
+	CHECK(ran(b, 3, 1000) == -2 && ran(b, 3, 1300) == 51,
+	      "a loss over the window's start leaves the start unknown");
+	CHECK(ran(b, 4, 1000) == -1 && ran(b, 4, 2000) == 61,
+	      "after a loss before the window, nobody is known until the next switch");
+	CHECK(ran(b, 5, 9999) == 70, "a loss after the window is dropped");
+	CHECK(ran(b, 6, 8999) == 80 && ran(b, 6, 10000) == -2,
+	      "a loss over the window's end is a gap to the end");
+	CHECK_EQ(vmctx_bundle_nswitch_gaps(b), sizeof(want_gaps) / sizeof(want_gaps[0]),
+		 "gaps in the bundle");
+	for (i = 0; i < vmctx_bundle_nswitch_gaps(b); i++) {
+		uint64_t from, to;
+		unsigned int cpu;
+
+		CHECK(!vmctx_bundle_switch_gap(b, i, &cpu, &from, &to) &&
+		      cpu == want_gaps[i][0] && from == want_gaps[i][1] && to == want_gaps[i][2],
+		      "gap %zu is CPU %u [%llu, %llu], not [%llu, %llu]", i, cpu,
+		      (unsigned long long)from, (unsigned long long)to,
+		      (unsigned long long)want_gaps[i][1], (unsigned long long)want_gaps[i][2]);
+	}
+	CHECK_EQ(a.switches.lost, 7 + 2 + 1 + 9 + 3 + 9 + 6, "switches lost within the window");
+	CHECK_EQ(a.switches.lost_cpus, 5, "CPUs that lost switches within the window");
+	agent_switch_log_free(&a.switches);
+	vmctx_bundle_free(b);
+}
+
+static void test_switch_hostile(void)
+{
+	const struct agent_switch b1[] = {
+		sw(9000, 1500, 10, 10, VMCTX_TASK_USER, "far cpu"),
+		sw(0, 1500, -1, 1, VMCTX_TASK_USER, "negative"),
+		sw(0, 1500, 5000000, 5000000, VMCTX_TASK_USER, "huge pid"),
+		sw(0, 1500, 5, 5, VMCTX_TASK_IDLE, "idle pid"),
+		sw(0, 1500, 0, 0, VMCTX_TASK_USER, "pid 0"),
+		sw(0, 1500, 7, 7, (enum vmctx_task_kind)9, "kind 9"),
+		lost(0, 1600, 1500, 1),
+		sw(1, 2000, 100, 100, VMCTX_TASK_USER, "first"),
+		sw(1, 1900, 101, 101, VMCTX_TASK_USER, "stepped back"),
+	};
+	const struct agent_switch *batches[] = { b1, NULL };
+	const size_t counts[] = { sizeof(b1) / sizeof(b1[0]), 0 };
+	struct vmctx_bundle *b;
+	struct agent a;
+
+	b = record_switches(&a, 1000, 5000, batches, counts, 2);
+	if (!b)
+		return;
+	CHECK_EQ(a.switches.refused, 7, "records a guest could not have written are refused");
+	CHECK(a.switches.refused_why && strstr(a.switches.refused_why, "8191") &&
+	      a.switches.refused_cpu == 9000, "the first refusal is named (got %s)",
+	      a.switches.refused_why ? a.switches.refused_why : "none");
+	CHECK(ran(b, 0, 2000) == -1 && !vmctx_bundle_nswitch_gaps(b),
+	      "nothing of a refused record is in the bundle");
+	CHECK(ran(b, 1, 2000) == 101 && ran(b, 1, 4000) == 101,
+	      "a switch whose clock stepped back keeps its place in the ring's order");
+	CHECK_EQ(vmctx_bundle_nswitches(b), 2, "switches added");
+	agent_switch_log_free(&a.switches);
+	vmctx_bundle_free(b);
+}
+
+/* Where a poll's clock is behind a record, it waits, and the window's end may drop it. */
+static void test_switch_later_than_clock(void)
+{
+	const struct agent_switch b1[] = {
+		sw(0, 1500, 10, 10, VMCTX_TASK_USER, "in"),
+		lost(0, 2500, 3500, 4),
+		sw(0, 3600, 11, 11, VMCTX_TASK_USER, "out"),
+		sw(1, 2000, 20, 20, VMCTX_TASK_USER, "in too"),
+	};
+	const struct agent_switch b2[] = {
+		sw(1, 4000, 21, 21, VMCTX_TASK_USER, "out too"),
+	};
+	const struct agent_switch *batches[] = { b1, b2 };
+	const size_t counts[] = { 4, 1 };
+	struct vmctx_bundle *b;
+	struct agent a;
+
+	b = record_switches(&a, 1000, 3000, batches, counts, 2);
+	if (!b)
+		return;
+	CHECK(ran(b, 0, 2000) == 10 && ran(b, 0, 2500) == -2 && ran(b, 0, 3000) == -2 &&
+	      ran(b, 1, 3000) == 20, "records read before the clock passed them go in by the window's end");
+	CHECK(vmctx_bundle_nswitches(b) == 2 && a.switches.outside == 2,
+	      "switches after the window's end are dropped, whenever they were read");
+	agent_switch_log_free(&a.switches);
+	vmctx_bundle_free(b);
+}
+
+/* Every answer of vmctx_bundle_running() over a grid of CPUs and times. */
+static bool same_running(const struct vmctx_bundle *x, const struct vmctx_bundle *y)
+{
+	unsigned int cpu;
+	uint64_t ns;
+
+	for (cpu = 0; cpu < 8; cpu++) {
+		for (ns = 900; ns <= 10100; ns += 50) {
+			enum vmctx_task_kind k1 = VMCTX_TASK_USER, k2 = VMCTX_TASK_USER;
+			const char *c1 = "", *c2 = "";
+			int p1 = -1, p2 = -1, g1 = -1, g2 = -1, e1, e2;
+
+			e1 = vmctx_bundle_running(x, cpu, ns, &p1, &g1, &k1, &c1);
+			e2 = vmctx_bundle_running(y, cpu, ns, &p2, &g2, &k2, &c2);
+			if (e1 != e2 || p1 != p2 || g1 != g2 || k1 != k2 || strcmp(c1, c2))
+				return false;
+		}
+	}
+	return true;
+}
+
+static void test_switch_log_reads_back(void)
+{
+	struct vmctx_bundle *b, *r = NULL;
+	struct agent a;
+	size_t len;
+	void *buf;
+	int err;
+
+	b = overrun_bundle(&a);
+	if (!b)
+		return;
+	err = vmctx_bundle_write_mem(b, &buf, &len);
+	if (!err)
+		err = vmctx_bundle_read_mem(buf, len, NULL, &r);
+	CHECK(!err, "a bundle with a switch log is written and read back (%s)",
+	      vmctx_strerror(err));
+	CHECK(r && same_running(b, r),
+	      "the bundle read back answers who ran where and when as the one written");
+	CHECK(r && vmctx_bundle_nswitches(r) == vmctx_bundle_nswitches(b) &&
+	      vmctx_bundle_nswitch_gaps(r) == vmctx_bundle_nswitch_gaps(b),
+	      "... with the same switches and gaps");
+	if (!err)
+		free(buf);
+	vmctx_bundle_free(r);
+	agent_switch_log_free(&a.switches);
+	vmctx_bundle_free(b);
+}
+
 int main(void)
 {
 	test_clock_pairs();
@@ -483,5 +830,10 @@ int main(void)
 	test_batch_across_other_events();
 	test_unescape();
 	test_lines();
+	test_switch_window();
+	test_switch_overrun();
+	test_switch_hostile();
+	test_switch_later_than_clock();
+	test_switch_log_reads_back();
 	return check_result("test-agent-units");
 }
