@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The vmctx_guest module's files (vmctx_guest(4)): the task table, with a
- * header holding the guest clock pair, and the fork/exec/exit event ring.
+ * header holding the guest clock pair, the fork/exec/exit event ring, and
+ * the per-CPU switch rings.
  */
 #include "agent.h"
 
@@ -183,6 +184,58 @@ int agent_kmod_parse_event_line(char *line, struct agent_event *e)
 	return parse_task_fields(f + 5, &e->task);
 }
 
+static const char *const switch_kinds[] = {
+	[VMCTX_TASK_USER] = "task",
+	[VMCTX_TASK_KTHREAD] = "kthread",
+	[VMCTX_TASK_IDLE] = "idle",
+};
+
+static int parse_cpu(const char *s, unsigned int *cpu)
+{
+	uint64_t v;
+
+	if (parse_u64(s, 10, &v) || v > UINT32_MAX)
+		return -EINVAL;
+	*cpu = v;
+	return 0;
+}
+
+/*
+ * "switch CPU NS PID TGID KIND COMM", "lost CPU FROM TO N", or "lost CPU
+ * FROM - N" for a loss still under way.  Whether the values are plausible
+ * is the switch log's to judge.
+ */
+int agent_kmod_parse_switch_line(char *line, struct agent_switch *s)
+{
+	char *f[7];
+	size_t n, i;
+
+	memset(s, 0, sizeof(*s));
+	n = split(line, f, 7);
+	if (n == 5 && !strcmp(f[0], "lost")) {
+		s->type = AGENT_SWITCH_LOST;
+		s->lost_to = AGENT_TIME_NONE;
+		if (parse_cpu(f[1], &s->cpu) || parse_u64(f[2], 10, &s->ns) ||
+		    (strcmp(f[3], "-") && parse_u64(f[3], 10, &s->lost_to)) ||
+		    parse_u64(f[4], 10, &s->nlost))
+			return -EINVAL;
+		return 0;
+	}
+	if (n != 7 || strcmp(f[0], "switch"))
+		return -EINVAL;
+	s->type = AGENT_SWITCH;
+	for (i = 0; i < 3; i++)
+		if (!strcmp(f[5], switch_kinds[i]))
+			break;
+	if (i == 3 || parse_cpu(f[1], &s->cpu) || parse_u64(f[2], 10, &s->ns) ||
+	    parse_int(f[3], &s->pid) || parse_int(f[4], &s->tgid) ||
+	    strlen(f[6]) >= sizeof(s->comm))
+		return -EINVAL;
+	s->kind = i;
+	strcpy(s->comm, f[6]);
+	return agent_unescape(s->comm);
+}
+
 /* "vmctx_guest 1 key=value ..."; unknown keys are for later versions. */
 static int parse_header(const struct agent *a, char *line, struct agent_task_table *t)
 {
@@ -301,8 +354,9 @@ fail:
 	return err;
 }
 
-/* Open the module's file @name as stream @s; -errno, said. */
-static int stream_open(struct agent *a, struct agent_kmod_stream *s, const char *name)
+/* Open the module's file @name as stream @s; -errno, said by @why. */
+static int stream_open(struct agent *a, struct agent_kmod_stream *s, const char *name,
+		       void (*why)(const struct agent *a, const char *path, int err))
 {
 	int fd;
 
@@ -312,9 +366,12 @@ static int stream_open(struct agent *a, struct agent_kmod_stream *s, const char 
 		return -ENOMEM;
 	}
 	s->bad.file = s->path;
-	fd = open_kmod_file(a, name);
-	if (fd < 0)
+	fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fd = -errno;
+		why(a, s->path, fd);
 		return fd;
+	}
 	s->fd = fd;
 	return 0;
 }
@@ -382,16 +439,73 @@ static int stream_read(struct agent *a, struct agent_kmod_stream *s, stream_line
 	}
 }
 
-/* The module logs a process's mappings one by one (agent-tasks.c). */
+/* Why the switches file does not open; the module is as often the reason. */
+static void switches_open_error(const struct agent *a, const char *path, int err)
+{
+	if (err == -ENOENT)
+		agent_err(a, "%s: %s: this vmctx_guest module logs no context switches; load the vmctx_guest.ko of this vmctx-agent's release",
+			  path, strerror(-err));
+	else if (err == -EBUSY)
+		agent_err(a, "%s: %s: another reader logs the switches already (one vmctx-agent record --switches at a time)",
+			  path, strerror(-err));
+	else if (err == -EINVAL)
+		agent_err(a, "%s: %s: the module's switch_ring_size is not 64..1048576",
+			  path, strerror(-err));
+	else
+		open_error(a, path, err);
+}
+
+/*
+ * --switches=RING: the module's rings get RING slots a CPU, through its
+ * parameter, which it reads when the switches file is opened.
+ */
+static int set_switch_ring(struct agent *a)
+{
+	char *path = agent_path(a, "sys/module/vmctx_guest/parameters/switch_ring_size");
+	char val[16];
+	int fd, len, err = 0;
+
+	if (!path) {
+		agent_err(a, "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	len = snprintf(val, sizeof(val), "%u\n", a->switch_slots);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, val, len) != len)
+		err = -errno;
+	if (fd >= 0 && close(fd) && !err)
+		err = -errno;
+	if (err)
+		agent_err(a, "%s: %s: cannot give the module's switch rings %u slots a CPU",
+			  path, strerror(-err), a->switch_slots);
+	free(path);
+	return err;
+}
+
+/*
+ * The module logs a process's mappings one by one (agent-tasks.c).  Its
+ * switch rings exist while their file is open: opened first, so that
+ * they hold each CPU's task before the window opens.
+ */
 static int kmod_open(struct agent *a, bool quiet)
 {
+	int err;
+
 	a->tasks.batch_by_process = true;
-	return stream_open(a, &a->events, "events");
+	if (a->switch_slots) {
+		err = a->switch_slots_given ? set_switch_ring(a) : 0;
+		if (!err)
+			err = stream_open(a, &a->switch_stream, "switches", switches_open_error);
+		if (err)
+			return err;
+	}
+	return stream_open(a, &a->events, "events", open_error);
 }
 
 static void kmod_close(struct agent *a)
 {
 	stream_close(a, &a->events);
+	stream_close(a, &a->switch_stream);
 }
 
 /* The events read so far, and the room they have. */
@@ -450,10 +564,54 @@ static int kmod_read_events(struct agent *a, struct agent_event **ev, size_t *ne
 	return stream_read(a, &a->events, push_event, &l);
 }
 
+/* The switch records read so far, and the room they have. */
+struct switch_list {
+	struct agent_switch **sw;
+	size_t *n;
+	size_t *cap;
+};
+
+static int push_switch(struct agent *a, struct agent_kmod_stream *s, char *line, size_t len,
+		       void *ctx)
+{
+	struct switch_list *l = ctx;
+	struct agent_switch *v;
+
+	if (strlen(line) != len) {
+		agent_bad_line(a, &s->bad, s->lineno, "NUL byte", line);
+		return 0;
+	}
+	if (*l->n == *l->cap) {
+		size_t cap = *l->cap ? 2 * *l->cap : 1024;
+
+		v = realloc(*l->sw, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		*l->sw = v;
+		*l->cap = cap;
+	}
+	if (agent_kmod_parse_switch_line(line, &(*l->sw)[*l->n]))
+		agent_bad_line(a, &s->bad, s->lineno,
+			       "not \"switch cpu ns pid tgid task|kthread|idle comm\" nor \"lost cpu from to|- n\"",
+			       line);
+	else
+		(*l->n)++;
+	return 0;
+}
+
+/* One sweep of the module over its CPUs' rings ends with a read of 0. */
+static int kmod_read_switches(struct agent *a, struct agent_switch **sw, size_t *n, size_t *cap)
+{
+	struct switch_list l = { sw, n, cap };
+
+	return stream_read(a, &a->switch_stream, push_switch, &l);
+}
+
 const struct agent_backend_ops agent_kmod_ops = {
 	.name = "kmod",
 	.open = kmod_open,
 	.close = kmod_close,
 	.read_table = kmod_read_table,
 	.read_events = kmod_read_events,
+	.read_switches = kmod_read_switches,
 };

@@ -310,7 +310,7 @@ struct agent_bpf;
 
 /*
  * A file of the module that is read as it grows, line by line (its event
- * ring): where the reading stands, and its bad lines.
+ * ring, its switch rings): where the reading stands, and its bad lines.
  */
 struct agent_kmod_stream {
 	int fd;				/* -1 when not open */
@@ -335,6 +335,7 @@ struct agent {
 	bool has_window;		/* record: the window below is the bundle's */
 	uint64_t window_start, window_end;	/* guest ns */
 	struct agent_kmod_stream events;	/* the module's event ring */
+	struct agent_kmod_stream switch_stream;	/* ... and its switch rings */
 	bool events_started;
 	uint64_t events_next;		/* next event sequence number expected */
 	uint64_t events_lost;
@@ -411,6 +412,7 @@ int agent_unescape(char *s);
 /* agent-kmod.c: the vmctx_guest module's files (agent_kmod_ops); parsers for the tests */
 int agent_kmod_parse_task_line(char *line, struct agent_task_row *t);
 int agent_kmod_parse_event_line(char *line, struct agent_event *e);
+int agent_kmod_parse_switch_line(char *line, struct agent_switch *s);
 
 /* agent-bpf.c: the same table and events from BPF (agent_bpf_ops; HAVE_BPF builds only) */
 /* True where the kernel has BTF, which the programs need (auto mode tries BPF then). */

@@ -745,6 +745,7 @@ int main(int argc, char **argv)
 		.prog = "vmctx-agent",
 		.root = "/",
 		.events.fd = -1,
+		.switch_stream.fd = -1,
 	};
 	const char *kmod_dir = getenv("VMCTX_GUEST_DIR");
 	char real[PATH_MAX];

@@ -9,9 +9,11 @@
  * ring, so that processes that live only briefly are named too.  With each
  * exec and each process exit it logs the process's executable file
  * mappings, while its memory still exists: a process gone before the agent
- * read its /proc/PID/maps keeps its code.
+ * read its /proc/PID/maps keeps its code.  While /proc/vmctx_guest/switches
+ * is open, each CPU's context switches go into a ring of that CPU's, so
+ * that the host can tell which task a guest CPU ran at any time.
  *
- * Both files are read-only and need CAP_SYS_ADMIN: physical addresses of
+ * The files are read-only and need CAP_SYS_ADMIN: physical addresses of
  * page tables are as sensitive as the PFNs of /proc/PID/pagemap.
  *
  * The file formats are described in vmctx_guest(4).
@@ -19,6 +21,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitops.h>
 #include <linux/capability.h>
 #include <linux/dcache.h>
 #include <linux/init.h>
@@ -35,6 +38,7 @@
 #include <linux/sched/task.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
@@ -68,6 +72,15 @@
 static unsigned int ring_size = 16384;
 module_param(ring_size, uint, 0444);
 MODULE_PARM_DESC(ring_size, "events kept for readers (rounded up to a power of two, 64..1048576)");
+
+/* Read at each open of the switches file, so that root may change it loaded. */
+static unsigned int switch_ring_size = 4096;
+module_param(switch_ring_size, uint, 0644);
+MODULE_PARM_DESC(switch_ring_size, "context switches kept per CPU while switches is open (rounded up to a power of two, 64..1048576)");
+
+/* Longest switches line: numbers at their widest, an escaped comm, separators. */
+#define VG_SW_LINE_MAX		(VG_COMM_ESC + 96)
+#define VG_SW_READ_LINES	256
 
 enum vg_event_type {
 	VG_FORK,
@@ -143,6 +156,62 @@ struct vg_snapshot {
 	size_t count;
 	struct vg_task tasks[];
 };
+
+enum vg_switch_kind {
+	VG_SW_TASK,
+	VG_SW_KTHREAD,
+	VG_SW_IDLE,
+	VG_SW_LOST,
+};
+
+static const char * const vg_switch_kinds[] = {
+	[VG_SW_TASK] = "task",
+	[VG_SW_KTHREAD] = "kthread",
+	[VG_SW_IDLE] = "idle",
+};
+
+/* One slot of a CPU's switch ring: the task the CPU switched to, or a loss. */
+struct vg_switch {
+	u64 ns;			/* VG_SW_LOST: of the first switch lost */
+	u64 lost_to;		/* VG_SW_LOST: of the last switch lost */
+	pid_t pid;
+	pid_t tgid;
+	u32 kind;
+	u32 nlost;		/* VG_SW_LOST */
+	char comm[TASK_COMM_LEN];
+};
+
+/*
+ * One CPU's switches, while the switches file is open.  Only that CPU
+ * writes the slots, head and the loss (its sched_switch probe and
+ * vg_sw_mark(), both with interrupts off there), and only the one reader
+ * moves tail: no lock.  head and tail count every slot ever written and
+ * read.  A full ring drops the new switch, not an old one, and counts it:
+ * the next switch that fits is preceded by a VG_SW_LOST slot saying which
+ * were lost, and a reader that catches up with a loss still under way is
+ * told of it.
+ */
+struct vg_sw_ring {
+	u32 size;		/* slots, a power of two */
+	u32 nlost;		/* switches dropped since the last VG_SW_LOST slot */
+	u64 head;
+	u64 lost_from;
+	u64 lost_to;
+	u64 tail ____cacheline_aligned;
+	struct vg_switch slots[] ____cacheline_aligned;
+};
+
+/* The reader of the switches file: one at a time. */
+struct vg_sw_reader {
+	struct mutex lock;	/* serialises read() */
+	unsigned int cpu;	/* the sweep's CPU */
+	u32 taken;		/* slots taken from it in this sweep */
+	char text[VG_SW_READ_LINES * VG_SW_LINE_MAX];
+};
+
+static struct tracepoint *vg_sw_tp;	/* sched_switch */
+static struct vg_sw_ring **vg_sw_rings;	/* by CPU, while the file is open */
+static unsigned long vg_sw_busy;	/* bit 0: the file is open */
 
 static struct proc_dir_entry *vg_dir;
 
@@ -321,6 +390,68 @@ static void *const vg_tp_probes[ARRAY_SIZE(vg_tp_names)] = {
 	(void *)vg_probe_exec,
 	(void *)vg_probe_exit,
 };
+
+static u32 vg_sw_kind(const struct task_struct *t)
+{
+	if (!t->pid)
+		return VG_SW_IDLE;
+	return (t->flags & PF_KTHREAD) ? VG_SW_KTHREAD : VG_SW_TASK;
+}
+
+/* This CPU runs @t from now on; interrupts are off, @r is this CPU's. */
+static void vg_sw_log(struct vg_sw_ring *r, struct task_struct *t)
+{
+	u64 ns = ktime_get_ns(), head = r->head;
+	struct vg_switch *s;
+
+	/* Acquire: the reader is done with a slot before its tail passes it. */
+	if (r->size - (head - smp_load_acquire(&r->tail)) < (r->nlost ? 2 : 1)) {
+		if (!r->nlost)
+			r->lost_from = ns;
+		r->lost_to = ns;
+		/* Release: lost_from is set before a reader sees nlost. */
+		smp_store_release(&r->nlost, r->nlost == U32_MAX ? U32_MAX : r->nlost + 1);
+		return;
+	}
+	if (r->nlost) {
+		s = &r->slots[head++ & (r->size - 1)];
+		s->ns = r->lost_from;
+		s->lost_to = r->lost_to;
+		s->kind = VG_SW_LOST;
+		s->nlost = r->nlost;
+	}
+	s = &r->slots[head++ & (r->size - 1)];
+	s->ns = ns;
+	s->pid = t->pid;
+	s->tgid = t->tgid;
+	s->kind = vg_sw_kind(t);
+	memcpy(s->comm, t->comm, TASK_COMM_LEN);
+	s->comm[TASK_COMM_LEN - 1] = '\0';
+	/* Release: the slots are written before the reader sees head. */
+	smp_store_release(&r->head, head);
+	if (r->nlost)
+		WRITE_ONCE(r->nlost, 0);
+}
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 18, 0)
+static void vg_probe_switch(void *data, bool preempt, struct task_struct *prev,
+			    struct task_struct *next, unsigned int prev_state)
+#else
+static void vg_probe_switch(void *data, bool preempt, struct task_struct *prev,
+			    struct task_struct *next)
+#endif
+{
+	vg_sw_log(vg_sw_rings[smp_processor_id()], next);
+}
+
+/*
+ * What this CPU runs now: from an IPI, the task it interrupted (or the
+ * idle task), or on the opener's CPU the opener, interrupts off.
+ */
+static void vg_sw_mark(void *unused)
+{
+	vg_sw_log(vg_sw_rings[smp_processor_id()], current);
+}
 
 /*
  * "%XX" for bytes outside '!'..'~' and for '%', as vmctx-bundle(5) does, up
@@ -612,6 +743,196 @@ static const struct proc_ops vg_events_ops = {
 	.proc_release = vg_events_release,
 };
 
+static void vg_sw_free_rings(void)
+{
+	unsigned int cpu;
+
+	if (!vg_sw_rings)
+		return;
+	for_each_possible_cpu(cpu)
+		kvfree(vg_sw_rings[cpu]);
+	kfree(vg_sw_rings);
+	vg_sw_rings = NULL;
+}
+
+static int vg_sw_alloc_rings(u32 size)
+{
+	unsigned int cpu;
+
+	vg_sw_rings = kcalloc(nr_cpu_ids, sizeof(*vg_sw_rings), GFP_KERNEL);
+	if (!vg_sw_rings)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct vg_sw_ring *r;
+
+		r = kvzalloc_node(struct_size(r, slots, size), GFP_KERNEL, cpu_to_node(cpu));
+		if (!r) {
+			vg_sw_free_rings();
+			return -ENOMEM;
+		}
+		r->size = size;
+		vg_sw_rings[cpu] = r;
+	}
+	return 0;
+}
+
+/*
+ * Opening starts the log: rings of switch_ring_size slots for every CPU,
+ * the probe, and in each online CPU's ring first the task it runs now.
+ * Closing ends it.  One reader at a time: the rings have one tail.
+ */
+static int vg_sw_open(struct inode *inode, struct file *file)
+{
+	unsigned int size = READ_ONCE(switch_ring_size);
+	struct vg_sw_reader *rd;
+	int err;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (size < 64 || size > (1U << 20))
+		return -EINVAL;
+	if (test_and_set_bit_lock(0, &vg_sw_busy))
+		return -EBUSY;
+	err = -ENOMEM;
+	rd = kvzalloc(sizeof(*rd), GFP_KERNEL);
+	if (!rd)
+		goto err_busy;
+	mutex_init(&rd->lock);
+	err = vg_sw_alloc_rings(roundup_pow_of_two(size));
+	if (err)
+		goto err_reader;
+	err = tracepoint_probe_register(vg_sw_tp, (void *)vg_probe_switch, NULL);
+	if (err)
+		goto err_rings;
+	on_each_cpu(vg_sw_mark, NULL, 1);
+	file->private_data = rd;
+	return stream_open(inode, file);
+
+err_rings:
+	vg_sw_free_rings();
+err_reader:
+	mutex_destroy(&rd->lock);
+	kvfree(rd);
+err_busy:
+	clear_bit_unlock(0, &vg_sw_busy);
+	return err;
+}
+
+/* The reverse of vg_sw_open(); no probe runs once it has waited for them. */
+static int vg_sw_release(struct inode *inode, struct file *file)
+{
+	struct vg_sw_reader *rd = file->private_data;
+
+	tracepoint_probe_unregister(vg_sw_tp, (void *)vg_probe_switch, NULL);
+	tracepoint_synchronize_unregister();
+	vg_sw_free_rings();
+	mutex_destroy(&rd->lock);
+	kvfree(rd);
+	clear_bit_unlock(0, &vg_sw_busy);
+	return 0;
+}
+
+static size_t vg_sw_format(char *buf, unsigned int cpu, const struct vg_switch *s)
+{
+	char comm[VG_COMM_ESC + 1];
+
+	if (s->kind == VG_SW_LOST)
+		return scnprintf(buf, VG_SW_LINE_MAX, "lost %u %llu %llu %u\n", cpu, s->ns,
+				 s->lost_to, s->nlost);
+	vg_escape(comm, s->comm, TASK_COMM_LEN);
+	return scnprintf(buf, VG_SW_LINE_MAX, "switch %u %llu %d %d %s %s\n", cpu, s->ns, s->pid,
+			 s->tgid, vg_switch_kinds[s->kind], comm);
+}
+
+/*
+ * Move @cpu's slots into @buf while @room lasts, at most one ring's worth
+ * a sweep.  Once caught up, a loss still under way is told ("lost CPU FROM
+ * - N") and the CPU is *@done for this sweep.  Returns the bytes written.
+ */
+static size_t vg_sw_take(struct vg_sw_reader *rd, unsigned int cpu, char *buf, size_t room,
+			 bool *done)
+{
+	struct vg_sw_ring *r = vg_sw_rings[cpu];
+	u64 tail = r->tail, head;
+	size_t len = 0;
+	u32 nlost;
+
+	*done = true;
+	while (rd->taken < r->size) {
+		if (len + VG_SW_LINE_MAX > room) {
+			*done = false;
+			break;
+		}
+		/* Acquire: the slots before head are written (vg_sw_log()). */
+		head = smp_load_acquire(&r->head);
+		if (tail != head) {
+			struct vg_switch s = r->slots[tail & (r->size - 1)];
+
+			/* Release: the slot is copied before the CPU may write it again. */
+			smp_store_release(&r->tail, ++tail);
+			rd->taken++;
+			len += vg_sw_format(buf + len, cpu, &s);
+			continue;
+		}
+		/* Acquire: lost_from is set once nlost is (vg_sw_log()). */
+		nlost = smp_load_acquire(&r->nlost);
+		if (nlost) {
+			u64 from = READ_ONCE(r->lost_from);
+
+			/* the loss may have been logged since: take its slot instead */
+			if (smp_load_acquire(&r->head) != head)
+				continue;
+			len += scnprintf(buf + len, VG_SW_LINE_MAX, "lost %u %llu - %u\n", cpu,
+					 from, nlost);
+		}
+		break;
+	}
+	return len;
+}
+
+/*
+ * A sweep over the CPUs, in as many reads as it takes, ends with a read
+ * of 0; the next read starts the next sweep.  Whole lines only, and never
+ * blocks.
+ */
+static ssize_t vg_sw_read(struct file *file, char __user *buf, size_t count, loff_t *ppos)
+{
+	struct vg_sw_reader *rd = file->private_data;
+	size_t room, len = 0;
+	ssize_t ret;
+
+	if (count < 2 * VG_SW_LINE_MAX)
+		return -EINVAL;
+	room = min(count, sizeof(rd->text));
+	mutex_lock(&rd->lock);
+	while (rd->cpu < nr_cpu_ids && len + VG_SW_LINE_MAX <= room) {
+		bool done = true;
+
+		if (vg_sw_rings[rd->cpu])
+			len += vg_sw_take(rd, rd->cpu, rd->text + len, room - len, &done);
+		if (done) {
+			rd->cpu++;
+			rd->taken = 0;
+		}
+	}
+	if (!len)
+		rd->cpu = 0;
+	ret = len;
+	if (len && copy_to_user(buf, rd->text, len))
+		ret = -EFAULT;
+	mutex_unlock(&rd->lock);
+	return ret;
+}
+
+static const struct proc_ops vg_sw_ops = {
+	.proc_open = vg_sw_open,
+	.proc_read = vg_sw_read,
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 12, 0)
+	.proc_lseek = no_llseek,
+#endif
+	.proc_release = vg_sw_release,
+};
+
 static void vg_find_tp(struct tracepoint *tp, void *priv)
 {
 	size_t i;
@@ -619,6 +940,8 @@ static void vg_find_tp(struct tracepoint *tp, void *priv)
 	for (i = 0; i < ARRAY_SIZE(vg_tp_names); i++)
 		if (!strcmp(tp->name, vg_tp_names[i]))
 			vg_tps[i] = tp;
+	if (!strcmp(tp->name, "sched_switch"))
+		vg_sw_tp = tp;
 }
 
 static void vg_unregister_probes(size_t n)
@@ -640,6 +963,11 @@ static int vg_register_probes(void)
 			pr_err("tracepoint %s not found\n", vg_tp_names[i]);
 			return -ENOENT;
 		}
+	}
+	/* attached only while the switches file is open */
+	if (!vg_sw_tp) {
+		pr_err("tracepoint sched_switch not found\n");
+		return -ENOENT;
 	}
 	for (i = 0; i < ARRAY_SIZE(vg_tp_names); i++) {
 		err = tracepoint_probe_register(vg_tps[i], vg_tp_probes[i], NULL);
@@ -675,9 +1003,10 @@ static int __init vg_init(void)
 	if (!vg_dir)
 		goto err_probes;
 	if (!proc_create("tasks", 0400, vg_dir, &vg_tasks_ops) ||
-	    !proc_create("events", 0400, vg_dir, &vg_events_ops))
+	    !proc_create("events", 0400, vg_dir, &vg_events_ops) ||
+	    !proc_create("switches", 0400, vg_dir, &vg_sw_ops))
 		goto err_proc;
-	pr_info("logging fork/exec/exit%s into %u events\n",
+	pr_info("logging fork/exec/exit%s into %u events; context switches while switches is open\n",
 		vg_exit_maps ? " and mappings at exec and exit" : " and mappings at exec",
 		vg_ring.size);
 	return 0;
@@ -692,7 +1021,10 @@ err_free:
 	return err;
 }
 
-/* The reverse of vg_init(); proc_remove() waits for readers to leave. */
+/*
+ * The reverse of vg_init(); proc_remove() waits for readers to leave, and
+ * releases the files still open (the switches file detaches its probe).
+ */
 static void __exit vg_exit(void)
 {
 	proc_remove(vg_dir);
@@ -706,4 +1038,4 @@ module_exit(vg_exit);
 
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("vmctx developers");
-MODULE_DESCRIPTION("Page-table roots and process events for the vmctx guest agent");
+MODULE_DESCRIPTION("Page-table roots, process events and context switches for the vmctx guest agent");

@@ -104,6 +104,48 @@ static void test_event_line(void)
 	CHECK(agent_kmod_parse_event_line(bad, &e) == -EINVAL, "an unknown event type is refused");
 }
 
+static void test_switch_line(void)
+{
+	char task[] = "switch 3 123456789 4242 4240 task my%20worker";
+	char kthread[] = "switch 0 5 17 17 kthread ksoftirqd/0";
+	char idle[] = "switch 1 6 0 0 idle swapper/1";
+	char lost[] = "lost 2 1000 2000 37";
+	char losing[] = "lost 2 3000 - 4";
+	char far[] = "switch 9000 1 5 5 task x";
+	char bad_kind[] = "switch 0 1 5 5 user x";
+	char bad_pid[] = "switch 0 1 -5 5 task x";
+	char big_pid[] = "switch 0 1 99999999999 5 task x";
+	char no_comm[] = "switch 0 1 5 5 task";
+	char nul[] = "switch 0 1 5 5 task a%00b";
+	char bad_lost[] = "lost 2 1000 x 37";
+	char other[] = "wakeup 0 1 5 5 task x";
+	struct agent_switch s;
+
+	CHECK(!agent_kmod_parse_switch_line(task, &s) && s.type == AGENT_SWITCH && s.cpu == 3 &&
+	      s.ns == 123456789 && s.pid == 4242 && s.tgid == 4240 &&
+	      s.kind == VMCTX_TASK_USER && !strcmp(s.comm, "my worker"),
+	      "a switch line parses field by field: \"task\" is a task with user space");
+	CHECK(!agent_kmod_parse_switch_line(kthread, &s) && s.kind == VMCTX_TASK_KTHREAD &&
+	      s.pid == 17, "\"kthread\" is a kernel thread");
+	CHECK(!agent_kmod_parse_switch_line(idle, &s) && s.kind == VMCTX_TASK_IDLE && !s.pid &&
+	      !s.tgid && s.cpu == 1, "\"idle\" is the idle task");
+	CHECK(!agent_kmod_parse_switch_line(lost, &s) && s.type == AGENT_SWITCH_LOST &&
+	      s.cpu == 2 && s.ns == 1000 && s.lost_to == 2000 && s.nlost == 37,
+	      "a loss gives its CPU, first and last lost switch and count");
+	CHECK(!agent_kmod_parse_switch_line(losing, &s) && s.type == AGENT_SWITCH_LOST &&
+	      s.ns == 3000 && s.lost_to == AGENT_TIME_NONE && s.nlost == 4,
+	      "a loss under way has no end");
+	CHECK(!agent_kmod_parse_switch_line(far, &s) && s.cpu == 9000,
+	      "a CPU past the cap parses (the switch log refuses it)");
+	CHECK(agent_kmod_parse_switch_line(bad_kind, &s), "an unknown kind is refused");
+	CHECK(agent_kmod_parse_switch_line(bad_pid, &s), "a negative pid is refused");
+	CHECK(agent_kmod_parse_switch_line(big_pid, &s), "a pid beyond an int is refused");
+	CHECK(agent_kmod_parse_switch_line(no_comm, &s), "a switch without comm is refused");
+	CHECK(agent_kmod_parse_switch_line(nul, &s), "an escaped NUL in comm is refused");
+	CHECK(agent_kmod_parse_switch_line(bad_lost, &s), "a loss with a bad end is refused");
+	CHECK(agent_kmod_parse_switch_line(other, &s), "an unknown record is refused");
+}
+
 static struct agent_event ev(enum agent_event_type type, uint64_t ns, int pid,
 				  int tgid, int other, uint64_t root, const char *comm)
 {
@@ -825,6 +867,7 @@ int main(void)
 	test_bias_rule();
 	test_task_line();
 	test_event_line();
+	test_switch_line();
 	test_lifetimes();
 	test_maps_find_their_image();
 	test_batch_across_other_events();
