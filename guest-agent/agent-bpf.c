@@ -14,6 +14,9 @@
  * apply as the module's batches.  A batch goes out before the process's
  * exit, before its next image's first mapping (its exec came in between),
  * and at the end of each read.
+ *
+ * With --switches, each CPU's switch ring is a part of an array map that
+ * the agent maps and reads as the module's reader reads its rings.
  */
 /* Built with HAVE_BPF only: a build without libbpf compiles this to nothing. */
 #ifdef HAVE_BPF
@@ -26,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include <bpf/bpf.h>
@@ -67,6 +71,13 @@ struct agent_bpf {
 	int err;
 	size_t nprocs;
 	struct agent_bpf_proc *procs;
+	/* --switches: every possible CPU's ring, mapped */
+	unsigned int ncpus;
+	uint32_t slots;			/* a CPU's, a power of two */
+	size_t sw_len;
+	struct agent_bpf_switch *sw;
+	size_t rings_len;
+	struct agent_bpf_switch_ring *rings;
 };
 
 /* The TSC rate, measured against CLOCK_MONOTONIC over 20 ms. */
@@ -126,6 +137,24 @@ static bool may_bpf(void)
 	return (eff & (1ULL << CAP_BPF)) && (eff & (1ULL << CAP_PERFMON));
 }
 
+/* The switch programs and maps, as --switches asks: sized, or left out. */
+static int setup_switches(struct agent_prog *skel, const struct agent_bpf *b)
+{
+	bool on = b->slots != 0;
+	int err;
+
+	bpf_program__set_autoload(skel->progs.vmctx_switch, on);
+	bpf_program__set_autoload(skel->progs.vmctx_switch_mark, on);
+	bpf_program__set_autoattach(skel->progs.vmctx_switch_mark, false);
+	if (!on)
+		return 0;
+	skel->rodata->switch_slots = b->slots;
+	err = bpf_map__set_max_entries(skel->maps.switches, b->ncpus * b->slots);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.switch_rings, b->ncpus);
+	return err;
+}
+
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	(void)level;
@@ -143,6 +172,7 @@ static int libbpf_verbose(enum libbpf_print_level level, const char *fmt, va_lis
 }
 
 static int on_event(void *ctx, void *data, size_t size);
+static void unmap_switches(struct agent_bpf *b);
 
 /*
  * The skeleton, loaded and attached with the best hook for mappings that
@@ -150,7 +180,8 @@ static int on_event(void *ctx, void *data, size_t size);
  * kprobe needs kprobes; without either, mappings come from /proc only, as
  * polls read them.  *what says which step failed, when all did.
  */
-static struct agent_prog *load_skel(struct agent *a, const char **what)
+static struct agent_prog *load_skel(struct agent *a, const struct agent_bpf *b,
+				     const char **what)
 {
 	static const struct {
 		bool fentry, kprobe;
@@ -171,7 +202,9 @@ static struct agent_prog *load_skel(struct agent *a, const char **what)
 			return NULL;
 		bpf_program__set_autoload(skel->progs.vmctx_mmap, tries[i].fentry);
 		bpf_program__set_autoload(skel->progs.vmctx_mmap_kprobe, tries[i].kprobe);
-		err = agent_prog__load(skel);
+		err = setup_switches(skel, b);
+		if (!err)
+			err = agent_prog__load(skel);
 		if (!err) {
 			*what = "attach";
 			err = agent_prog__attach(skel);
@@ -189,6 +222,63 @@ static struct agent_prog *load_skel(struct agent *a, const char **what)
 	return NULL;
 }
 
+/* A power of two slots a CPU, for every possible CPU; false if that is too many. */
+static bool size_switches(const struct agent *a, struct agent_bpf *b)
+{
+	int n;
+
+	if (!a->switch_slots)
+		return true;
+	n = libbpf_num_possible_cpus();
+	if (n <= 0)
+		return false;
+	b->ncpus = n;
+	for (b->slots = AGENT_SWITCH_SLOTS_MIN; b->slots < a->switch_slots; b->slots *= 2)
+		;
+	return (uint64_t)b->ncpus * b->slots <= UINT32_MAX / sizeof(struct agent_bpf_switch);
+}
+
+static void *map_whole(struct bpf_map *map, size_t size, int prot, size_t *len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	*len = (size + page - 1) / page * page;
+	p = mmap(NULL, *len, prot, MAP_SHARED, bpf_map__fd(map), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * Map the rings, then log on each online CPU what it runs now: where the
+ * kernel cannot run a program on a chosen CPU (before 5.10), each CPU's
+ * log starts at its first switch, as -v says.
+ */
+static int start_switches(struct agent *a, struct agent_bpf *b)
+{
+	int fd = bpf_program__fd(b->skel->progs.vmctx_switch_mark);
+	unsigned int cpu;
+
+	b->sw = map_whole(b->skel->maps.switches,
+			  (size_t)b->ncpus * b->slots * sizeof(*b->sw), PROT_READ, &b->sw_len);
+	if (b->sw)
+		b->rings = map_whole(b->skel->maps.switch_rings, b->ncpus * sizeof(*b->rings),
+				     PROT_READ | PROT_WRITE, &b->rings_len);
+	if (!b->sw || !b->rings)
+		return -errno;
+	for (cpu = 0; cpu < b->ncpus; cpu++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+
+		if (!bpf_prog_test_run_opts(fd, &o) || errno == ENXIO)
+			continue;
+		agent_note(a, "BPF: cannot run a program on CPU %u (%s): each CPU's switch log starts at its first switch",
+			   cpu, strerror(errno));
+		break;
+	}
+	agent_note(a, "BPF: switch rings of %u slots for each of %u possible CPUs (%zu KiB)",
+		   b->slots, b->ncpus, (b->sw_len + b->rings_len) >> 10);
+	return 0;
+}
+
 static int bpf_open(struct agent *a, bool quiet)
 {
 	struct agent_bpf *b;
@@ -203,8 +293,15 @@ static int bpf_open(struct agent *a, bool quiet)
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
+	if (!size_switches(a, b)) {
+		if (!quiet)
+			agent_err(a, "--switches=%u: too many slots for %u possible CPUs",
+				  a->switch_slots, b->ncpus);
+		free(b);
+		return -E2BIG;
+	}
 	libbpf_set_print(a->verbose ? libbpf_verbose : libbpf_quiet);
-	b->skel = load_skel(a, &what);
+	b->skel = load_skel(a, b, &what);
 	if (!b->skel) {
 		err = -errno;
 		if (!quiet)
@@ -218,14 +315,34 @@ static int bpf_open(struct agent *a, bool quiet)
 			agent_err(a, "the BPF ring buffer: %s", strerror(-err));
 		goto fail;
 	}
+	if (b->slots) {
+		err = start_switches(a, b);
+		if (err) {
+			if (!quiet)
+				agent_err(a, "the BPF switch rings: %s", strerror(-err));
+			goto fail;
+		}
+	}
 	b->tsc_khz = measure_tsc_khz();
 	b->pti = pti_on(a);
 	a->bpf = b;
 	return 0;
 fail:
+	unmap_switches(b);
+	ring_buffer__free(b->ring);
 	agent_prog__destroy(b->skel);
 	free(b);
 	return err < 0 ? err : -EINVAL;
+}
+
+static void unmap_switches(struct agent_bpf *b)
+{
+	if (b->sw)
+		munmap(b->sw, b->sw_len);
+	if (b->rings)
+		munmap(b->rings, b->rings_len);
+	b->sw = NULL;
+	b->rings = NULL;
 }
 
 static void free_proc(struct agent_bpf_proc *p)
@@ -246,6 +363,7 @@ static void bpf_close(struct agent *a)
 
 	if (!b)
 		return;
+	unmap_switches(b);
 	ring_buffer__free(b->ring);
 	agent_prog__destroy(b->skel);
 	for (i = 0; i < b->nprocs; i++)
@@ -527,6 +645,119 @@ out:
 	return err;
 }
 
+/* The read so far, and the room it has. */
+struct switch_list {
+	struct agent_switch **sw;
+	size_t *n;
+	size_t *cap;
+};
+
+static struct agent_switch *push_switch(struct switch_list *l)
+{
+	struct agent_switch *v;
+
+	if (*l->n == *l->cap) {
+		size_t cap = *l->cap ? 2 * *l->cap : 1024;
+
+		v = realloc(*l->sw, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		*l->sw = v;
+		*l->cap = cap;
+	}
+	v = &(*l->sw)[(*l->n)++];
+	memset(v, 0, sizeof(*v));
+	return v;
+}
+
+static void switch_from(struct agent_switch *d, unsigned int cpu, const struct agent_bpf_switch *s)
+{
+	static const enum vmctx_task_kind kinds[] = {
+		[AGENT_BPF_SW_TASK] = VMCTX_TASK_USER,
+		[AGENT_BPF_SW_KTHREAD] = VMCTX_TASK_KTHREAD,
+		[AGENT_BPF_SW_IDLE] = VMCTX_TASK_IDLE,
+	};
+
+	d->cpu = cpu;
+	d->ns = s->ns;
+	if (s->kind == AGENT_BPF_SW_LOST) {
+		d->type = AGENT_SWITCH_LOST;
+		d->lost_to = s->lost_to;
+		d->nlost = s->nlost;
+		return;
+	}
+	d->type = AGENT_SWITCH;
+	d->pid = s->pid;
+	d->tgid = s->tgid;
+	/* an unknown kind stays one, for the switch log to refuse */
+	d->kind = s->kind < AGENT_BPF_SW_LOST ? kinds[s->kind] : (enum vmctx_task_kind)s->kind;
+	memcpy(d->comm, s->comm, sizeof(s->comm));
+	d->comm[sizeof(s->comm) - 1] = '\0';
+}
+
+/*
+ * One CPU's slots, oldest first, one ring's worth at most; once caught up,
+ * a loss still under way is told with no end.  x86 keeps loads in order
+ * and the CPU's stores too (log_switch()): the acquire and release here
+ * keep the compiler from moving a slot's copy past the tail.
+ */
+static int read_ring(struct agent_bpf *b, unsigned int cpu, struct switch_list *l)
+{
+	struct agent_bpf_switch_ring *r = &b->rings[cpu];
+	const struct agent_bpf_switch *ring = &b->sw[(size_t)cpu * b->slots];
+	uint64_t tail = r->tail, head, taken = 0, from;
+	struct agent_switch *d;
+	uint32_t nlost;
+
+	while (taken < b->slots) {
+		head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+		if (head - tail > b->slots)
+			tail = head - b->slots;
+		if (tail != head) {
+			struct agent_bpf_switch s = ring[tail & (b->slots - 1)];
+
+			__atomic_store_n(&r->tail, ++tail, __ATOMIC_RELEASE);
+			taken++;
+			d = push_switch(l);
+			if (!d)
+				return -ENOMEM;
+			switch_from(d, cpu, &s);
+			continue;
+		}
+		nlost = __atomic_load_n(&r->nlost, __ATOMIC_ACQUIRE);
+		if (!nlost)
+			break;
+		from = __atomic_load_n(&r->lost_from, __ATOMIC_RELAXED);
+		/* the loss may have been logged since: take its slot instead */
+		if (__atomic_load_n(&r->head, __ATOMIC_ACQUIRE) != head)
+			continue;
+		d = push_switch(l);
+		if (!d)
+			return -ENOMEM;
+		d->type = AGENT_SWITCH_LOST;
+		d->cpu = cpu;
+		d->ns = from;
+		d->lost_to = AGENT_TIME_NONE;
+		d->nlost = nlost;
+		break;
+	}
+	return 0;
+}
+
+static int bpf_read_switches(struct agent *a, struct agent_switch **sw, size_t *n, size_t *cap)
+{
+	struct agent_bpf *b = a->bpf;
+	struct switch_list l = { sw, n, cap };
+	unsigned int cpu;
+	int err = 0;
+
+	for (cpu = 0; !err && b->rings && cpu < b->ncpus; cpu++)
+		err = read_ring(b, cpu, &l);
+	if (err)
+		agent_err(a, "the BPF switch rings: %s", strerror(-err));
+	return err;
+}
+
 static int by_ns(const void *x, const void *y)
 {
 	const struct agent_event *p = x, *q = y;
@@ -579,4 +810,5 @@ const struct agent_backend_ops agent_bpf_ops = {
 	.close = bpf_close,
 	.read_table = bpf_read_table,
 	.read_events = bpf_read_events,
+	.read_switches = bpf_read_switches,
 };

@@ -43,4 +43,45 @@ struct agent_bpf_event {
 	char names[AGENT_BPF_NAMES + AGENT_BPF_NAME_MAX];
 };
 
+/*
+ * The switch log (record --switches): each CPU's ring is switch_slots
+ * slots of the switches map from cpu * switch_slots on, and its state one
+ * element of switch_rings; the agent maps both.  A slot is the task the
+ * CPU switched to, or the switches it lost, as the module's rings have
+ * them (vmctx_guest(4)).
+ */
+enum agent_bpf_switch_kind {
+	AGENT_BPF_SW_TASK,
+	AGENT_BPF_SW_KTHREAD,
+	AGENT_BPF_SW_IDLE,
+	AGENT_BPF_SW_LOST,
+};
+
+struct agent_bpf_switch {
+	__u64 ns;		/* AGENT_BPF_SW_LOST: of the first switch lost */
+	__u64 lost_to;		/* AGENT_BPF_SW_LOST: of the last */
+	__s32 pid;
+	__s32 tgid;
+	__u32 kind;
+	__u32 nlost;		/* AGENT_BPF_SW_LOST */
+	char comm[16];
+};
+
+/*
+ * Written by the CPU's programs only: head (slots ever written) and the
+ * loss under way (nlost switches since lost_from, the last at lost_to).
+ * Written by the agent only, on a cache line of its own: tail (slots ever
+ * read).
+ */
+struct agent_bpf_switch_ring {
+	__u64 head;
+	__u64 lost_from;
+	__u64 lost_to;
+	__u32 nlost;
+	__u32 pad0;
+	__u64 pad1[4];
+	__u64 tail;
+	__u64 pad2[7];
+};
+
 #endif

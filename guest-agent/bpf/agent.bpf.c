@@ -9,6 +9,11 @@
  * with the new vma (the hook perf's own mmap records come from), while the
  * memory exists.  That hook is an fentry where BPF trampolines work, else a
  * kprobe.  The agent's task iterator lists the tasks alive at start.
+ *
+ * With record --switches, sched_switch logs each task a CPU switches to
+ * into that CPU's ring, which the agent maps; the agent runs
+ * vmctx_switch_mark on each CPU first, so that a CPU's log starts with
+ * the task it runs.  Neither is loaded otherwise.
  */
 #include "kernel-types.h"
 #include <bpf/bpf_helpers.h>
@@ -44,6 +49,26 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } lost SEC(".maps");
+
+/* Slots of each CPU's switch ring, a power of two: the agent's, before loading. */
+const volatile __u32 switch_slots = 1;
+
+/* The agent sets their sizes: CPUs * switch_slots, and CPUs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct agent_bpf_switch);
+} switches SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct agent_bpf_switch_ring);
+} switch_rings SEC(".maps");
 
 static __u64 page_offset(void)
 {
@@ -212,6 +237,99 @@ SEC("kprobe/perf_event_mmap")
 int BPF_KPROBE(vmctx_mmap_kprobe, struct vm_area_struct *vma)
 {
 	return log_map(vma);
+}
+
+static struct agent_bpf_switch *switch_slot(__u32 cpu, __u64 i)
+{
+	__u32 k = cpu * switch_slots + ((__u32)i & (switch_slots - 1));
+
+	return bpf_map_lookup_elem(&switches, &k);
+}
+
+static __u32 switch_kind(struct task_struct *t)
+{
+	if (!BPF_CORE_READ(t, pid))
+		return AGENT_BPF_SW_IDLE;
+	return (BPF_CORE_READ(t, flags) & PF_KTHREAD) ? AGENT_BPF_SW_KTHREAD : AGENT_BPF_SW_TASK;
+}
+
+/*
+ * This CPU runs @t from now on.  Only this CPU writes its ring, with
+ * interrupts (sched_switch) or preemption (the mark) off, and the agent
+ * only its tail: no lock.  x86 keeps stores in order, so a compiler
+ * barrier puts a slot before the head that shows it, and a slot is
+ * written only after the tail read shows the agent has taken it.  A full
+ * ring drops the new switch and counts it, and the next switch that fits
+ * comes after a slot that says which were lost.
+ */
+static int log_switch(struct task_struct *t)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), nlost;
+	struct agent_bpf_switch_ring *r = bpf_map_lookup_elem(&switch_rings, &cpu);
+	__u64 ns = bpf_ktime_get_ns(), head, tail;
+	struct agent_bpf_switch *s;
+
+	if (!r)
+		return 0;
+	head = r->head;
+	nlost = r->nlost;
+	tail = *(volatile __u64 *)&r->tail;
+	asm volatile("" ::: "memory");
+	if (switch_slots - (head - tail) < (nlost ? 2 : 1)) {
+		if (!nlost)
+			r->lost_from = ns;
+		r->lost_to = ns;
+		asm volatile("" ::: "memory");
+		*(volatile __u32 *)&r->nlost = nlost + 1;
+		return 0;
+	}
+	if (nlost) {
+		s = switch_slot(cpu, head);
+		if (!s)
+			return 0;
+		s->ns = r->lost_from;
+		s->lost_to = r->lost_to;
+		s->pid = 0;
+		s->tgid = 0;
+		s->kind = AGENT_BPF_SW_LOST;
+		s->nlost = nlost;
+		s->comm[0] = '\0';
+		head++;
+	}
+	s = switch_slot(cpu, head);
+	if (!s)
+		return 0;
+	s->ns = ns;
+	s->lost_to = 0;
+	s->pid = BPF_CORE_READ(t, pid);
+	s->tgid = BPF_CORE_READ(t, tgid);
+	s->kind = switch_kind(t);
+	s->nlost = 0;
+	BPF_CORE_READ_STR_INTO(&s->comm, t, comm);
+	asm volatile("" ::: "memory");
+	*(volatile __u64 *)&r->head = head + 1;
+	if (nlost) {
+		asm volatile("" ::: "memory");
+		*(volatile __u32 *)&r->nlost = 0;
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(vmctx_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return log_switch(next);
+}
+
+/*
+ * What this CPU runs now, for the start of its log: never attached, the
+ * agent runs it on each CPU (BPF_F_TEST_RUN_ON_CPU), from an IPI that
+ * interrupts the running task, or on its own CPU with preemption off.
+ */
+SEC("raw_tp")
+int vmctx_switch_mark(void *ctx)
+{
+	return log_switch((struct task_struct *)bpf_get_current_task());
 }
 
 /* The tasks alive now, one record each, through bpf_iter_create(). */

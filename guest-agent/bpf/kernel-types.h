@@ -32,6 +32,10 @@ enum {
 	BPF_ANY = 0,
 };
 
+enum {
+	BPF_F_MMAPABLE = (1U << 10),
+};
+
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
 struct mm_struct {
