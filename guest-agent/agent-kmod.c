@@ -470,7 +470,7 @@ static int set_switch_ring(struct agent *a)
 		return -ENOMEM;
 	}
 	len = snprintf(val, sizeof(val), "%u\n", a->switch_slots);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0 || write(fd, val, len) != len)
 		err = -errno;
 	if (fd >= 0 && close(fd) && !err)

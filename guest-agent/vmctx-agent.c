@@ -7,6 +7,7 @@
  *   vmctx-agent snapshot -o FILE                the processes alive now
  *   vmctx-agent record -o FILE -d SECONDS       every process of a window
  *   vmctx-agent record -o FILE -- CMD [ARG...]  ... for as long as CMD runs
+ *   vmctx-agent record --switches ...            ... and each CPU's context switches
  */
 #include "agent.h"
 
@@ -47,6 +48,9 @@ static void usage(FILE *f, const char *prog)
 		"  -g, --group GROUP      make the bundle 0640 and owned by GROUP\n"
 		"  -d, --duration SECS    record: stop after SECS seconds (fractions allowed)\n"
 		"  -i, --interval MS      record: read the event ring every MS ms (default: %d)\n"
+		"      --switches[=RING]  record: also log which task each CPU runs, from every\n"
+		"                         context switch, in rings of RING switches a CPU\n"
+		"                         (default: %d; off without this option)\n"
 		"  -r, --root DIR         read /proc, /sys and ELF files under DIR (default: /)\n"
 		"      --backend=WHICH    auto (BPF if it loads, else the module), bpf or kmod\n"
 		"  -k, --kmod-dir DIR     the module's files (default: ROOT/proc/vmctx_guest,\n"
@@ -55,7 +59,7 @@ static void usage(FILE *f, const char *prog)
 		"  -v, --verbose          say what is read, and print a summary\n"
 		"  -h, --help             show this help\n"
 		"  -V, --version          show the version\n",
-		prog, prog, DEFAULT_INTERVAL_MS);
+		prog, prog, DEFAULT_INTERVAL_MS, AGENT_SWITCH_SLOTS);
 }
 
 static uint64_t now_ns(void)
@@ -296,7 +300,41 @@ static int read_all_maps(struct agent *a)
 	return 0;
 }
 
-/* One period of a recording: new events, and the maps of new processes. */
+/*
+ * record --switches: the switches the rings hold into the bundle's log;
+ * @final: the window has ended, at the last table's time.
+ */
+static int drain_switches(struct agent *a, bool final)
+{
+	int err;
+
+	if (!a->switch_slots)
+		return 0;
+	err = agent_switch_log_drain(a, final);
+	if (err && err != -EINTR && !agent_said_error())
+		agent_err(a, "cannot build the bundle: the switch log: %s", vmctx_strerror(err));
+	return err;
+}
+
+/* What the switch log could not hold, said once at the end. */
+static void switch_log_report(const struct agent *a)
+{
+	const struct agent_switch_log *l = &a->switches;
+
+	if (l->lost)
+		agent_warn(a, "%" PRIu64 " context switches were lost on %zu CPU%s: the switch rings overran (pass a larger --switches=RING, or a shorter --interval); the bundle marks where, as gaps",
+			   l->lost, l->lost_cpus, l->lost_cpus == 1 ? "" : "s");
+	if (l->refused)
+		agent_warn(a, "%zu switch record%s refused (the first, of CPU %u: %s)", l->refused,
+			   l->refused == 1 ? "" : "s", l->refused_cpu, l->refused_why);
+	if (l->full)
+		agent_warn(a, "the switch log reached the bundle's caps (%u switches, %u gaps) at %" PRIu64 " ns: from there on, each CPU's log is a gap",
+			   AGENT_SWITCHES_MAX, AGENT_SWITCH_GAPS_MAX, l->full_at);
+	if (l->outside)
+		agent_note(a, "%zu switch records after the window left out", l->outside);
+}
+
+/* One period of a recording: new events, switches, and the maps of new processes. */
 static int poll_once(struct agent *a)
 {
 	struct events ev = { 0 };
@@ -307,6 +345,8 @@ static int poll_once(struct agent *a)
 	if (!err)
 		err = apply_events(a, &ev, &i, UINT64_MAX);
 	agent_events_free(ev.v, ev.n);
+	if (!err)
+		err = drain_switches(a, false);
 	if (!err)
 		err = take_pair(a);
 	if (err)
@@ -510,6 +550,10 @@ static void summary(const struct agent *a, const char *cmd, const char *out, uin
 		exited += a->tasks.v[i].exit != AGENT_TIME_NONE;
 	if (stat(out, &st))
 		st.st_size = 0;
+	if (a->switch_slots)
+		agent_note(a, "%s: the switch log holds %zu context switches, and %zu gap%s", cmd,
+			   vmctx_bundle_nswitches(a->bundle), vmctx_bundle_nswitch_gaps(a->bundle),
+			   vmctx_bundle_nswitch_gaps(a->bundle) == 1 ? "" : "s");
 	agent_note(a, "%s: %zu tasks (%zu ended), %zu objects, %zu symbols, %zu maps, %zu kernel symbols; %zu processes gone before their maps were read, %zu with unreadable maps; %zu clock pairs (each read within %.1f us; %zu read over more than %.0f us left out); wrote %s (%lld bytes) in %.3f s",
 		   cmd, vmctx_bundle_ntasks(a->bundle), exited, vmctx_bundle_nobjects(a->bundle),
 		   nsyms, vmctx_bundle_nmaps(a->bundle), vmctx_bundle_nksyms(a->bundle),
@@ -543,8 +587,13 @@ static int collect(struct agent *a, bool record, const struct options *o)
 		return err;
 	if (record) {
 		window_start = a->table.ns;
+		if (a->switch_slots) {
+			agent_switch_log_init(&a->switches, a->bundle, window_start);
+			err = drain_switches(a, false);
+		}
 		/* Processes alive now may end during the window: keep their maps. */
-		err = read_all_maps(a);
+		if (!err)
+			err = read_all_maps(a);
 		if (!err) {
 			/* -v: scripts may start their workload from here on */
 			agent_note(a, "record: the window is open");
@@ -552,8 +601,11 @@ static int collect(struct agent *a, bool record, const struct options *o)
 		}
 		if (!err)
 			err = sync_tasks(a, true);
+		if (!err)
+			err = drain_switches(a, true);
 		if (err)
 			return err;
+		switch_log_report(a);
 		agent_tasks_drop_before(&a->tasks, window_start);
 		a->has_window = true;
 		a->window_start = window_start;
@@ -581,8 +633,9 @@ static int check_readable(struct agent *a, const char *out)
 	err = vmctx_bundle_read_file(out, NULL, &b);
 	vmctx_bundle_free(b);
 	if (err == -VMCTX_E_LIMIT)
-		agent_err(a, "%s: written, but too big to use: its text is over the %d MiB that libvmctx reads by default, so perf report --guest-maps refuses it; --no-kallsyms or a shorter record makes it smaller",
-			  out, READER_DEFAULT_MAX_MIB);
+		agent_err(a, "%s: written, but too big to use: its text is over the %d MiB that libvmctx reads by default, so perf report --guest-maps refuses it; %s a shorter record makes it smaller",
+			  out, READER_DEFAULT_MAX_MIB,
+			  a->switch_slots ? "--no-kallsyms, no --switches or" : "--no-kallsyms or");
 	else if (err)
 		agent_err(a, "%s: written, but it does not read back: %s", out, vmctx_strerror(err));
 	return err;
@@ -701,6 +754,25 @@ static bool parse_duration(const char *s, double *d)
 	return !errno && end != s && !*end && *d >= 0 && *d < 1e7;
 }
 
+/* --switches[=RING]: RING switches a CPU, or the default. */
+static bool parse_slots(const char *s, unsigned int *slots)
+{
+	unsigned long n;
+	char *end;
+
+	if (!s) {
+		*slots = AGENT_SWITCH_SLOTS;
+		return true;
+	}
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || n < AGENT_SWITCH_SLOTS_MIN ||
+	    n > AGENT_SWITCH_SLOTS_MAX)
+		return false;
+	*slots = n;
+	return true;
+}
+
 /* A group's name, or its number. */
 static bool parse_group(const char *s, gid_t *gid)
 {
@@ -730,6 +802,7 @@ int main(int argc, char **argv)
 		{ "root", required_argument, NULL, 'r' },
 		{ "kmod-dir", required_argument, NULL, 'k' },
 		{ "backend", required_argument, NULL, 'B' },
+		{ "switches", optional_argument, NULL, 'S' },
 		{ "no-kallsyms", no_argument, NULL, 'K' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -820,6 +893,14 @@ int main(int argc, char **argv)
 		case 'K':
 			a.no_kallsyms = true;
 			break;
+		case 'S':
+			if (!parse_slots(optarg, &a.switch_slots)) {
+				agent_err(&a, "--switches: bad ring size '%s' (%u to %u switches a CPU)",
+					  optarg, AGENT_SWITCH_SLOTS_MIN, AGENT_SWITCH_SLOTS_MAX);
+				return 2;
+			}
+			a.switch_slots_given = optarg != NULL;
+			break;
 		case 'v':
 			a.verbose = true;
 			break;
@@ -838,6 +919,10 @@ int main(int argc, char **argv)
 		o.cmd = argv + optind;
 	if (!record && (o.cmd || o.duration >= 0)) {
 		agent_err(&a, "snapshot takes neither a duration nor a command");
+		return 2;
+	}
+	if (!record && a.switch_slots) {
+		agent_err(&a, "--switches is for record: a snapshot has no window to log switches in");
 		return 2;
 	}
 	if (record && o.cmd && o.duration >= 0) {
@@ -873,6 +958,7 @@ out:
 	agent_elf_cache_free(a.elves);
 	vmctx_bundle_free(a.bundle);
 	agent_tasks_free(&a.tasks);
+	agent_switch_log_free(&a.switches);
 	free(a.pairs.v);
 	agent_task_table_free(&a.table);
 	free(a.kmod_dir);

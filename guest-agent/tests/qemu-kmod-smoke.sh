@@ -5,6 +5,11 @@
 # module and the agent, and check what unit tests cannot:
 #   - vmctx_guest.ko loads, its files are root-only, a snapshot and a
 #     record run, and processes that exit inside the window keep their maps;
+#   - record --switches: the switch log names the spinning processes, the
+#     idle task and kernel threads, starts at the window's start, and an
+#     overrun of 64-switch rings is warned of and left as gaps; a second
+#     reader of the switches file is refused, and the module unloads with
+#     it open;
 #   - load/unload while processes fork, unload with a reader's file open:
 #     no oops, warning or BUG in dmesg;
 #   - the root the module reports for a spinning process is the CR3 that
@@ -17,7 +22,10 @@
 #   apt-get download linux-image-6.1.0-NN-amd64 && dpkg -x ...);
 # KO: vmctx_guest.ko built for exactly that kernel
 #   (make -C guest-agent/kmod KDIR=/usr/src/linux-headers-6.1.0-NN-amd64);
-# AGENT: the vmctx-agent binary; its shared libraries are copied with ldd.
+# AGENT: the vmctx-agent binary; its shared libraries are copied with ldd
+#   (run with LD_LIBRARY_PATH holding libvmctx when it is a build tree's).
+#   It runs with --backend=kmod: a Debian guest has BTF, and auto would
+#   choose BPF.
 # Needs qemu-system-x86_64, a static busybox, python3 and cc -static.
 # Exit 77 (skipped) when those are missing.  Takes about a minute per boot.
 # VMCTX_QEMU_MODES (default "pti=on nopti"), VMCTX_QEMU_CPU (default max;
@@ -87,12 +95,29 @@ head -1 /proc/vmctx_guest/tasks
 SPIN=$!
 sleep 0.2
 echo "SPIN_LINE $(grep "^$SPIN " /proc/vmctx_guest/tasks)"
-vmctx-agent snapshot -v -o /tmp/s.vmctx; echo "SNAPSHOT_RC=$?"
-vmctx-agent record -v -i 20 -o /tmp/r.vmctx -- \
+vmctx-agent snapshot --backend=kmod -v -o /tmp/s.vmctx; echo "SNAPSHOT_RC=$?"
+vmctx-agent record --backend=kmod -v -i 20 -o /tmp/r.vmctx -- \
 	sh -c 'for i in 1 2 3; do /bin/spin & P=$!; sleep 0.1; kill $P; done'
 echo "RECORD_RC=$?"
 echo "ENDED_SPINS=$(zcat /tmp/r.vmctx | grep '^task .*exit=[0-9].*comm=spin$' | wc -l)"
 echo "ENDED_SPIN_MAPS=$(zcat /tmp/r.vmctx | grep '^map .*path=/bin/spin$' | wc -l)"
+vmctx-agent record --backend=kmod --switches -v -i 20 -o /tmp/w.vmctx -- \
+	sh -c 'for i in 1 2 3; do /bin/spin & P=$!; sleep 0.1; kill $P; done'
+echo "SWITCH_RECORD_RC=$?"
+zcat /tmp/w.vmctx | grep '^switch ' | head -3
+echo "SPIN_SWITCHES=$(zcat /tmp/w.vmctx | grep -c '^switch .*kind=task comm=spin$')"
+echo "IDLE_SWITCHES=$(zcat /tmp/w.vmctx | grep -c '^switch .*pid=0 tgid=0 kind=idle ')"
+echo "KTHREAD_SWITCHES=$(zcat /tmp/w.vmctx | grep -c '^switch .*kind=kthread ')"
+WS=$(zcat /tmp/w.vmctx | sed -n 's/^window start=\([0-9]*\) .*/\1/p')
+echo "CPU0_AT_START=$(zcat /tmp/w.vmctx | grep -c "^switch 0 $WS ")"
+vmctx-agent record --backend=kmod --switches=64 -i 1000 -o /tmp/o.vmctx -- \
+	sh -c 'i=0; while [ $i -lt 200 ]; do /bin/busybox true; i=$((i+1)); done' 2>/tmp/o.err
+echo "OVERRUN_RC=$? WARNED=$(grep -c 'context switches were lost' /tmp/o.err) GAPS=$(zcat /tmp/o.vmctx | grep -c '^gap ')"
+exec 4</proc/vmctx_guest/switches
+cat /proc/vmctx_guest/switches >/dev/null 2>&1 || echo SECOND_READER_REFUSED
+rmmod vmctx_guest && echo RMMOD_SWITCHES_OPEN_OK
+exec 4<&-
+insmod /vmctx_guest.ko ring_size=4096 || echo INSMOD_FAIL
 ( i=0; while [ $i -lt 300 ]; do /bin/busybox true; i=$((i+1)); done ) &
 C1=$!
 ( i=0; while [ $i -lt 300 ]; do sh -c 'exit 0'; i=$((i+1)); done ) &
@@ -197,11 +222,20 @@ for mode in ${VMCTX_QEMU_MODES:-pti=on nopti}; do
 		>"$tmp/out-$mode" 2>&1 || { cat "$tmp/out-$mode"; fail=1; continue; }
 	o=$tmp/out-$mode
 	check "$o" "module loads" '^INSMOD_OK'
-	check "$o" "both files are mode 0400, owned by root" '^ROOT_ONLY_FILES=2'
+	check "$o" "the three files are mode 0400, owned by root" '^ROOT_ONLY_FILES=3'
 	check "$o" "snapshot succeeds" '^SNAPSHOT_RC=0'
 	check "$o" "record succeeds" '^RECORD_RC=0'
 	check "$o" "three spins that ended in the window are in the record" '^ENDED_SPINS=3'
 	check "$o" "... with their maps" '^ENDED_SPIN_MAPS=[1-9]'
+	check "$o" "record --switches succeeds" '^SWITCH_RECORD_RC=0'
+	check "$o" "... and logs the spins" '^SPIN_SWITCHES=[1-9]'
+	check "$o" "... the idle task" '^IDLE_SWITCHES=[1-9]'
+	check "$o" "... and kernel threads" '^KTHREAD_SWITCHES=[1-9]'
+	check "$o" "... from the window's start (the task at open)" '^CPU0_AT_START=1$'
+	check "$o" "an overrun of 64-switch rings is warned of and left as gaps" \
+		'^OVERRUN_RC=0 WARNED=1 GAPS=[1-9]'
+	check "$o" "a second reader of the switches file is refused" '^SECOND_READER_REFUSED'
+	check "$o" "unload with the switches file open" '^RMMOD_SWITCHES_OPEN_OK'
 	check "$o" "load/unload under fork churn" '^RELOAD_OK'
 	check "$o" "unload with an open events file" '^RMMOD_OPEN_OK'
 	check "$o" "reload after that" '^INSMOD_AGAIN_OK'

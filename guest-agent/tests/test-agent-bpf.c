@@ -15,7 +15,13 @@
  * nobody (util-linux's setpriv): without capabilities --backend=bpf fails
  * with one line that names CAP_BPF; with CAP_BPF, CAP_PERFMON and
  * CAP_SYS_PTRACE it records, and sees this root-owned process with its
- * root.  Skipped (77) without root or BTF.
+ * root.  With --switches: every online CPU's task is known from the
+ * window's start (the agent ran a program on each), the idle task is
+ * logged with pid 0, the command's own process is switched to under its
+ * name, and every switch lies within the window; with a ring of 64
+ * switches read once a second around 300 processes run in turn, the
+ * overrun is warned of and each gap leaves its CPU unknown over it.  Skipped (77) without root or
+ * BTF.
  */
 #include <errno.h>
 #include <grp.h>
@@ -89,6 +95,95 @@ static int run_as_nobody(const char *agent, const char *dir, const char *caps)
 	if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
+}
+
+/* Record with @args into @out, around the shell command @run; the bundle, or NULL. */
+static struct vmctx_bundle *record_switches(const char *agent, const char *args, const char *out,
+					    const char *run, const char *errfile)
+{
+	struct vmctx_bundle *b = NULL;
+	char cmd[1024];
+	int st, err;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s record --backend=bpf --no-kallsyms %s -o %s -- sh -c '%s' 2>%s", agent, args,
+		 out, run, errfile);
+	st = system(cmd);
+	CHECK(st == 0, "%s: status %d", cmd, st);
+	if (st)
+		return NULL;
+	err = vmctx_bundle_read_file(out, NULL, &b);
+	CHECK(!err, "the switch log's bundle does not read: %s", vmctx_strerror(err));
+	return b;
+}
+
+static bool file_has(const char *path, const char *needle)
+{
+	char buf[8192];
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
+}
+
+/* The switch log on this kernel: see the top.  @dir is the test's own. */
+static void check_switches(const char *agent, const char *dir)
+{
+	char prog[128], out[160], errfile[160], run[256];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	enum vmctx_task_kind kind;
+	struct vmctx_bundle *b;
+	uint64_t ws, we, ns, from, to;
+	int pid, tgid, idle = 0, mine = 0, outside = 0, unknown = 0;
+	unsigned int cpu;
+	const char *comm;
+	size_t i;
+
+	snprintf(prog, sizeof(prog), "%s/vbswitch", dir);
+	snprintf(out, sizeof(out), "%s/sw.vmctx", dir);
+	snprintf(errfile, sizeof(errfile), "%s/sw.err", dir);
+	if (symlink("/bin/sleep", prog))
+		return;
+	snprintf(run, sizeof(run), "exec %s 0.3", prog);
+	b = record_switches(agent, "--switches", out, run, errfile);
+	if (b && !vmctx_bundle_window(b, &ws, &we)) {
+		for (i = 0; i < vmctx_bundle_nswitches(b); i++) {
+			vmctx_bundle_switch(b, i, &cpu, &ns, &pid, &tgid, &kind, &comm);
+			outside += ns < ws || ns > we;
+			idle += kind == VMCTX_TASK_IDLE && !pid && !strncmp(comm, "swapper/", 8);
+			mine += kind == VMCTX_TASK_USER && pid == tgid && !strcmp(comm, "vbswitch");
+		}
+		for (cpu = 0; cpu < (unsigned int)cpus; cpu++)
+			unknown += !!vmctx_bundle_running(b, cpu, ws, NULL, NULL, NULL, NULL);
+		CHECK(vmctx_bundle_nswitches(b) > 0 && !outside,
+		      "%zu switches, %d outside the window", vmctx_bundle_nswitches(b), outside);
+		CHECK(!unknown, "%d of %ld online CPUs with no task at the window's start", unknown,
+		      cpus);
+		CHECK(mine >= 1, "the command (vbswitch) is never switched to");
+		CHECK(idle >= 1 || cpus == 1, "the idle task is never switched to, as pid 0 swapper/N");
+	}
+	vmctx_bundle_free(b);
+
+	/* 64 slots a CPU read once a second, and 300 processes run one after another */
+	snprintf(run, sizeof(run), "i=0; while [ $i -lt 300 ]; do %s 0; i=$((i + 1)); done", prog);
+	b = record_switches(agent, "--switches=64 -i 1000", out, run, errfile);
+	CHECK(file_has(errfile, "context switches were lost on"),
+	      "an overrun of the switch rings is not warned of");
+	CHECK(b && vmctx_bundle_nswitch_gaps(b) > 0, "an overrun left no gap in the log");
+	for (i = 0; b && i < vmctx_bundle_nswitch_gaps(b); i++) {
+		vmctx_bundle_switch_gap(b, i, &cpu, &from, &to);
+		CHECK(vmctx_bundle_running(b, cpu, from, NULL, NULL, NULL, NULL) == -VMCTX_E_GAP &&
+		      vmctx_bundle_running(b, cpu, to, NULL, NULL, NULL, NULL) == -VMCTX_E_GAP,
+		      "CPU %u is known inside its gap [%llu, %llu]", cpu, (unsigned long long)from,
+		      (unsigned long long)to);
+	}
+	vmctx_bundle_free(b);
+	unlink(prog);
+	unlink(out);
+	unlink(errfile);
 }
 
 /*
@@ -332,9 +427,14 @@ int main(int argc, char **argv)
 		}
 	}
 	vmctx_bundle_free(b);
+	*strrchr(shell, '/') = '\0';
+	if (!mkdir(shell, 0700)) {
+		check_switches(agent, shell);
+		rmdir(shell);
+	}
 	nobody = check_without_root(agent);
 	if (!fails)
-		printf("ok: BPF backend: roots, lifetimes, alive-at-start, %d subshell(s) forked without exec, %d new thread, window, backend=bpf%s\n",
+		printf("ok: BPF backend: roots, lifetimes, alive-at-start, %d subshell(s) forked without exec, %d new thread, window, backend=bpf, switch log and its overrun%s\n",
 		       subshells, threads, nobody ? "; as nobody, capabilities needed and named" : "");
 	return fails != 0;
 }

@@ -773,6 +773,108 @@ static void test_many_modules(const struct proc *p1, const struct proc *p2)
 	write_tree(p1, p2);
 }
 
+/* Who @b says @cpu ran at @ns: the pid, or -1 for unknown (ENOENT), -2 for a gap */
+static int ran(const struct vmctx_bundle *b, unsigned int cpu, uint64_t ns,
+	       enum vmctx_task_kind *kind)
+{
+	int pid, err = vmctx_bundle_running(b, cpu, ns, &pid, NULL, kind, NULL);
+
+	if (err == -ENOENT)
+		return -1;
+	if (err == -VMCTX_E_GAP)
+		return -2;
+	return err ? -3 : pid;
+}
+
+/*
+ * record --switches with the module's switches file: what it held when
+ * the window opened (each CPU's task then, a loss, and records a guest
+ * could not have written) and what came during the window (a loss still
+ * under way at the end, a switch after it).  The window runs from the
+ * first table's T0_NS to the last one's, 3 s.
+ */
+static void test_switches(const struct proc *p1, const struct proc *p2)
+{
+	char *out = fmt("%s/sw.vmctx", top), *err, *size, *script = fmt("%s/sw.sh", top);
+	char *sws = fmt("%s/proc/vmctx_guest/switches", fake);
+	char *param = fmt("%s/sys/module/vmctx_guest/parameters", fake);
+	enum vmctx_task_kind kind = VMCTX_TASK_USER;
+	struct vmctx_bundle *b;
+	int rc;
+
+	put(sws, fmt("switch 0 900000000 1 1 task init\n"
+		     "switch 1 950000000 0 0 idle swapper/1\n"
+		     "switch 0 1500000000 2 2 kthread kthreadd\n"
+		     "lost 0 1600000000 1700000000 12\n"
+		     "switch 0 1800000000 %d %d task prog\n"
+		     "switch 9000 1500000000 5 5 task far\n"
+		     "switch 1 1500000000 5000000 5000000 task huge%%20pid\n"
+		     "switch 1 1500000000 7 7 sleeping x\n",
+		     p1->pid, p1->pid));
+	put(script, fmt("sleep 0.2\n"
+			"printf 'lost 1 2000000000 - 3\\nswitch 0 3500000000 9 9 task late\\n' >> %s\n"
+			"printf 'vmctx_guest 1 tsc_khz=2994375 tsc=999 ns=3000000000 pti=1 cr3_mask=0x0 tasks=1\\n1 1 100 0x1000 0x2000 init\\n' > %s/proc/vmctx_guest/tasks\n"
+			"sleep 0.2\n", sws, fake));
+	sh(fmt("mkdir -p %s", param));
+	put(fmt("%s/switch_ring_size", param), "4096\n");
+
+	rc = run_agent(fmt("record -i 10 --switches=128 -r %s -o %s -- sh %s", fake, out, script),
+		       &err);
+	CHECK(rc == 0, "record --switches succeeds (status %d: %s)", rc, err);
+	CHECK(strstr(err, "15 context switches were lost on 2 CPUs"),
+	      "the switches lost are counted, with their CPUs (got: %s)", err);
+	CHECK(strstr(err, "2 switch records refused (the first, of CPU 9000: a CPU beyond 8191)"),
+	      "records with a CPU or pid out of range are refused and counted (got: %s)", err);
+	CHECK(strstr(err, "/proc/vmctx_guest/switches:8: bad line skipped"),
+	      "a line of an unknown kind is a bad line (got: %s)", err);
+	size = slurp(fmt("%s/switch_ring_size", param));
+	CHECK(!strcmp(size, "128\n"), "--switches=128 sets the module's switch_ring_size (got %s)",
+	      size);
+	free(size);
+	b = rc == 0 ? read_bundle(out) : NULL;
+	if (b) {
+		CHECK(ran(b, 0, T0_NS, &kind) == 1 && kind == VMCTX_TASK_USER,
+		      "CPU 0 runs from the window's start the task it switched to before");
+		CHECK(ran(b, 1, T0_NS, &kind) == 0 && kind == VMCTX_TASK_IDLE,
+		      "CPU 1 idles from the start");
+		CHECK(ran(b, 0, 1500000000, &kind) == 2 && kind == VMCTX_TASK_KTHREAD,
+		      "a kernel thread runs from its switch");
+		CHECK(ran(b, 0, 1650000000, NULL) == -2 && ran(b, 0, 1800000000, NULL) == p1->pid,
+		      "a loss is a gap until the next switch");
+		CHECK(ran(b, 0, 3000000000ULL, NULL) == p1->pid,
+		      "a switch after the window is left out");
+		CHECK(ran(b, 1, 2000000000, NULL) == -2 && ran(b, 1, 3000000000ULL, NULL) == -2,
+		      "a loss still under way at the end is a gap to the end");
+		CHECK_EQ(vmctx_bundle_nswitches(b), 4, "switches in the bundle");
+		CHECK_EQ(vmctx_bundle_nswitch_gaps(b), 2, "gaps in the bundle");
+		vmctx_bundle_free(b);
+	}
+	free(err);
+
+	rc = run_agent(fmt("record -d 0 -r %s -o %s", fake, out), &err);
+	CHECK(rc == 0 && count_lines(out, "vmctx-bundle 1", "") == 1 &&
+	      count_lines(out, "switch ", "") == 0,
+	      "without --switches, a record has no switch log: a version-1 bundle (status %d: %s)",
+	      rc, err);
+	free(err);
+	rc = run_agent(fmt("snapshot --switches -r %s -o %s", fake, out), &err);
+	CHECK(rc == 2 && strstr(err, "--switches is for record"),
+	      "a snapshot takes no --switches (status %d: %s)", rc, err);
+	free(err);
+	rc = run_agent(fmt("record -d 0 --switches=10 -r %s -o %s", fake, out), &err);
+	CHECK(rc == 2 && strstr(err, "64 to 1048576"),
+	      "a ring size out of range is refused, with the range (status %d: %s)", rc, err);
+	free(err);
+	unlink(sws);
+	rc = run_agent(fmt("record -d 0 --switches -r %s -o %s", fake, out), &err);
+	CHECK(rc == 1 && strstr(err, "this vmctx_guest module logs no context switches"),
+	      "a module without the switches file is named as the reason (status %d: %s)", rc,
+	      err);
+	free(err);
+	sh(fmt("rm -r %s/sys", fake));
+	write_tree(p1, p2);
+}
+
 /* A FIFO where a process's mapped file was: opening it must not wait for a writer. */
 static void test_fifo_map(const struct proc *p1, const struct proc *p2)
 {
@@ -1209,6 +1311,7 @@ int main(void)
 
 	test_snapshot(&p1, &p2);
 	test_record(&p1, &p2);
+	test_switches(&p1, &p2);
 	test_errors(&p1, &p2);
 	test_many_modules(&p1, &p2);
 	test_fifo_map(&p1, &p2);
