@@ -101,9 +101,12 @@ vmctx-agent record --backend=kmod -v -i 20 -o /tmp/r.vmctx -- \
 echo "RECORD_RC=$?"
 echo "ENDED_SPINS=$(zcat /tmp/r.vmctx | grep '^task .*exit=[0-9].*comm=spin$' | wc -l)"
 echo "ENDED_SPIN_MAPS=$(zcat /tmp/r.vmctx | grep '^map .*path=/bin/spin$' | wc -l)"
+# $SPIN stopped, and a sleep at the end: the one CPU idles at times
+kill -STOP $SPIN
 vmctx-agent record --backend=kmod --switches -v -i 20 -o /tmp/w.vmctx -- \
-	sh -c 'for i in 1 2 3; do /bin/spin & P=$!; sleep 0.1; kill $P; done'
+	sh -c 'for i in 1 2 3; do /bin/spin & P=$!; sleep 0.1; kill $P; done; sleep 0.2'
 echo "SWITCH_RECORD_RC=$?"
+kill -CONT $SPIN
 zcat /tmp/w.vmctx | grep '^switch ' | head -3
 echo "SPIN_SWITCHES=$(zcat /tmp/w.vmctx | grep -c '^switch .*kind=task comm=spin$')"
 echo "IDLE_SWITCHES=$(zcat /tmp/w.vmctx | grep -c '^switch .*pid=0 tgid=0 kind=idle ')"
