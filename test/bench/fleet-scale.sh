@@ -22,7 +22,7 @@
 #
 # Environment: PERF (default the lab's, $VMCTX_LAB_DIR/out/perf/perf),
 # SCALES ("1 2 4"), RUNS (1), NVMS (32), SAMPLES (10000000), PROCS (20000),
-# SEED (1).  Inputs are generated once into ${VMCTX_BENCH_DIR:-$HOME/.cache/
+# SEED (1), VMEM_KB (perf's address space; default MemAvailable).  Inputs are generated once into ${VMCTX_BENCH_DIR:-$HOME/.cache/
 # vmctx-bench} (about 0.9 GB of perf.data per 10 M samples) and reused
 # while gen-fleet.c and the parameters stay the same.
 set -euo pipefail
@@ -36,6 +36,9 @@ nvms=${NVMS:-32}
 samples=${SAMPLES:-10000000}
 procs=${PROCS:-20000}
 seed=${SEED:-1}
+# perf's address space, at most what the machine has free: a plain report
+# of 4x wants about 17 GB, and out of memory perf should fail, not others
+vmem=${VMEM_KB:-$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)}
 [ -x "$perf" ] || { echo "fleet-scale: no perf at $perf" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "fleet-scale: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 mkdir -p "$cache"
@@ -124,7 +127,7 @@ peak_anon() {
 		for c in $(cat "/proc/$1/task/$1/children" 2> /dev/null); do
 			while read -r k v _; do
 				[ "$k" = RssAnon: ] && [ "$v" -gt "$peak" ] && peak=$v
-			done < "/proc/$c/status" 2> /dev/null || true
+			done 2> /dev/null < "/proc/$c/status" || true
 		done
 		sleep 0.2
 	done
@@ -138,10 +141,11 @@ measure() {
 	shift 3
 	for _ in $(seq "$runs"); do
 		rm -rf "$work/out"
-		/usr/bin/time -f '%e %M' -o "$work/time" "$perf" "$@" > /dev/null 2> "$work/err" &
+		(ulimit -v "$vmem" && exec /usr/bin/time -f '%e %M' -o "$work/time" "$perf" "$@") \
+			> /dev/null 2> "$work/err" &
 		a=$(peak_anon $!)
 		if ! wait $!; then
-			echo "fleet-scale: FAILED: perf $*" >&2
+			echo "fleet-scale: FAILED: ${scale}x perf $cmd, $mode:" >&2
 			tail -5 "$work/err" >&2
 			failed=1
 			echo "$scale $cmd $mode fail fail fail" >> "$results"
