@@ -35,10 +35,12 @@
 #             deliverable vector).
 import os
 import re
-import socket
 import struct
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from qemu_monitor import monitor  # noqa: E402
 
 HF = {0x3: 'CPL', 1 << 3: 'INHIBIT_IRQ', 1 << 14: 'LMA', 1 << 19: 'SMM',
       1 << 20: 'SVME', 1 << 21: 'GUEST'}
@@ -72,32 +74,6 @@ def cpu0_regs(text):
     if not all(k in r for k in want):
         return None
     return struct.pack('<%dQ' % len(want), *[int(r[k], 16) for k in want])
-
-
-def monitor(path, *cmds):
-    """the monitor's answers to CMDS"""
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(3)
-    s.connect(path)
-
-    def drain():
-        buf = b''
-        try:
-            while True:
-                d = s.recv(65536)
-                if not d:
-                    break
-                buf += d
-        except socket.timeout:
-            pass
-        return buf
-    drain()
-    for c in cmds:
-        s.sendall(c.encode() + b'\n')
-        time.sleep(0.3)
-    out = drain().decode('latin-1').replace('\r', '')
-    s.close()
-    return out
 
 
 def vcpu_tid(pid):
@@ -138,18 +114,18 @@ def main():
     pid, sock = int(sys.argv[1]), sys.argv[2]
     # first as it runs, the monitor's look changing nothing: a spinning
     # nested guest keeps RSP..R15; where they moved (firmware), stopped
-    text = monitor(sock, 'info registers -a', 'info lapic')
+    text = monitor(sock, ['info registers -a', 'info lapic'])
     pat = cpu0_regs(text)
     found = search(pid, pat) if pat else None
     stopped = False
     if pat and not found:
         stopped = True
         try:
-            text = monitor(sock, 'stop', 'info registers -a', 'info lapic')
+            text = monitor(sock, ['stop', 'info registers -a', 'info lapic'])
             pat = cpu0_regs(text)
             found = search(pid, pat) if pat else None
         finally:
-            monitor(sock, 'cont')
+            monitor(sock, ['cont'])
     if pat is None:
         print('qemu-cpu-state: no CPU#0 registers from the monitor')
         return

@@ -406,35 +406,13 @@ where_l1() {
 	local out=$1 map=${l1%/arch/x86/boot/bzImage}/System.map
 
 	[ -S "$W/l1-monitor.sock" ] || return 0
-	/usr/bin/python3 - "$W/l1-monitor.sock" > "$out" 2>&1 <<'EOS' || true
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(5)
-s.connect(sys.argv[1])
-def drain():
-    buf = b''
-    try:
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            buf += d
-    except socket.timeout:
-        pass
-    return buf
-drain()
-for i in range(5):
-    # the CPUs, the instructions at their PC, the translator's counts
-    # (TBs flushed and invalidated: a storm of invalidations is
-    # self-modifying code the emulator retranslates without end), and
-    # L1's local APIC (its timer: armed or not, pending or not; a guest
-    # must not keep its host from its timer)
-    for cmd in (b'info registers -a\n', b'x/3i $pc\n', b'info jit\n', b'info lapic\n'):
-        s.sendall(cmd)
-        time.sleep(0.3)
-    time.sleep(0.1)
-    sys.stdout.write(drain().decode('latin-1').replace('\r', ''))
-EOS
+	# the CPUs, the instructions at their PC, the translator's counts
+	# (TBs flushed and invalidated: a storm of invalidations is
+	# self-modifying code the emulator retranslates without end), and
+	# L1's local APIC (its timer: armed or not, pending or not; a guest
+	# must not keep its host from its timer), five rounds
+	/usr/bin/python3 "$G/qemu_monitor.py" "$W/l1-monitor.sock" 5 'info registers -a' \
+		'x/3i $pc' 'info jit' 'info lapic' > "$out" 2>&1 || true
 	local vm
 	vm=$(pgrep -P "$2" qemu-system-x86 | head -n 1) || true
 	# what the monitor does not show: whether the CPU, in a nested guest,
