@@ -6,8 +6,9 @@
 # SAMPLES samples and PROCS guest processes whose page-table roots are
 # reused, and each guest's bundle; SCALE multiplies the recording's length
 # (samples and processes).  For each SCALE in SCALES, this measures the
-# wall time (the best of RUNS), the peak RSS (/usr/bin/time's %M) and the
-# peak anonymous RSS (RssAnon polled every 0.2 s: perf maps all of
+# wall and CPU (user + system) time, the best of RUNS, the CPU time being
+# the steadier on a shared machine, the peak RSS (/usr/bin/time's %M) and
+# the peak anonymous RSS (RssAnon polled every 0.2 s: perf maps all of
 # perf.data, whose pages it reads count in the RSS but not here) of
 #   report   perf report --stdio
 #   script   perf script, to /dev/null
@@ -134,32 +135,38 @@ peak_anon() {
 	echo "$peak"
 }
 
+# least A B: the smaller number, B if A is empty
+least() {
+	awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b + 0 < a + 0 ? b : a) }'
+}
+
 # measure SCALE CMD MODE PERF-ARGS...: the best of $runs of each figure, as
-# "scale cmd mode seconds rss-kib anon-kib"
+# "scale cmd mode wall-s cpu-s rss-kib anon-kib"
 measure() {
-	local scale=$1 cmd=$2 mode=$3 t a best_t='' best_m='' best_a=''
+	local scale=$1 cmd=$2 mode=$3 t a best_t='' best_c='' best_m='' best_a=''
 	shift 3
 	for _ in $(seq "$runs"); do
 		rm -rf "$work/out"
-		(ulimit -v "$vmem" && exec /usr/bin/time -f '%e %M' -o "$work/time" "$perf" "$@") \
+		(ulimit -v "$vmem" && exec /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$perf" "$@") \
 			> /dev/null 2> "$work/err" &
 		a=$(peak_anon $!)
 		if ! wait $!; then
 			echo "fleet-scale: FAILED: ${scale}x perf $cmd, $mode:" >&2
 			tail -5 "$work/err" >&2
 			failed=1
-			echo "$scale $cmd $mode fail fail fail" >> "$results"
+			echo "$scale $cmd $mode fail fail fail fail" >> "$results"
 			return
 		fi
-		t=$(tail -1 "$work/time")
-		best_t=$(echo "${best_t:-${t% *}} ${t% *}" | awk '{ print ($2 < $1 ? $2 : $1) }')
-		best_m=$(echo "${best_m:-${t#* }} ${t#* }" | awk '{ print ($2 < $1 ? $2 : $1) }')
-		best_a=$(echo "${best_a:-$a} $a" | awk '{ print ($2 < $1 ? $2 : $1) }')
+		read -r t u sy m < <(tail -1 "$work/time")
+		best_t=$(least "$best_t" "$t")
+		best_c=$(least "$best_c" "$(awk -v u="$u" -v s="$sy" 'BEGIN { print u + s }')")
+		best_m=$(least "$best_m" "$m")
+		best_a=$(least "$best_a" "$a")
 	done
 	rm -rf "$work/out"
-	echo "$scale $cmd $mode $best_t $best_m $best_a" | tee -a "$results" |
-		awk '{ printf "fleet-scale: %dx %-6s %-5s %8.2f s  RSS %6.0f MiB  anon %6.0f MiB\n",
-			$1, $2, $3, $4, $5 / 1024, $6 / 1024 }'
+	echo "$scale $cmd $mode $best_t $best_c $best_m $best_a" | tee -a "$results" |
+		awk '{ printf "fleet-scale: %dx %-6s %-5s %8.2f s wall %8.2f s CPU  RSS %6.0f MiB  anon %6.0f MiB\n",
+			$1, $2, $3, $4, $5, $6 / 1024, $7 / 1024 }'
 }
 
 start=$(date +%s)
@@ -185,16 +192,19 @@ done
 echo
 echo "fleet-scale: $perf, $nvms VMs, SAMPLES=$samples PROCS=$procs per 1x, best of $runs, $(( $(date +%s) - start )) s in all"
 awk '$4 != "fail" {
-	f[$1, $2, $3, 1] = $4; f[$1, $2, $3, 2] = $5 / 1024; f[$1, $2, $3, 3] = $6 / 1024
+	for (w = 1; w <= 4; w++)
+		f[$1, $2, $3, w] = w <= 2 ? $(3 + w) : $(3 + w) / 1024
 	if (!($1 in seen)) { seen[$1]; sc[n++] = $1 }
 }
 END {
 	split("report script inject", cmds, " ")
-	split("time (s),peak RSS (MiB),peak anon (MiB)", what, ",")
-	printf "%-5s %-6s |%27s |%27s |%27s\n", "", "", what[1], what[2], what[3]
-	printf "%-5s %-6s", "scale", "cmd"
-	for (w = 1; w <= 3; w++)
-		printf " |%9s %9s %7s", "plain", "maps", "ratio"
+	split("wall (s),CPU (s),peak RSS (MiB),peak anon (MiB)", what, ",")
+	printf "%-12s", ""
+	for (w = 1; w <= 4; w++)
+		printf " |%25s", what[w]
+	printf "\n%-5s %-6s", "scale", "cmd"
+	for (w = 1; w <= 4; w++)
+		printf " |%8s %8s %7s", "plain", "maps", "ratio"
 	printf "\n"
 	for (i = 0; i < n; i++)
 		for (c = 1; c <= 3; c++) {
@@ -202,32 +212,39 @@ END {
 			if (!((s, k, "plain", 1) in f) || !((s, k, "maps", 1) in f))
 				continue
 			printf "%-5s %-6s", s "x", k
-			for (w = 1; w <= 3; w++) {
-				p = f[s, k, "plain", w]; m = f[s, k, "maps", w]
-				printf " |%9.*f %9.*f %7.2f", w == 1 ? 2 : 0, p, w == 1 ? 2 : 0, m, p ? m / p : 0
+			for (w = 1; w <= 4; w++) {
+				p = f[s, k, "plain", w]; m = f[s, k, "maps", w]; d = w <= 2 ? 1 : 0
+				printf " |%8.*f %8.*f %7.2f", d, p, d, m, p ? m / p : 0
 			}
 			printf "\n"
 		}
 	if (n < 2)
 		exit
 	printf "\ngrowth from one scale to the next (linear growth: the scales ratio, 2.00 from 1x to 2x)\n"
-	printf "%-6s %-5s", "cmd", "mode"
-	for (w = 1; w <= 3; w++)
+	printf "%-12s", ""
+	for (w = 1; w <= 4; w++)
+		printf " |%*s", 9 * (n - 1), substr(what[w], 1, index(what[w], " (") - 1)
+	printf "\n%-6s %-5s", "cmd", "mode"
+	for (w = 1; w <= 4; w++) {
+		printf " |"
 		for (i = 1; i < n; i++)
-			printf " %12s", substr(what[w], 1, index(what[w], " (") - 1) " " sc[i - 1] ">" sc[i]
+			printf " %8s", sc[i - 1] "x>" sc[i] "x"
+	}
 	printf "\n"
 	for (c = 1; c <= 3; c++)
 		for (md = 0; md < 2; md++) {
 			k = cmds[c]; mo = md ? "maps" : "plain"
 			printf "%-6s %-5s", k, mo
-			for (w = 1; w <= 3; w++)
+			for (w = 1; w <= 4; w++) {
+				printf " |"
 				for (i = 1; i < n; i++) {
 					a = f[sc[i - 1], k, mo, w]; b = f[sc[i], k, mo, w]
 					if (a > 0 && b > 0)
-						printf " %12.2f", b / a
+						printf " %8.2f", b / a
 					else
-						printf " %12s", "-"
+						printf " %8s", "-"
 				}
+			}
 			printf "\n"
 		}
 }' "$results"
