@@ -17,7 +17,8 @@
  * CAP_SYS_PTRACE it records, and sees this root-owned process with its
  * root.  With --switches: every online CPU's task is known from the
  * window's start (the agent ran a program on each), the idle task is
- * logged with pid 0, the command's own process is switched to under its
+ * logged with pid 0 where the CPUs idled 0.3 s while the agent ran
+ * (/proc/stat says), the command's own process is switched to under its
  * name, and every switch lies within the window; with a ring of 64
  * switches read once a second around 300 processes run in turn, the
  * overrun is warned of and each gap leaves its CPU unknown over it.  Skipped (77) without root or
@@ -129,6 +130,31 @@ static bool file_has(const char *path, const char *needle)
 	return strstr(buf, needle) != NULL;
 }
 
+/*
+ * The machine's idle time so far, in USER_HZ ticks, summed over its CPUs
+ * (/proc/stat's fourth column), or -1: whether some CPU idled while the
+ * agent recorded, which the kernel's own accounting tells.
+ */
+static long long idle_ticks(void)
+{
+	unsigned long long user, nice, sys, idle;
+	long long sum = 0;
+	char line[512];
+	int n = 0;
+	FILE *f = fopen("/proc/stat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "cpu", 3) && line[3] >= '0' && line[3] <= '9' &&
+		    sscanf(line, "%*s %llu %llu %llu %llu", &user, &nice, &sys, &idle) == 4) {
+			sum += idle;
+			n++;
+		}
+	fclose(f);
+	return n ? sum : -1;
+}
+
 /* The switch log on this kernel: see the top.  @dir is the test's own. */
 static void check_switches(const char *agent, const char *dir)
 {
@@ -138,6 +164,7 @@ static void check_switches(const char *agent, const char *dir)
 	struct vmctx_bundle *b;
 	uint64_t ws, we, ns, from, to;
 	int pid, tgid, idle = 0, mine = 0, outside = 0, unknown = 0;
+	long long idle0, idle1;
 	unsigned int cpu;
 	const char *comm;
 	size_t i;
@@ -148,7 +175,9 @@ static void check_switches(const char *agent, const char *dir)
 	if (symlink("/bin/sleep", prog))
 		return;
 	snprintf(run, sizeof(run), "exec %s 0.3", prog);
+	idle0 = idle_ticks();
 	b = record_switches(agent, "--switches", out, run, errfile);
+	idle1 = idle_ticks();
 	if (b && !vmctx_bundle_window(b, &ws, &we)) {
 		for (i = 0; i < vmctx_bundle_nswitches(b); i++) {
 			vmctx_bundle_switch(b, i, &cpu, &ns, &pid, &tgid, &kind, &comm);
@@ -163,7 +192,18 @@ static void check_switches(const char *agent, const char *dir)
 		CHECK(!unknown, "%d of %ld online CPUs with no task at the window's start", unknown,
 		      cpus);
 		CHECK(mine >= 1, "the command (vbswitch) is never switched to");
-		CHECK(idle >= 1 || cpus == 1, "the idle task is never switched to, as pid 0 swapper/N");
+		/*
+		 * The idle task runs only where a CPU idles: on a machine kept
+		 * busy by others (a build, emulators) it may never run in the
+		 * window.  Demanded where the CPUs idled 0.3 s or more between
+		 * them while the agent ran (the command sleeps 0.3 s).
+		 */
+		if (idle0 >= 0 && idle1 - idle0 >= sysconf(_SC_CLK_TCK) * 3 / 10)
+			CHECK(idle >= 1, "the idle task is never switched to, as pid 0 swapper/N, though the CPUs idled %lld ticks",
+			      idle1 - idle0);
+		else
+			printf("# the CPUs idled %lld ticks while the agent ran: no idle switch demanded\n",
+			       idle1 - idle0);
 	}
 	vmctx_bundle_free(b);
 
