@@ -638,11 +638,12 @@ for pti in ${VMCTX_LINUX_RUNS:-on off chains}; do
 		# emulator has not been seen to reset L1 or its guests
 		# (test/lab/guest/README).  One exception: an L1 that hung because the emulator did not
 		# give it an interrupt its CPU could take (qemu-cpu-state.py's
-		# verdict at the look: "emulator") is tried once more, as many
-		# times as VMCTX_LINUX_EMU_TRIES (1) allows in a run, and said:
+		# verdict at the look: "emulator") is tried again, as many
+		# times as VMCTX_LINUX_EMU_TRIES (2) allows in a run, and said:
 		# that fault was proven the emulator's, at that boot, from its
-		# own state (test/lab/guest/README).
-		local_tries=${VMCTX_LINUX_TRIES:-1} emu_left=${VMCTX_LINUX_EMU_TRIES:-1} try=0
+		# own state (test/lab/guest/README).  Each costs about 11
+		# minutes (600 s of silence, then the boot).
+		local_tries=${VMCTX_LINUX_TRIES:-1} emu_left=${VMCTX_LINUX_EMU_TRIES:-2} try=0
 		while [ "$try" -lt "$local_tries" ]; do
 			try=$((try + 1))
 			log "SVM: patched L1, Linux L2 with pti=$pti (boot $try)"
