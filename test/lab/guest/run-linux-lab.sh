@@ -692,7 +692,10 @@ for pti in ${VMCTX_LINUX_RUNS:-on off chains}; do
 		tail -n 30 "$logf" | sed 's/\r$//'
 		failures=$((failures + 1))
 		# (the last result line: the host's checks add theirs after L1's)
-		why=$(grep -a '^VMCTX-LAB: RESULT' "$logf" | tail -n 1 | sed 's/\r$//; s/^VMCTX-LAB: RESULT //')
+		# (none where L1 stopped before printing one: under pipefail the
+		# grep's 1 must not end the script, or the runs after this one
+		# never run and the reason is never printed)
+		why=$(grep -a '^VMCTX-LAB: RESULT' "$logf" | tail -n 1 | sed 's/\r$//; s/^VMCTX-LAB: RESULT //') || why=
 		[ "${outcome:-ok}" = ok ] || why="the last of $tries boot(s) ended: $outcome${splat:+ ($splat)}; boots:$how"
 		failed_runs+=("pti=$pti: ${why:-no result line}; console $logf")
 	fi
