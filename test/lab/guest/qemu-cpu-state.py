@@ -20,8 +20,9 @@
 # TID), ..., cflags_next_tb at thread_id + 28 and interrupt_request at
 # thread_id + 32.  Prints one line per read, five reads a second apart,
 # then a verdict on an interrupt L1 does not get, from those reads and L1's
-# local APIC ('info lapic'), when the CPU is in a nested guest and L1's
-# APIC holds a deliverable vector (above PPR, above what is in service):
+# local APIC ('info lapic', before and after the reads, the same), when
+# the CPU is in a nested guest and L1's APIC holds a deliverable vector
+# (above PPR, above what is in service) all along:
 #   emulator  GIF clear (VMRUN sets it); or the CPU allowed to take the
 #             interrupt (GIF, and under V_INTR_MASKING the host IF that
 #             VMRUN saved) and QEMU either has no interrupt requested of
@@ -133,7 +134,15 @@ def main():
         print('qemu-cpu-state: CPU#0\'s registers not found in QEMU\'s memory')
         return
     reads = report(pid, *found, stopped)
-    verdict(reads, lapic(text.split('local APIC state for CPU 0')[-1]))
+    # L1's APIC again after the reads: a vector pending at both looks,
+    # five seconds apart, is no interrupt on its way
+    before = lapic(text.split('local APIC state for CPU 0')[-1])
+    after = lapic(monitor(sock, ['info lapic']).split('local APIC state for CPU 0')[-1])
+    if before != after:
+        print('qemu-cpu-state: verdict: none (L1\'s local APIC changed during the reads: %s, then %s)' %
+              (before, after))
+        return
+    verdict(reads, after)
 
 
 def verdict(reads, apic):

@@ -520,6 +520,14 @@ boot_once() {
 			looked=1
 			log "L1 and its guests have printed nothing but heartbeats for $((SECONDS - heard)) s (its last heartbeat $((SECONDS - beat)) s ago, its longest gap $gap s): looking where it is, stopping it at $stop s"
 			where_l1 "$logf.regs.$try" "$qemu"
+			# proven lost (the request, the vector pending five
+			# seconds, the CPU allowed to take it): nothing in L1
+			# can raise it again, so the silence is not waited out
+			if grep -aq '^qemu-cpu-state: verdict: emulator' "$logf.regs.$try.state" 2>/dev/null; then
+				silent=1
+				log "stopping it now: the emulator lost L1's interrupt request, which nothing in L1 can raise again"
+				kill "$qemu" 2>/dev/null || true
+			fi
 		elif [ -z "$silent" ] && [ $((SECONDS - heard)) -ge "$stop" ]; then
 			silent=1
 			log "L1 and its guests have printed nothing but heartbeats for $((SECONDS - heard)) s (its last heartbeat $((SECONDS - beat)) s ago): stopping it"
@@ -639,11 +647,12 @@ for pti in ${VMCTX_LINUX_RUNS:-on off chains}; do
 		# (test/lab/guest/README).  One exception: an L1 that hung because the emulator did not
 		# give it an interrupt its CPU could take (qemu-cpu-state.py's
 		# verdict at the look: "emulator") is tried again, as many
-		# times as VMCTX_LINUX_EMU_TRIES (2) allows in a run, and said:
+		# times as VMCTX_LINUX_EMU_TRIES (3) allows in a run, and said:
 		# that fault was proven the emulator's, at that boot, from its
 		# own state (test/lab/guest/README).  Each costs about 11
-		# minutes (600 s of silence, then the boot).
-		local_tries=${VMCTX_LINUX_TRIES:-1} emu_left=${VMCTX_LINUX_EMU_TRIES:-2} try=0
+		# minutes (the look at 300 s of silence, which stops it, then
+		# the boot).
+		local_tries=${VMCTX_LINUX_TRIES:-1} emu_left=${VMCTX_LINUX_EMU_TRIES:-3} try=0
 		while [ "$try" -lt "$local_tries" ]; do
 			try=$((try + 1))
 			log "SVM: patched L1, Linux L2 with pti=$pti (boot $try)"
