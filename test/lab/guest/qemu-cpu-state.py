@@ -43,7 +43,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from qemu_monitor import monitor  # noqa: E402
 
-HF = {0x3: 'CPL', 1 << 3: 'INHIBIT_IRQ', 1 << 14: 'LMA', 1 << 19: 'SMM',
+HF = {1 << 3: 'INHIBIT_IRQ', 1 << 14: 'LMA', 1 << 19: 'SMM',
       1 << 20: 'SVME', 1 << 21: 'GUEST'}
 HF2 = {1 << 0: 'GIF', 1 << 1: 'HIF', 1 << 2: 'NMI', 1 << 3: 'VINTR',
        1 << 6: 'NPT', 1 << 8: 'VGIF'}
@@ -56,7 +56,7 @@ LONG = int(os.environ.get('QEMU_CPU_STATE_LONG', 1 << 14))
 
 
 def names(v, table):
-    out = [n for m, n in table.items() if n != 'CPL' and v & m == m]
+    out = [n for m, n in table.items() if v & m == m]
     return '|'.join(out) or '0'
 
 

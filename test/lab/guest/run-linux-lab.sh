@@ -390,7 +390,8 @@ check_chains() {
 #             clock fit agreed with under half of the samples), or the
 #             boot's time (VMCTX_QEMU_TIMEOUT) ran out while L1's
 #             heartbeat went on
-# and in $splat L1's first oops line.  L1's own lines start at the
+# and in $splat L1's first oops line, in $verdict the emulator's verdict at
+# the look (qemu-cpu-state.py), if it was the emulator's.  L1's own lines start at the
 # beginning of a line; an L2 guest's, which L1 shows, begin with the
 # guest's timestamp.  The emulator's CPU resets and triple faults go to
 # LOGF.cpu-reset.TRY (QEMU's -d cpu_reset): $resets and $triples.
@@ -482,7 +483,7 @@ boot_once() {
 	# still schedules, so that a silence is told as L1's kernel stopping
 	# or as the run stopping with L1 alive)
 	local lines=0 grown= heard=$SECONDS beats=0 beat=$SECONDS n b g p looked= gap=0 pace look stop
-	panicked= silent=
+	panicked= silent= verdict=
 	while kill -0 "$qemu" 2>/dev/null; do
 		# one pass over the console: its lines but heartbeats, the
 		# heartbeats, the guests' console size the last one gave, and
@@ -523,7 +524,8 @@ boot_once() {
 			# proven lost (the request, the vector pending five
 			# seconds, the CPU allowed to take it): nothing in L1
 			# can raise it again, so the silence is not waited out
-			if grep -aq '^qemu-cpu-state: verdict: emulator' "$logf.regs.$try.state" 2>/dev/null; then
+			verdict=$(sed -n 's/^qemu-cpu-state: verdict: \(emulator .*\)/\1/p' "$logf.regs.$try.state" 2>/dev/null) || verdict=
+			if [ -n "$verdict" ]; then
 				silent=1
 				log "stopping it now: the emulator lost L1's interrupt request, which nothing in L1 can raise again"
 				kill "$qemu" 2>/dev/null || true
@@ -659,9 +661,7 @@ for pti in ${VMCTX_LINUX_RUNS:-on off chains}; do
 			boot_once "$logf" "$try" $keys
 			tries=$try
 			emu=
-			if [ "$outcome" = l1-hung ]; then
-				emu=$(sed -n 's/^qemu-cpu-state: verdict: \(emulator .*\)/\1/p' "$logf.regs.$try.state" 2>/dev/null) || emu=
-			fi
+			[ "$outcome" != l1-hung ] || emu=$verdict
 			how="$how $outcome${emu:+ [$emu]}"
 			case $outcome in ok|l1-oops) break ;; esac
 			tail -n 5 "$logf" | sed 's/\r$//'
