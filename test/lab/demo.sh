@@ -24,6 +24,7 @@ set -euo pipefail
 
 mkdir -p "$LAB_DIR" "$RESULTS_DIR"
 "$LAB_SRC/install-deps.sh"
+"$LAB_SRC/build-qemu.sh"
 "$LAB_SRC/build-kernel.sh" patched
 "$LAB_SRC/build-tools.sh"
 "$LAB_SRC/build-perf.sh"

@@ -9,6 +9,10 @@ LAB_DIR=${VMCTX_LAB_DIR:-${HOME:-/var/tmp}/.cache/vmctx-lab}
 # L1 (the KVM host, with the series) is 6.12; the L2 Linux guest stays 6.1
 LINUX_TARBALL=${VMCTX_LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 JOBS=${VMCTX_LAB_JOBS:-2}
+# The emulator of the L1 host on SVM: Debian's QEMU with the lab's fixes
+# (build-qemu.sh), or VMCTX_L1_QEMU (/usr/bin/qemu-system-x86_64: Debian's
+# own binary, unfixed)
+L1_QEMU=${VMCTX_L1_QEMU:-$LAB_DIR/qemu/bin/qemu-system-x86_64}
 export CCACHE_DIR=${CCACHE_DIR:-$LAB_DIR/ccache}
 
 # src/linux-6.12: the unpacked tree, series pushed or popped with quilt;

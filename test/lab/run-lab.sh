@@ -72,6 +72,7 @@ report() {
 
 log "lab directory $LAB_DIR"
 "$LAB_SRC/install-deps.sh"
+"$LAB_SRC/build-qemu.sh"
 "$LAB_SRC/build-kernel.sh" patched
 "$LAB_SRC/build-tools.sh"
 "$LAB_SRC/build-perf.sh"
@@ -87,7 +88,7 @@ PERF=$LAB_DIR/out/perf/perf PKG_CONFIG_PATH=$LAB_DIR/vmctx/lib/pkgconfig \
 	LD_LIBRARY_PATH=$LAB_DIR/vmctx/lib sh "$REPO_TOP/test/perf/machine-checks.sh" ||
 	failed "perf machine checks"
 
-log "SVM: patched L1 on qemu-system-x86_64 -accel tcg -cpu max"
+log "SVM: patched L1 on $L1_QEMU -accel tcg -cpu max"
 t=$SECONDS
 "$LAB_SRC/boot-qemu.sh" "$patched" "$RESULTS_DIR/svm-patched.log" \
 	vmctx.mode=patched vmctx.secs="${VMCTX_LAB_SECS:-3}"

@@ -31,6 +31,7 @@ G=$LAB_SRC/guest
 W=${VMCTX_LINUX_WORK:-$LAB_DIR/linux}
 mkdir -p "$W" "$RESULTS_DIR"
 "$LAB_SRC/install-deps.sh"
+"$LAB_SRC/build-qemu.sh"
 [ -f /usr/share/seabios/bios-256k.bin ] || die "no /usr/share/seabios/bios-256k.bin (package seabios)"
 
 # ---- the L1 host: the patched kernel (VMCTX_LINUX_L1=stock: unpatched,
@@ -459,7 +460,7 @@ boot_once() {
 	# QEMU's accelerator options (tcg,thread=single: one host thread for
 	# all of L1's CPUs)
 	rm -f "$W/l1-monitor.sock"
-	timeout "$budget" qemu-system-x86_64 -accel "${VMCTX_TCG:-tcg}" -cpu max -smp "${VMCTX_L1_CPUS:-1}" \
+	timeout "$budget" "$L1_QEMU" -accel "${VMCTX_TCG:-tcg}" -cpu max -smp "${VMCTX_L1_CPUS:-1}" \
 		-name l1,debug-threads=on -m 1536M -nographic -no-reboot -kernel "$l1" \
 		-initrd "$W/l1-initramfs.cpio.gz" -d cpu_reset -D "$logf.cpu-reset.$try" \
 		-serial mon:stdio -serial file:"$W/handover.tgz" \
