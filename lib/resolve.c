@@ -225,3 +225,68 @@ int vmctx_bundle_running(const struct vmctx_bundle *b, unsigned int cpu, uint64_
 		*comm = b->switches.comms[t->comm];
 	return 0;
 }
+
+/* @o as the root's owner @task says (by ROOT), or nobody (-1). */
+static void owner_of_root(const struct vmctx_bundle *b, int task, struct vmctx_owner *o)
+{
+	const struct vmctx_task *t;
+
+	o->task = task;
+	if (task < 0) {
+		o->by = VMCTX_OWNER_NONE;
+		o->task = -1;
+		return;
+	}
+	t = &b->tasks[task];
+	o->by = VMCTX_OWNER_ROOT;
+	o->pid = t->pid;
+	o->tgid = t->tgid;
+	o->kind = VMCTX_TASK_USER;
+	o->comm = t->comm;
+}
+
+int vmctx_bundle_owner(const struct vmctx_bundle *b, int cpu, uint64_t cr3, uint64_t ns,
+		       bool user, struct vmctx_owner *o)
+{
+	size_t sz = o ? o->sz : 0;
+	int err, root = -1, pid, tgid;
+	enum vmctx_task_kind kind;
+	const char *comm;
+
+	err = bundle_check_sealed(b);
+	if (err)
+		return err;
+	if (sz < sizeof(*o))
+		return -EINVAL;
+	memset(o, 0, sizeof(*o));
+	o->sz = sz;
+	o->task = -1;
+	if (cr3) {
+		root = vmctx_bundle_find_task(b, cr3, ns);
+		if (root < 0)
+			root = -1;
+	}
+	err = -ENOENT;
+	if (cpu >= 0 && ns != VMCTX_TIME_NONE)
+		err = vmctx_bundle_running(b, (unsigned int)cpu, ns, &pid, &tgid, &kind, &comm);
+	if (err) {
+		owner_of_root(b, root, o);
+		o->log_err = err == -VMCTX_E_GAP ? err : -ENOENT;
+		return 0;
+	}
+	if (user && (kind != VMCTX_TASK_USER || (root >= 0 && b->tasks[root].tgid != tgid))) {
+		/* the address space decides a user-mode sample's process */
+		owner_of_root(b, root, o);
+		o->disagree = true;
+		return 0;
+	}
+	o->by = VMCTX_OWNER_SWITCH;
+	o->pid = pid;
+	o->tgid = tgid;
+	o->kind = kind;
+	o->comm = comm;
+	/* the address space that ran is that process's, if the root is its */
+	if (root >= 0 && b->tasks[root].tgid == tgid)
+		o->task = root;
+	return 0;
+}

@@ -864,6 +864,58 @@ int vmctx_bundle_find_task(const struct vmctx_bundle *b, uint64_t cr3, uint64_t 
 int vmctx_bundle_running(const struct vmctx_bundle *b, unsigned int cpu, uint64_t ns, int *pid,
 			 int *tgid, enum vmctx_task_kind *kind, const char **comm);
 
+/* How vmctx_bundle_owner() named a guest sample's task. */
+enum vmctx_owner_by {
+	VMCTX_OWNER_NONE,	/* nobody: the log and the root both failed */
+	VMCTX_OWNER_SWITCH,	/* the task the switch log says ran */
+	VMCTX_OWNER_ROOT,	/* the owner of the loaded page-table root */
+};
+
+/* The task a guest sample belongs to (vmctx_bundle_owner()). */
+struct vmctx_owner {
+	size_t sz;		/* sizeof(struct vmctx_owner), set by the caller */
+	enum vmctx_owner_by by;
+	int task;		/* the bundle's task whose address space ran, or -1 */
+	int pid, tgid;		/* the task: 0 and 0 for the idle task */
+	enum vmctx_task_kind kind;
+	const char *comm;	/* its name, owned by the bundle */
+	int log_err;		/* why the log did not decide (by ROOT or NONE):
+				 * -ENOENT (no log, no CPU, before its first
+				 * switch, unknown time), -VMCTX_E_GAP; or 0 */
+	bool disagree;		/* a user-mode sample whose root's owner is not
+				 * the process the log says ran */
+};
+
+/**
+ * vmctx_bundle_owner() - Find the task a guest sample belongs to
+ * @b: the sealed bundle
+ * @cpu: the guest CPU the sample's vCPU is, as the guest numbers them;
+ *	-1 when unknown
+ * @cr3: the sample's raw guest CR3; 0 when unknown (a nested or
+ *	protected guest's)
+ * @ns: the sample's guest CLOCK_MONOTONIC ns; VMCTX_TIME_NONE when unknown
+ * @user: the sample was taken in guest user mode
+ * @o: the answer; its sz set by the caller (VMCTX_OPTS(vmctx_owner, o))
+ *
+ * The one step from a guest sample to its task, for every reader.  Where
+ * the bundle has a switch log that covers @cpu at @ns, the task that ran:
+ * a kernel-mode sample goes to it, a kernel thread's and the idle task's
+ * included, as a host kernel sample goes to current.  A user-mode sample
+ * ran in the address space of the root's owner, which decides its
+ * process and maps; it takes the running thread's pid when that thread
+ * belongs to the same process, and is flagged @o->disagree when the log
+ * names another process (a vCPU that is not that guest CPU, or a clock
+ * off by more than the time between switches).  Without the log, in one
+ * of its gaps, or for an unknown @cpu or time, the root's owner decides
+ * (the page tables loaded: a kernel thread and the idle task borrow the
+ * last process's), and @o->log_err says why.
+ *
+ * Return: 0 with @o filled (@o->by NONE and @o->task -1 when neither
+ * knew); -EINVAL for a NULL or short @o; -VMCTX_E_UNSEALED.
+ */
+int vmctx_bundle_owner(const struct vmctx_bundle *b, int cpu, uint64_t cr3, uint64_t ns,
+		       bool user, struct vmctx_owner *o);
+
 /**
  * vmctx_bundle_task_label() - Get a task's label as the paper prints it
  * @b: the sealed bundle

@@ -645,6 +645,97 @@ static void clock_fit_of_a_much_reused_root_stays_small(void)
 	vmctx_bundle_free(b);
 }
 
+/*
+ * The owner step (vmctx_bundle_owner()): process A (root RA, threads 100
+ * and 101) and B (root RB); guest CPU 0 runs A's thread 101, a kworker
+ * that borrows A's page tables, the idle task, B, then loses switches in
+ * [5000, 6000] and runs A again from 7000.  CPU 1 has no log.
+ */
+#define RA	0x20000000ULL
+#define RB	0x30000000ULL
+
+static void owner_follows_the_switch_log_then_the_root(void)
+{
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	VMCTX_OPTS(vmctx_owner, o);
+	int a, a2, bt;
+
+	a = vmctx_bundle_add_task(b, RA, 100, 100, "appa", 0, VMCTX_TIME_NONE);
+	a2 = vmctx_bundle_add_task(b, RA, 101, 100, "appa-worker", 0, VMCTX_TIME_NONE);
+	bt = vmctx_bundle_add_task(b, RB, 200, 200, "appb", 0, VMCTX_TIME_NONE);
+	CHECK(a >= 0 && a2 >= 0 && bt >= 0, "tasks added");
+	vmctx_bundle_add_switch(b, 0, 1000, 101, 100, VMCTX_TASK_USER, "appa-worker");
+	vmctx_bundle_add_switch(b, 0, 2000, 50, 50, VMCTX_TASK_KTHREAD, "kworker/0:1");
+	vmctx_bundle_add_switch(b, 0, 3000, 0, 0, VMCTX_TASK_IDLE, "swapper/0");
+	vmctx_bundle_add_switch(b, 0, 4000, 200, 200, VMCTX_TASK_USER, "appb");
+	vmctx_bundle_add_switch_gap(b, 0, 5000, 6000);
+	vmctx_bundle_add_switch(b, 0, 7000, 100, 100, VMCTX_TASK_USER, "appa");
+	CHECK(vmctx_bundle_owner(b, 0, RA, 1500, true, &o) == -VMCTX_E_UNSEALED,
+	      "an unsealed bundle is refused");
+	CHECK(!vmctx_bundle_seal(b), "sealed");
+
+	/* kernel mode: what ran, whatever page tables it borrowed */
+	CHECK(!vmctx_bundle_owner(b, 0, RA, 2500, false, &o) && o.by == VMCTX_OWNER_SWITCH &&
+	      o.pid == 50 && o.tgid == 50 && o.kind == VMCTX_TASK_KTHREAD &&
+	      !strcmp(o.comm, "kworker/0:1") && o.task == -1 && !o.disagree,
+	      "a kernel thread on A's page tables is the kernel thread (by %d pid %d)", o.by,
+	      o.pid);
+	CHECK(!vmctx_bundle_owner(b, 0, RA, 3500, false, &o) && o.by == VMCTX_OWNER_SWITCH &&
+	      o.pid == 0 && o.tgid == 0 && o.kind == VMCTX_TASK_IDLE && o.task == -1,
+	      "the idle loop is the idle task (pid %d)", o.pid);
+	CHECK(!vmctx_bundle_owner(b, 0, RA, 1500, false, &o) && o.by == VMCTX_OWNER_SWITCH &&
+	      o.pid == 101 && o.tgid == 100 && o.task >= 0,
+	      "A's thread in the kernel: that thread, A's address space");
+	CHECK(!vmctx_bundle_owner(b, 0, RB, 7500, false, &o) && o.by == VMCTX_OWNER_SWITCH &&
+	      o.pid == 100 && o.task == -1,
+	      "a root of another process in the kernel: the running task, no address space");
+
+	/* user mode: the root's process, the log's thread */
+	CHECK(!vmctx_bundle_owner(b, 0, RA | 0x1000 | 5, 1500, true, &o) &&
+	      o.by == VMCTX_OWNER_SWITCH && o.pid == 101 && o.tgid == 100 &&
+	      (o.task == a || o.task == a2) && !o.disagree,
+	      "user mode: the running thread of the root's process (pid %d task %d)", o.pid,
+	      o.task);
+	CHECK(!vmctx_bundle_owner(b, 0, RA, 4500, true, &o) && o.by == VMCTX_OWNER_ROOT &&
+	      o.tgid == 100 && o.disagree && o.log_err == 0,
+	      "user mode on A's root while the log says B: A, flagged");
+	CHECK(!vmctx_bundle_owner(b, 0, RA, 2500, true, &o) && o.by == VMCTX_OWNER_ROOT &&
+	      o.tgid == 100 && o.disagree, "user mode while a kernel thread ran: flagged");
+	CHECK(!vmctx_bundle_owner(b, 0, RA, 3500, true, &o) && o.by == VMCTX_OWNER_ROOT &&
+	      o.disagree, "user mode while the idle task ran: flagged");
+
+	/* where the log does not know, the root decides */
+	CHECK(!vmctx_bundle_owner(b, 0, RB, 5500, false, &o) && o.by == VMCTX_OWNER_ROOT &&
+	      o.tgid == 200 && o.task == bt && o.log_err == -VMCTX_E_GAP,
+	      "in a gap: the root's owner, and why (%d)", o.log_err);
+	CHECK(!vmctx_bundle_owner(b, 0, RB, 6500, false, &o) && o.by == VMCTX_OWNER_ROOT &&
+	      o.log_err == -VMCTX_E_GAP, "after a gap, until the next switch: still lost");
+	CHECK(!vmctx_bundle_owner(b, 1, RA, 1500, false, &o) && o.by == VMCTX_OWNER_ROOT &&
+	      o.tgid == 100 && o.log_err == -ENOENT, "a CPU without a log: the root");
+	CHECK(!vmctx_bundle_owner(b, -1, RA, 2500, false, &o) && o.by == VMCTX_OWNER_ROOT &&
+	      o.tgid == 100, "an unknown CPU: the root");
+	CHECK(!vmctx_bundle_owner(b, 0, RB, 500, false, &o) && o.by == VMCTX_OWNER_ROOT &&
+	      o.log_err == -ENOENT, "before the CPU's first switch: the root");
+	CHECK(!vmctx_bundle_owner(b, 0, RB, VMCTX_TIME_NONE, false, &o) &&
+	      o.by == VMCTX_OWNER_ROOT && o.tgid == 200, "an unknown time: the root");
+	CHECK(!vmctx_bundle_owner(b, 1, 0, 1500, false, &o) && o.by == VMCTX_OWNER_NONE &&
+	      o.task == -1, "no log and no root: nobody");
+	CHECK(!vmctx_bundle_owner(b, 0, 0, 2500, false, &o) && o.by == VMCTX_OWNER_SWITCH &&
+	      o.pid == 50, "no root (a nested guest's): the log alone");
+
+	/* callers that get it wrong */
+	{
+		struct vmctx_owner shortish = { .sz = sizeof(shortish) - 1 };
+
+		CHECK(vmctx_bundle_owner(b, 0, RA, 1500, true, &shortish) == -EINVAL,
+		      "a short struct is refused");
+	}
+	CHECK(vmctx_bundle_owner(b, 0, RA, 1500, true, NULL) == -EINVAL, "NULL is refused");
+	CHECK(vmctx_bundle_owner(NULL, 0, RA, 1500, true, &o) == -EINVAL,
+	      "a NULL bundle is refused");
+	vmctx_bundle_free(b);
+}
+
 int main(void)
 {
 	lookups_need_a_sealed_bundle();
@@ -660,6 +751,7 @@ int main(void)
 	indexed_lookups_agree_with_a_scan();
 	lookups_on_a_much_reused_root_are_logarithmic();
 	kernel_modules_resolve_by_index();
+	owner_follows_the_switch_log_then_the_root();
 	clock_fit_of_a_much_reused_root_stays_small();
 	return check_result("test-resolve");
 }
