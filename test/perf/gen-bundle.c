@@ -10,6 +10,12 @@
  * 5e9), guest TSC = host ns + 5e9, and the guest's clock runs 500 ppm fast
  * against its TSC from guest TSC 2e9 = 0 ns, as its clock pairs say.
  * "window" is "reused" with a window from host 1.2005 s to 2.5005 s.
+ * "switches" is "reused" with a switch log (host times): guest CPU 0 runs
+ * bench's thread 323 ("bench-w") from 0.5 s, a kernel thread
+ * "kworker/0:1" (pid 78) from 1.2005 s to 1.3005 s, bench-w again, and
+ * late from the owner change at 2.0005 s; guest CPU 1 runs "kworker/1:0"
+ * (pid 77) from 0.5 s, the idle task from 1.5005 s, loses its switches
+ * from 2.5005 s to 2.6005 s, and runs the idle task again from 2.7005 s.
  *
  * "tenant PATH [BUILD-ID [COUNT]]" is a hostile tenant's: bench is mapped
  * at PATH (perf syntax such as "[evilmod]" or "//anon", or a host file),
@@ -35,7 +41,8 @@ int main(int argc, char **argv)
 	struct vmctx_bundle *b = vmctx_bundle_new();
 	int hostile = argc == 3 && !strcmp(argv[2], "hostile");
 	int window = argc == 3 && !strcmp(argv[2], "window");
-	int reused = window || (argc == 3 && !strcmp(argv[2], "reused"));
+	int switches = argc == 3 && !strcmp(argv[2], "switches");
+	int reused = window || switches || (argc == 3 && !strcmp(argv[2], "reused"));
 	int tenant = argc >= 4 && argc <= 6 && !strcmp(argv[2], "tenant");
 	const char *path = tenant ? argv[3] : "/usr/bin/bench";
 	int task, obj, err, i;
@@ -63,6 +70,27 @@ int main(int argc, char **argv)
 		if (window)
 			err |= vmctx_bundle_set_window(b, guest_ns(1200500000ULL + 5000000000ULL),
 						       guest_ns(2500500000ULL + 5000000000ULL));
+		if (switches) {
+			/* host ns + 5e9 is the guest TSC (gen-perfdata.py vms) */
+#define AT(host_ns)	guest_ns((host_ns) + 5000000000ULL)
+			err |= vmctx_bundle_add_switch(b, 0, AT(500000000ULL), 323, 321,
+						       VMCTX_TASK_USER, "bench-w");
+			err |= vmctx_bundle_add_switch(b, 0, AT(1200500000ULL), 78, 78,
+						       VMCTX_TASK_KTHREAD, "kworker/0:1");
+			err |= vmctx_bundle_add_switch(b, 0, AT(1300500000ULL), 323, 321,
+						       VMCTX_TASK_USER, "bench-w");
+			err |= vmctx_bundle_add_switch(b, 0, change, 322, 322, VMCTX_TASK_USER,
+						       "late");
+			err |= vmctx_bundle_add_switch(b, 1, AT(500000000ULL), 77, 77,
+						       VMCTX_TASK_KTHREAD, "kworker/1:0");
+			err |= vmctx_bundle_add_switch(b, 1, AT(1500500000ULL), 0, 0,
+						       VMCTX_TASK_IDLE, "swapper/1");
+			err |= vmctx_bundle_add_switch_gap(b, 1, AT(2500500000ULL),
+							   AT(2600500000ULL));
+			err |= vmctx_bundle_add_switch(b, 1, AT(2700500000ULL), 0, 0,
+						       VMCTX_TASK_IDLE, "swapper/1");
+#undef AT
+		}
 	} else {
 		task = vmctx_bundle_add_task(b, 0x1234000, 321, 321,
 					     hostile ? "be\x1b[2Jnch" : "bench", 0, VMCTX_TIME_NONE);
