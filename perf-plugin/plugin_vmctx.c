@@ -26,6 +26,7 @@
  * covers the record.  Otherwise the line says "guest=?".
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -272,17 +273,20 @@ static bool guest_time(unsigned long long ts, long long offset, uint64_t *when)
 
 /*
  * "guest=comm[pid] func=SYM (OBJ)" for a root and RIP, or "guest=?" when no
- * bundle, or more than one, can name the root's owner at this time.  False
- * when no bundle is loaded.
+ * bundle, or more than one, can name the root's owner at this time.  The
+ * root picks the VM's bundle; in it, the task is vmctx_bundle_owner()'s:
+ * the one its switch log says ran on guest CPU @vcpu (-1: unknown) then,
+ * a kernel thread or the idle task included, else the root's owner.
+ * False when no bundle is loaded.
  */
-static bool describe_guest(const struct maps *m, unsigned long long ts, uint64_t cr3,
+static bool describe_guest(const struct maps *m, unsigned long long ts, int vcpu, uint64_t cr3,
 			   uint64_t rip, char *out, size_t size)
 {
 	uint64_t when = VMCTX_TIME_NONE;
 	const struct vmctx_bundle *b = NULL;
-	int task = -1, found = 0, t, pid;
+	VMCTX_OPTS(vmctx_owner, o);
+	int found = 0, t;
 	bool skip;
-	const char *comm;
 	size_t i, len = 0;
 
 	out[0] = '\0';
@@ -296,9 +300,9 @@ static bool describe_guest(const struct maps *m, unsigned long long ts, uint64_t
 			continue;
 		found++;
 		b = m->bundles[i];
-		task = t;
 	}
-	if (found != 1 || vmctx_bundle_task(b, task, NULL, &pid, NULL, &comm, NULL, NULL)) {
+	if (found != 1 || vmctx_bundle_owner(b, vcpu, cr3, when, !is_kernel_ip(rip), &o) ||
+	    o.by == VMCTX_OWNER_NONE) {
 		put_str(out, size, &len, "guest=?");
 		/* a kernel RIP still has a name when one VM is traced */
 		if (m->nbundles == 1)
@@ -306,10 +310,10 @@ static bool describe_guest(const struct maps *m, unsigned long long ts, uint64_t
 		return true;
 	}
 	put_str(out, size, &len, "guest=");
-	put_guest(out, size, &len, comm);
-	snprintf(out + len, size - len, "[%d]", pid);
+	put_guest(out, size, &len, o.comm);
+	snprintf(out + len, size - len, "[%d]", o.pid);
 	len = strlen(out);
-	put_function(out, size, &len, b, task, rip);
+	put_function(out, size, &len, b, o.task, rip);
 	return true;
 }
 
@@ -317,12 +321,13 @@ static int kvm_exit_handler(struct trace_seq *s, struct tep_record *record,
 			    struct tep_event *event, void *context)
 {
 	struct line l = { .s = s, .event = event, .record = record };
-	unsigned long long val, rip = 0, cr3 = 0;
-	bool have_rip, have_cr3;
+	unsigned long long val, rip = 0, cr3 = 0, vcpu = 0;
+	bool have_rip, have_cr3, have_vcpu;
 	char guest[1024];
 
-	if (get(&l, "vcpu_id", &val))
-		trace_seq_printf(item(&l), "vcpu %llu", val);
+	have_vcpu = get(&l, "vcpu_id", &vcpu);
+	if (have_vcpu)
+		trace_seq_printf(item(&l), "vcpu %llu", vcpu);
 	put_reason(&l);
 	have_rip = get(&l, "guest_rip", &rip);
 	if (have_rip)
@@ -333,7 +338,8 @@ static int kvm_exit_handler(struct trace_seq *s, struct tep_record *record,
 		trace_seq_printf(item(&l), "cr3 0x%llx (raw 0x%llx)",
 				 (unsigned long long)vmctx_cr3_normalize(cr3, 0), cr3);
 	if (have_rip && have_cr3 &&
-	    describe_guest(context, record->ts, cr3, rip, guest, sizeof(guest)))
+	    describe_guest(context, record->ts, have_vcpu && vcpu <= INT_MAX ? (int)vcpu : -1,
+			   cr3, rip, guest, sizeof(guest)))
 		trace_seq_puts(item(&l), guest);
 	if (get(&l, "info1", &val))
 		trace_seq_printf(item(&l), "info1 0x%016llx", val);
@@ -364,11 +370,13 @@ const char *tep_plugin_kvm_get_func(struct tep_event *event, struct tep_record *
 {
 	static __thread char buf[1024];
 	struct line l = { .event = event, .record = record };
-	unsigned long long cr3;
+	unsigned long long cr3, vcpu;
+	int cpu;
 
 	if (!event || !record || !val || !get(&l, "guest_cr3", &cr3))
 		return NULL;
-	if (!describe_guest(maps_of(event), record->ts, cr3, *val, buf, sizeof(buf)))
+	cpu = get(&l, "vcpu_id", &vcpu) && vcpu <= INT_MAX ? (int)vcpu : -1;
+	if (!describe_guest(maps_of(event), record->ts, cpu, cr3, *val, buf, sizeof(buf)))
 		return NULL;
 	return buf;
 }

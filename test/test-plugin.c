@@ -572,6 +572,12 @@ static char tmpdir[PATH_MAX];
 /* Write a bundle with @comm, @sym and @path for "sh" to a file of @tmpdir; the path, malloc'd. */
 /* When not 0, the bundles written next have the window [0, window_end]. */
 static uint64_t window_end;
+/*
+ * When set, the bundles written next have a switch log: guest CPU 0 runs
+ * sh (42) from guest 100 ns, the kernel thread kworker/0:2 (31) from 4000
+ * and its idle task from 6000.
+ */
+static bool with_switches;
 
 static char *write_bundle(const char *name, const char *comm, const char *sym, const char *path,
 			  uint64_t sh_root)
@@ -594,6 +600,11 @@ static char *write_bundle(const char *name, const char *comm, const char *sym, c
 	ok = ok && vmctx_bundle_add_ksym(b, KSYM, "schedule", NULL) == 0;
 	ok = ok && vmctx_bundle_add_ksym(b, KSYM + 0x1000, "schedule_end", NULL) == 0;
 	ok = ok && (!window_end || vmctx_bundle_set_window(b, 0, window_end) == 0);
+	ok = ok && (!with_switches ||
+		    (!vmctx_bundle_add_switch(b, 0, 100, 42, 42, VMCTX_TASK_USER, comm) &&
+		     !vmctx_bundle_add_switch(b, 0, 4000, 31, 31, VMCTX_TASK_KTHREAD,
+					      "kworker/0:2") &&
+		     !vmctx_bundle_add_switch(b, 0, 6000, 0, 0, VMCTX_TASK_IDLE, "swapper/0")));
 	ok = ok && vmctx_bundle_seal(b) == 0 && vmctx_bundle_write_file(b, file) == 0;
 	vmctx_bundle_free(b);
 	CHECK(ok, "bundle %s written", file);
@@ -689,7 +700,7 @@ static void options_pick_owner_by_time_and_bundle(void)
 	struct tep_plugin_list *plugins;
 	char list[2 * PATH_MAX + 200];
 	struct exit_rec r;
-	char *win;
+	char *win, *sw;
 
 	snprintf(list, sizeof(list), "%s:%s", one, two);
 	tep_plugin_add_option("vmctx:maps", list);
@@ -759,12 +770,45 @@ static void options_pick_owner_by_time_and_bundle(void)
 	tep_unload_plugins(plugins, tep);
 	tep_free(tep);
 
+	/*
+	 * With the guest's switch log, the exit's vCPU 0 names the task that
+	 * ran: the kernel thread, then the idle task, on sh's page tables; a
+	 * user RIP stays sh's (its address space), before the first switch
+	 * the root decides, and an unknown time leaves it to the root too.
+	 */
+	with_switches = true;
+	sw = write_bundle("sw.vmctx", "sh", "main", "/bin/busybox", ROOT_SH);
+	with_switches = false;
+	tep_plugin_add_option("vmctx:maps", sw);
+	tep = new_tep(false);
+	plugins = load_with_env(tep, NULL, fmt);
+	r = guest_rec(ROOT_SH, KSYM + 0x20);
+	expect_at(tep, &r, PATCHED_SIZE, 1000000 + 5000,
+		  EXT_HEAD "0xffffffff81000020 cr3 0x12346000 (raw 0x12346000) guest=kworker/0:2[31] "
+		  "func=schedule (vmlinux) " ZERO_INFO,
+		  "switch log: a kernel thread on sh's page tables is the kernel thread");
+	expect_at(tep, &r, PATCHED_SIZE, 1000000 + 7000,
+		  EXT_HEAD "0xffffffff81000020 cr3 0x12346000 (raw 0x12346000) guest=swapper/0[0] "
+		  "func=schedule (vmlinux) " ZERO_INFO, "switch log: the idle task");
+	expect_at(tep, &r, PATCHED_SIZE, 1000000 + 50,
+		  EXT_HEAD "0xffffffff81000020 cr3 0x12346000 (raw 0x12346000) guest=sh[42] "
+		  "func=schedule (vmlinux) " ZERO_INFO,
+		  "switch log: before the CPU's first switch, the root's owner");
+	r = guest_rec(ROOT_SH, MAIN_IP);
+	expect_at(tep, &r, PATCHED_SIZE, 1000000 + 5000,
+		  EXT_HEAD "0x401000 cr3 0x12346000 (raw 0x12346000) guest=sh[42] "
+		  "func=main (busybox) " ZERO_INFO,
+		  "switch log: a user RIP is the root's process, whatever the log says");
+	tep_unload_plugins(plugins, tep);
+	tep_free(tep);
+
 	tep_plugin_add_option("vmctx:maps", "");
 	tep_plugin_add_option("vmctx:offset", "");
 	free(fmt);
 	free(one);
 	free(two);
 	free(win);
+	free(sw);
 }
 
 /* Debian's plugin_kvm.so (libtraceevent1-plugin), or $VMCTX_PLUGIN_KVM. */
