@@ -74,9 +74,19 @@ apt-get "${apt_opts[@]}" update >"$apt_dir/update.log" 2>&1 ||
 src_dir=$LAB_DIR/qemu-src
 rm -rf "$src_dir"
 mkdir -p "$src_dir"
-# apt-get source unpacks with dpkg-source -x, which applies Debian's patches
-(cd "$src_dir" && apt-get "${apt_opts[@]}" source "qemu=$ver") >"$src_dir.log" 2>&1 ||
-	die "apt-get source qemu=$ver failed; see $src_dir.log"
+# apt-get source unpacks with dpkg-source -x, which applies Debian's patches.
+# The installed version's source, or where the mirror has moved on (it
+# lists only the newest), the newest of Debian 12's 7.2: the one-line fix
+# is the same for every 7.2 update
+if ! (cd "$src_dir" && apt-get "${apt_opts[@]}" source "qemu=$ver") >"$src_dir.log" 2>&1; then
+	log "no source of qemu $ver on the mirror; taking its newest qemu source"
+	rm -rf "$src_dir"
+	mkdir -p "$src_dir"
+	(cd "$src_dir" && apt-get "${apt_opts[@]}" source qemu) >>"$src_dir.log" 2>&1 ||
+		die "apt-get source qemu failed; see $src_dir.log (VMCTX_L1_QEMU=/usr/bin/qemu-system-x86_64 boots L1 on Debian's QEMU, without the fix)"
+	grep -q '^Version: 1:7\.2+' "$src_dir"/qemu_*.dsc ||
+		die "the mirror's qemu source is not 7.2 ($(sed -n 's/^Version: //p' "$src_dir"/qemu_*.dsc)); see $src_dir.log"
+fi
 tree=$(find "$src_dir" -mindepth 1 -maxdepth 1 -type d -name 'qemu-*' | head -n 1)
 [ -n "$tree" ] && [ -f "$tree/target/i386/tcg/sysemu/svm_helper.c" ] ||
 	die "no QEMU tree unpacked in $src_dir; see $src_dir.log"
