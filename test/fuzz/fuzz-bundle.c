@@ -115,6 +115,37 @@ static void lookups(const struct vmctx_bundle *b)
 }
 
 /*
+ * The owner step at a time the log answered @running for (pid @pid): a
+ * kernel-mode sample goes where the log says, or by the first task's root
+ * with the log's reason; a user-mode one names a task of the bundle or
+ * nobody, never a task out of range.
+ */
+static void owner_agrees(const struct vmctx_bundle *b, unsigned int cpu, uint64_t ns,
+			 int running, int pid)
+{
+	struct vmctx_owner o = { .sz = sizeof(o) };
+	uint64_t root = 0;
+	int user;
+
+	if (vmctx_bundle_ntasks(b))
+		vmctx_bundle_task(b, 0, &root, NULL, NULL, NULL, NULL, NULL);
+	for (user = 0; user <= 1; user++) {
+		if (vmctx_bundle_owner(b, (int)cpu, root, ns, user, &o))
+			abort();
+		if (o.task < -1 || (o.task >= 0 && (size_t)o.task >= vmctx_bundle_ntasks(b)))
+			abort();
+		if (!user && !running && (o.by != VMCTX_OWNER_SWITCH || o.pid != pid))
+			abort();
+		if (o.by == VMCTX_OWNER_SWITCH && (running || o.log_err || o.disagree))
+			abort();
+		if (running && o.by == VMCTX_OWNER_SWITCH)
+			abort();
+		if (o.by != VMCTX_OWNER_NONE && !o.comm)
+			abort();
+	}
+}
+
+/*
  * Who ran around every switch and at every gap's ends: at a switch's own
  * time its CPU ran a task or lost it in a gap, and at a gap's ends it was
  * lost; anywhere else the answer is one of the three.
@@ -124,17 +155,18 @@ static void switch_lookups(const struct vmctx_bundle *b)
 	size_t i, n = vmctx_bundle_nswitches(b);
 	uint64_t ns, end;
 	unsigned int cpu;
-	int d, e;
+	int d, e, pid = -1;
 
 	for (i = 0; i < n && i < 4096; i++) {
 		if (vmctx_bundle_switch(b, i, &cpu, &ns, NULL, NULL, NULL, NULL))
 			abort();
 		for (d = -1; d <= 1; d++) {
-			e = vmctx_bundle_running(b, cpu, ns + d, NULL, NULL, NULL, NULL);
+			e = vmctx_bundle_running(b, cpu, ns + d, &pid, NULL, NULL, NULL);
 			if (e && e != -ENOENT && e != -VMCTX_E_GAP)
 				abort();
 			if (!d && e && e != -VMCTX_E_GAP)
 				abort();
+			owner_agrees(b, cpu, ns + d, e, pid);
 		}
 	}
 	n = vmctx_bundle_nswitch_gaps(b);
