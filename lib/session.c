@@ -34,7 +34,7 @@ struct vmctx_session *vmctx_session_new(const struct vmctx_session_opts *opts)
 	uint32_t flags = OPTS_GET(opts, flags, 0);
 
 	if (!OPTS_VALID(opts, struct vmctx_session_opts, tick_ns) ||
-	    flags & ~VMCTX_SESSION_WEIGHT_BY_TIME ||
+	    flags & ~(VMCTX_SESSION_WEIGHT_BY_TIME | VMCTX_SESSION_NO_TABLE) ||
 	    (flags & VMCTX_SESSION_WEIGHT_BY_TIME && !tick_ns)) {
 		errno = EINVAL;
 		return NULL;
@@ -46,6 +46,7 @@ struct vmctx_session *vmctx_session_new(const struct vmctx_session_opts *opts)
 	s->tl.max_pcpus = OPTS_GET(opts, max_pcpus, 0) ?: DEFAULT_MAX_PCPUS;
 	s->max_vcpus = OPTS_GET(opts, max_vcpus, 0) ?: DEFAULT_MAX_VCPUS;
 	s->tl.weight_by_time = flags & VMCTX_SESSION_WEIGHT_BY_TIME;
+	s->tl.no_table = flags & VMCTX_SESSION_NO_TABLE;
 	return s;
 }
 
@@ -292,6 +293,9 @@ static int guest_code(struct vmctx_session *s, struct vmctx_vcpu *v,
 {
 	const struct vmctx_bundle *b = s->vms[v->vm_idx].bundle;
 
+	/* nobody reads the names: the class is all the stream takes */
+	if (s->tl.no_table)
+		return smp->cpl != 3 ? VMCTX_CLASS_OS : VMCTX_CLASS_USER;
 	if (smp->cpl != 3) {
 		if (b)
 			vmctx_bundle_resolve_kernel(b, smp->ip, &k->function, &k->module);
@@ -393,7 +397,7 @@ static __attribute__((noinline)) int sample_full(struct vmctx_session *s,
 	 * A guest sample's physical-view row is the sum of its vCPU rows
 	 * (report.c derives it), so it is counted once, by the timeline.
 	 */
-	if (!(smp->flags & VMCTX_SAMPLE_GUEST) && w) {
+	if (!(smp->flags & VMCTX_SAMPLE_GUEST) && w && !s->tl.no_table) {
 		err = agg_add(&s->tl.agg, &k, w);
 		if (err)
 			return err;
@@ -479,7 +483,7 @@ int vmctx_session_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uin
 	k.vm_idx = -1;
 	k.vcpu = -1;
 	k.by = -1;
-	return agg_add(&s->tl.agg, &k, count);
+	return s->tl.no_table ? 0 : agg_add(&s->tl.agg, &k, count);
 }
 
 int vmctx_session_finish(struct vmctx_session *s, uint64_t time)

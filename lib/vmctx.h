@@ -1197,6 +1197,17 @@ struct vmctx_session_opts {
  */
 #define VMCTX_SESSION_WEIGHT_BY_TIME	(1u << 0)
 
+/*
+ * For a caller that reads only the stream (vmctx_session_set_stream()), as
+ * perf script and perf inject do for the vCPUs' blank time: the session
+ * keeps no table of counts and names no guest code.  It saves the memory
+ * of the table (a row for each task, function and vCPU) and a guest
+ * sample's lookups.  Runs of guest code come to the stream with NULL
+ * function and module; vmctx_table_new() and vmctx_export_new() refuse the
+ * session (EINVAL).
+ */
+#define VMCTX_SESSION_NO_TABLE		(1u << 1)
+
 /**
  * vmctx_session_new() - Allocate a session
  * @opts: options, or NULL for the defaults (no tick, default bounds)

@@ -1243,9 +1243,33 @@ static bool same_tables(struct vmctx_session *a, struct vmctx_session *b, enum v
 	return same;
 }
 
-static void count_ticks(const struct vmctx_tick *t, void *ctx)
+/* What a stream said, for comparing two: its ticks, and a hash of every run. */
+struct stream_hash {
+	uint64_t ticks;
+	uint64_t hash;
+};
+
+static void hash_bytes(uint64_t *h, const void *p, size_t n)
 {
-	*(uint64_t *)ctx += t->count;
+	const unsigned char *c = p;
+
+	while (n--)
+		*h = (*h ^ *c++) * 0x100000001b3ULL;	/* FNV-1a */
+}
+
+/* Every run's time, VM, vCPU, class and count; a blank run's names too. */
+static void sum_ticks(const struct vmctx_tick *t, void *ctx)
+{
+	struct stream_hash *sum = ctx;
+	uint64_t f[5] = { t->time, (uint64_t)t->vm_tgid, (uint64_t)t->vcpu, t->cls, t->count };
+
+	sum->ticks += t->count;
+	hash_bytes(&sum->hash, f, sizeof(f));
+	if (t->cls == VMCTX_CLASS_STEAL || t->cls == VMCTX_CLASS_IDLE ||
+	    t->cls == VMCTX_CLASS_LOST) {
+		hash_bytes(&sum->hash, t->function ?: "", strlen(t->function ?: "") + 1);
+		hash_bytes(&sum->hash, t->module ?: "", strlen(t->module ?: "") + 1);
+	}
 }
 
 /*
@@ -1266,20 +1290,33 @@ static void watching_the_streams_changes_no_count(bool weighted, bool resolved)
 		.sz = sizeof(o), .tick_ns = SCEN_TICK_NS,
 		.flags = weighted ? VMCTX_SESSION_WEIGHT_BY_TIME : 0,
 	};
-	struct vmctx_session *s[2] = { vmctx_session_new(&o), vmctx_session_new(&o) };
+	struct vmctx_session_opts ot = {
+		.sz = sizeof(ot), .tick_ns = SCEN_TICK_NS,
+		.flags = o.flags | VMCTX_SESSION_NO_TABLE,
+	};
+	struct vmctx_session *s[3] = {
+		vmctx_session_new(&o), vmctx_session_new(&o), vmctx_session_new(&ot),
+	};
+	struct stream_hash with_table = { .hash = 0xcbf29ce484222325ULL }, no_table = with_table;
 	struct vmctx_bundle *b[VMS] = { NULL };
 	int cur[PCPUS] = { 0, 4, 8 }, i, k, vm, err = 0;
-	uint64_t rnd = 12345, watched = 0, tick, named = 0;
+	uint64_t rnd = 12345, tick, named = 0;
+	struct vmctx_table *none;
 	bool same = true;
 
-	CHECK(s[0] && s[1], "sessions");
-	if (!s[0] || !s[1])
+	CHECK(s[0] && s[1] && s[2], "sessions");
+	if (!s[0] || !s[1] || !s[2])
 		return;
-	vmctx_session_set_stream(s[1], count_ticks, &watched);
+	vmctx_session_set_stream(s[1], sum_ticks, &with_table);
+	/*
+	 * s[2] keeps no table (VMCTX_SESSION_NO_TABLE), as perf script does:
+	 * its stream must be s[1]'s, run for run.
+	 */
+	vmctx_session_set_stream(s[2], sum_ticks, &no_table);
 	for (vm = 1; vm <= VMS; vm++) {
 		if (resolved)
 			b[vm - 1] = scen_guest_bundle(vm == 1 ? "guest1" : "guest2", 4);
-		for (k = 0; k < 2; k++) {
+		for (k = 0; k < 3; k++) {
 			vmctx_session_add_vm(s[k], VM_PID(vm), NULL);
 			if (b[vm - 1])
 				vmctx_session_attach_bundle(s[k], VM_PID(vm), b[vm - 1], 0);
@@ -1320,7 +1357,7 @@ static void watching_the_streams_changes_no_count(bool weighted, bool resolved)
 				smp.host_sym = "schedule";
 				smp.host_dso = "[kernel.kallsyms]";
 			}
-			for (k = 0; k < 2 && !err; k++) {
+			for (k = 0; k < 3 && !err; k++) {
 				err = vmctx_session_sample(s[k], &smp);
 				if (!err && (rnd >> 40 & 1023) == 0)
 					err = vmctx_session_lost(s[k], smp.time, i, 3);
@@ -1335,8 +1372,12 @@ static void watching_the_streams_changes_no_count(bool weighted, bool resolved)
 		}
 	}
 	CHECK(!err, "the stream was taken (%d)", err);
-	for (k = 0; k < 2; k++)
+	for (k = 0; k < 3; k++)
 		CHECK(!vmctx_session_finish(s[k], (TICKS + 1) * SCEN_TICK_NS), "finish");
+	none = vmctx_table_new(s[2], VMCTX_VIEW_HOST, -1, -1);
+	CHECK(!none && errno == EINVAL, "a session without a table makes no table");
+	CHECK(!vmctx_export_new(s[2], NULL) && errno == EINVAL,
+	      "a session without a table makes no export");
 	same &= same_tables(s[0], s[1], VMCTX_VIEW_HOST, -1, -1);
 	same &= same_tables(s[0], s[1], VMCTX_VIEW_UNIFIED, -1, -1);
 	for (vm = 1; vm <= VMS; vm++) {
@@ -1351,11 +1392,16 @@ static void watching_the_streams_changes_no_count(bool weighted, bool resolved)
 	CHECK(same, "every table the same, watched or not (%s, %s)",
 	      weighted ? "weighted by time" : "a tick a sample",
 	      resolved ? "resolved through bundles" : "no bundles");
-	CHECK(watched > TICKS, "the watcher saw the streams (%" PRIu64 " ticks)", watched);
+	CHECK(with_table.ticks > TICKS, "the watcher saw the streams (%" PRIu64 " ticks)",
+	      with_table.ticks);
 	CHECK(!resolved || named > TICKS / 20, "the bundles named guest functions (%" PRIu64 ")",
 	      named);
 	vmctx_session_free(s[0]);
 	vmctx_session_free(s[1]);
+	vmctx_session_free(s[2]);
+	CHECK(no_table.ticks == with_table.ticks && no_table.hash == with_table.hash,
+	      "without a table, the stream is the same run for run (%" PRIu64 " and %" PRIu64
+	      " ticks)", no_table.ticks, with_table.ticks);
 	for (vm = 0; vm < VMS; vm++)
 		vmctx_bundle_free(b[vm]);
 }
