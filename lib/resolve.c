@@ -286,7 +286,15 @@ int vmctx_bundle_owner(const struct vmctx_bundle *b, int cpu, uint64_t cr3, uint
 	o->kind = kind;
 	o->comm = comm;
 	/* the address space that ran is that process's, if the root is its */
-	if (root >= 0 && b->tasks[root].tgid == tgid)
+	if (root >= 0 && b->tasks[root].tgid == tgid) {
 		o->task = root;
+		/*
+		 * The log took the comm at the switch: an exec since (a fork's
+		 * child runs as its parent's comm until it execs) renamed the
+		 * task without a switch, and the bundle's task has the new one.
+		 */
+		if (b->tasks[root].pid == pid)
+			o->comm = b->tasks[root].comm;
+	}
 	return 0;
 }

@@ -903,7 +903,9 @@ struct vmctx_owner {
  * included, as a host kernel sample goes to current.  A user-mode sample
  * ran in the address space of the root's owner, which decides its
  * process and maps; it takes the running thread's pid when that thread
- * belongs to the same process, and is flagged @o->disagree when the log
+ * belongs to the same process (and the process's comm from the bundle's
+ * task, which follows an exec that the log's comm, taken at the switch,
+ * missed), and is flagged @o->disagree when the log
  * names another process (a vCPU that is not that guest CPU, or a clock
  * off by more than the time between switches).  Without the log, in one
  * of its gaps, or for an unknown @cpu or time, the root's owner decides

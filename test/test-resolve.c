@@ -669,7 +669,8 @@ static void owner_follows_the_switch_log_then_the_root(void)
 	vmctx_bundle_add_switch(b, 0, 3000, 0, 0, VMCTX_TASK_IDLE, "swapper/0");
 	vmctx_bundle_add_switch(b, 0, 4000, 200, 200, VMCTX_TASK_USER, "appb");
 	vmctx_bundle_add_switch_gap(b, 0, 5000, 6000);
-	vmctx_bundle_add_switch(b, 0, 7000, 100, 100, VMCTX_TASK_USER, "appa");
+	/* A's leader ran as its parent's comm until it exec'd: the log's is stale */
+	vmctx_bundle_add_switch(b, 0, 7000, 100, 100, VMCTX_TASK_USER, "sh");
 	CHECK(vmctx_bundle_owner(b, 0, RA, 1500, true, &o) == -VMCTX_E_UNSEALED,
 	      "an unsealed bundle is refused");
 	CHECK(!vmctx_bundle_seal(b), "sealed");
@@ -689,6 +690,9 @@ static void owner_follows_the_switch_log_then_the_root(void)
 	CHECK(!vmctx_bundle_owner(b, 0, RB, 7500, false, &o) && o.by == VMCTX_OWNER_SWITCH &&
 	      o.pid == 100 && o.task == -1,
 	      "a root of another process in the kernel: the running task, no address space");
+	CHECK(!vmctx_bundle_owner(b, 0, RA, 7500, true, &o) && o.by == VMCTX_OWNER_SWITCH &&
+	      o.pid == 100 && o.task == a && !strcmp(o.comm, "appa"),
+	      "the process's comm, not the log's from before its exec (%s)", o.comm);
 
 	/* user mode: the root's process, the log's thread */
 	CHECK(!vmctx_bundle_owner(b, 0, RA | 0x1000 | 5, 1500, true, &o) &&
