@@ -43,11 +43,12 @@ say "modules: $(wc -l < /proc/modules) loaded"
 # agent BACKEND OUT ERR: start vmctx-agent record, which the end of the
 # work below stops, and wait until its window is open (-v says so);
 # under TCG the BPF backend takes most of a minute to load its programs.
-# Sets $last to its pid.
+# With the switch log (--switches), which perf charges guest samples by:
+# the guest's sched_switch trace below checks it.  Sets $last to its pid.
 agent() {
 	local t0 i=0
 	t0=$(cut -d. -f1 /proc/uptime)
-	vmctx-agent record -v --backend=$1 -o $2 -d 900 2>$3 &
+	vmctx-agent record -v --switches --backend=$1 -o $2 -d 900 2>$3 &
 	last=$!
 	# (the module's window opens at once: no polling then, whose short
 	# processes would run into the window's start)

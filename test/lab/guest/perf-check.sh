@@ -309,34 +309,53 @@ if [ -n "$perls" ] && [ -s "$perls" ]; then
 	    END { exit bad }' $tmp/perl.res || fail=1
 fi
 
-# Guest kernel samples and the guest's own scheduler.  perf charges a
-# guest kernel sample to the owner of the page tables it ran on; a kernel
-# thread, and the idle loop before it halts, run on the last process's
-# (lazy TLB), so such samples go to that process.  The guest's context
-# switches (its sched_switch trace, on CLOCK_MONOTONIC) say which task
-# really ran on each vCPU at each guest time: how often perf's is another,
-# a figure (the vCPU id is the guest's CPU number).
+# Guest kernel samples and the guest's own scheduler.  Without a switch
+# log in the bundle perf charges a guest kernel sample to the owner of the
+# page tables it ran on; a kernel thread, and the idle loop before it
+# halts, run on the last process's (lazy TLB), so such samples go to that
+# process.  With the log (vmctx-agent record --switches) perf charges the
+# task that ran.  The guest's context switches (its sched_switch trace, on
+# CLOCK_MONOTONIC, taken apart from the agent) say which task really ran
+# on each vCPU at each guest time: with a log, >= 95% of the guest kernel
+# samples whose task the trace knows must be charged to it (a sample in
+# the few microseconds between a switch and its record may go either
+# way), and perf report's line on how samples found their task is shown;
+# without one, how often perf's is another is a figure.
 if [ -n "$scheds" ] && [ -s "$scheds" ]; then
-	# "VM: QPID VCPU:NNN TID IP cpl:0 gtime:S.NS"
+	# "VM: QPID VCPU:NNN TID IP cpl:N gtime:S.NS"
 	once perf script -i "$data" --guest-maps="$maps" -F machine_pid,vcpu,tid,ip,guest_cpl,guest_time 2>/dev/null |
 		awk -v q="$qpid" '
 		NR == FNR { n[$1]++; t[$1, n[$1]] = $2; p[$1, n[$1]] = $3; next }
 		# "VM:%5d": a five-digit pid leaves no blank after the colon
 		{ sub(/^[ \t]*VM:[ \t]*/, "VM: ") }
-		$1 == "VM:" && $2 == q && $6 == "cpl:0" && $7 ~ /^gtime:[0-9]/ {
+		$1 == "VM:" && $2 == q && ($6 == "cpl:0" || $6 == "cpl:3") && $7 ~ /^gtime:[0-9]/ {
 			c = $3; sub(/^VCPU:0*/, "", c); c += 0
 			g = $7; sub(/^gtime:/, "", g); sub(/\./, "", g); g += 0
 			# the last switch on that CPU at or before g
 			lo = 1; hi = n[c]; k = 0
 			while (lo <= hi) { m = int((lo + hi) / 2); if (t[c, m] <= g) { k = m; lo = m + 1 } else hi = m - 1 }
+			# perf names nobody outside the bundle window: counted apart
+			if ($4 == -1) { if ($6 == "cpl:3") uunres++; else unres++; next }
+			if ($6 == "cpl:3") { if (k) { uall++; if (p[c, k] == $4) usame++ }; next }
 			if (!k) { unknown++; next }
 			all++
 			if (p[c, k] == $4) same++
 			else if (p[c, k] == 0) idle++
 			else other++ }
-		END { printf "%d %d %d %d %d\n", all, same, idle, other, unknown }' "$scheds" - > $tmp/kernel-owner
-	read kn ks ki ko ku < $tmp/kernel-owner
-	echo "perf-check: guest kernel samples against the guest's scheduler: $kn with its task known ($ku before its first switch); $ks charged to the task that ran, $ki to a process while the idle loop ran, $ko to a process while another task (a kernel thread, or a process on the page tables of the last) ran: $(awk -v n="$kn" -v w="$((ki + ko))" 'BEGIN { printf "%.1f", n ? 100 * w / n : 0 }')% charged otherwise"
+		END { printf "%d %d %d %d %d %d %d %d %d\n", all, same, idle, other, unknown, uall, usame, unres, uunres }' "$scheds" - > $tmp/kernel-owner
+	read kn ks ki ko ku un us kr ur < $tmp/kernel-owner
+	echo "perf-check: guest kernel samples against the guest's scheduler: $kn with its task known ($ku before its first switch, $kr unresolved by perf); $ks charged to the task that ran, $ki to another while the idle loop ran, $ko to another while another task ran: $(awk -v n="$kn" -v w="$((ki + ko))" 'BEGIN { printf "%.1f", n ? 100 * w / n : 0 }')% charged otherwise; guest user samples: $us of $un charged to the thread that ran ($ur unresolved)"
+	owners=$(once perf report -i "$data" --guest-maps="$maps" --stdio --sort comm 2>/dev/null |
+		grep "^# guest tasks of VM[0-9]* ($name):")
+	if [ -n "$owners" ]; then
+		echo "perf-check: $owners"
+		if [ "$kn" -lt 100 ] || [ $((ks * 100)) -lt $((kn * 95)) ]; then
+			no "with the guest's switch log, $ks of $kn guest kernel samples charged to the task that ran (want >= 95% of at least 100)"
+		fi
+		if [ "$un" -lt 100 ] || [ $((us * 100)) -lt $((un * 99)) ]; then
+			no "with the guest's switch log, $us of $un guest user samples charged to the thread that ran (want >= 99% of at least 100)"
+		fi
+	fi
 fi
 
 # the two hot instances: each one's function mix, and the split against their work
