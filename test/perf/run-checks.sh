@@ -324,6 +324,11 @@ check "$(echo "$out" | grep -c "^# guest tasks of VM1 (lab-vm-1): of 2000 sample
 	"switch log: the report says how many samples each way found their task"
 check "$($P report -i vms.data --guest-maps=reused.vmctx --stdio -n --sort comm 2>&1 | grep -c '^# guest tasks')" 0 \
 	"no switch log: no line about it"
+out=$($P report -i vms.data --guest-maps=switches.vmctx --guest-clock=fit --stdio -n --sort vm,comm,pid 2>&1)
+check "$(echo "$out" | grep -c "^# guest tasks of VM1 (lab-vm-1): its switch log is not used, as its clock is not exact")" 1 \
+	"switch log: not used with a fitted clock, and the report says so"
+check "$(echo "$out" | ev cpu-clock | rows | awk '$2 == 1000 && ($3 == "swapper" || $3 ~ /^kworker/)' | wc -l)" 0 \
+	"switch log: with a fitted clock, no guest sample goes to a task only the log names"
 check "$($P report -i vms.data --guest-maps=switches.vmctx --stdio -n --sort comm,sym 2>/dev/null |
 	awk '$3 == "kworker/1:0" || ($3 == "swapper" && $4 == "[g]") {print $2, $3, $NF}' | sort)" \
 	"$(printf '%s\n' "$n_kw kworker/1:0 guest_kfunc" "$n_idle swapper guest_kfunc" | sort)" \

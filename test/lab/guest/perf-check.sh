@@ -326,10 +326,11 @@ fi
 # the guest kernel samples and >= 99% of the user ones must be charged
 # within 1 ms, and perf report's line on how samples found their task is
 # shown; without one, how often perf's is another is a figure.
-if [ -n "$scheds" ] && [ -s "$scheds" ]; then
-	# "VM: QPID VCPU:NNN TID IP cpl:N gtime:S.NS"
-	once perf script -i "$data" --guest-maps="$maps" -F machine_pid,vcpu,tid,ip,guest_cpl,guest_time 2>/dev/null |
-		awk -v q="$qpid" '
+# sched_cmp: perf script's "VM: QPID VCPU:NNN TID IP cpl:N gtime:S.NS"
+# lines on stdin, against the guest's switches ($scheds): "ALL SAME IDLE
+# OTHER UNKNOWN UALL USAME UNRES UUNRES NEAR UNEAR" (see below)
+sched_cmp() {
+	awk -v q="$qpid" '
 		NR == FNR { n[$1]++; t[$1, n[$1]] = $2; p[$1, n[$1]] = $3; next }
 		# "VM:%5d": a five-digit pid leaves no blank after the colon
 		{ sub(/^[ \t]*VM:[ \t]*/, "VM: ") }
@@ -353,13 +354,35 @@ if [ -n "$scheds" ] && [ -s "$scheds" ]; then
 			if (p[c, k] == $4) same++
 			else if (p[c, k] == 0) idle++
 			else other++ }
-		END { printf "%d %d %d %d %d %d %d %d %d %d %d\n", all, same, idle, other, unknown, uall, usame, unres, uunres, near, unear }' "$scheds" - > $tmp/kernel-owner
+		END { printf "%d %d %d %d %d %d %d %d %d %d %d\n", all, same, idle, other, unknown, uall, usame, unres, uunres, near, unear }' "$scheds" -
+}
+
+if [ -n "$scheds" ] && [ -s "$scheds" ]; then
+	once perf script -i "$data" --guest-maps="$maps" -F machine_pid,vcpu,tid,ip,guest_cpl,guest_time 2>/dev/null |
+		sched_cmp > $tmp/kernel-owner
 	read kn ks ki ko ku un us kr ur kw uw < $tmp/kernel-owner
 	echo "perf-check: guest kernel samples against the guest's scheduler: $kn with its task known ($ku before its first switch, $kr unresolved by perf); $ks charged to the task that ran, $ki to another while the idle loop ran, $ko to another while another task ran: $(awk -v n="$kn" -v w="$((ki + ko))" 'BEGIN { printf "%.1f", n ? 100 * w / n : 0 }')% charged otherwise ($kw to the task that ran within 1 ms); guest user samples: $us of $un charged to the thread that ran ($uw within 1 ms; $ur unresolved)"
 	owners=$(once perf report -i "$data" --guest-maps="$maps" --stdio --sort comm 2>/dev/null |
 		grep "^# guest tasks of VM[0-9]* ($name):")
 	if [ -n "$owners" ]; then
 		echo "perf-check: $owners"
+		# A figure: with the guest clock fitted from the samples, whom perf
+		# charged each sample to, against who ran at its guest time by the
+		# TSC chain (the same samples in the same order in both outputs)
+		once perf script -i "$data" --guest-maps="$maps" \
+			-F machine_pid,vcpu,tid,ip,guest_cpl,guest_time 2>/dev/null |
+			grep 'VM:' | sed 's/^[ \t]*VM:[ \t]*/VM: /' > $tmp/script-exact
+		once perf script -i "$data" --guest-maps="$maps" --guest-clock=fit \
+			-F machine_pid,vcpu,tid,ip,guest_cpl,guest_time 2>/dev/null |
+			grep 'VM:' | sed 's/^[ \t]*VM:[ \t]*/VM: /' > $tmp/script-fit
+		if [ "$(wc -l < $tmp/script-exact)" = "$(wc -l < $tmp/script-fit)" ]; then
+			paste -d' ' $tmp/script-exact $tmp/script-fit |
+				awk '{ print $1, $2, $3, $11, $5, $6, $7 }' | sched_cmp > $tmp/kernel-owner-fit
+			read fkn fks x x x fun fus x x fkw fuw < $tmp/kernel-owner-fit
+			echo "perf-check: with --guest-clock=fit: $fks of $fkn guest kernel samples charged to the task that ran ($fkw within 1 ms), $fus of $fun user samples ($fuw within 1 ms)"
+		else
+			echo "perf-check: with --guest-clock=fit: perf script printed other samples than with the TSC chain; not compared"
+		fi
 		if [ "$kn" -lt 100 ] || [ $((kw * 100)) -lt $((kn * 98)) ]; then
 			no "with the guest's switch log, $kw of $kn guest kernel samples charged to a task that ran within 1 ms of them (want >= 98% of at least 100)"
 		fi
