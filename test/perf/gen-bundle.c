@@ -15,7 +15,8 @@
  * "kworker/0:1" (pid 78) from 1.2005 s to 1.3005 s, bench-w again, and
  * late from the owner change at 2.0005 s; guest CPU 1 runs "kworker/1:0"
  * (pid 77) from 0.5 s, the idle task from 1.5005 s, loses its switches
- * from 2.5005 s to 2.6005 s, and runs the idle task again from 2.7005 s.
+ * from 2.5005 s to 2.6005 s, and runs a kernel thread "kworker/1:1" from
+ * 2.7005 s whose pid, 323, was bench's thread's.
  *
  * "tenant PATH [BUILD-ID [COUNT]]" is a hostile tenant's: bench is mapped
  * at PATH (perf syntax such as "[evilmod]" or "//anon", or a host file),
@@ -87,8 +88,8 @@ int main(int argc, char **argv)
 						       VMCTX_TASK_IDLE, "swapper/1");
 			err |= vmctx_bundle_add_switch_gap(b, 1, AT(2500500000ULL),
 							   AT(2600500000ULL));
-			err |= vmctx_bundle_add_switch(b, 1, AT(2700500000ULL), 0, 0,
-						       VMCTX_TASK_IDLE, "swapper/1");
+			err |= vmctx_bundle_add_switch(b, 1, AT(2700500000ULL), 323, 323,
+						       VMCTX_TASK_KTHREAD, "kworker/1:1");
 #undef AT
 		}
 	} else {
