@@ -22,6 +22,7 @@
  * under way shows the new image before the exec's event: each agent leaves
  * such a read out (agent_task_take_read()), so no difference is let through.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,34 +54,11 @@ static int same_in(const struct vmctx_bundle *b, int pid, uint64_t root, uint64_
 #define SKEW_NS		20000000ULL
 
 /*
- * A task of @pid with @root in @b that started after @t (less 1 ms): A
- * stamps an image its last read found at its window's end with that end,
- * though the exec came later, between the end and the read.
+ * A task of @pid with @root in @b that started in [@s - @before, @s +
+ * @after]: 1 and *@at, or 0.
  */
-static int started_after(const struct vmctx_bundle *b, int pid, uint64_t root, uint64_t t,
-			 size_t *at)
-{
-	size_t i;
-
-	for (i = 0; i < vmctx_bundle_ntasks(b); i++) {
-		uint64_t r, s;
-		int p;
-
-		vmctx_bundle_task(b, i, &r, &p, NULL, NULL, &s, NULL);
-		if (p == pid && r == root && s + 1000000 >= t) {
-			*at = i;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/*
- * A task of @pid with @root in @b that started within SKEW_NS of @s: an
- * image that started in A's last moment, which B stamped a little later.
- */
-static int started_near(const struct vmctx_bundle *b, int pid, uint64_t root, uint64_t s,
-			size_t *at)
+static int started_within(const struct vmctx_bundle *b, int pid, uint64_t root, uint64_t s,
+			  uint64_t before, uint64_t after, size_t *at)
 {
 	size_t i;
 
@@ -89,12 +67,33 @@ static int started_near(const struct vmctx_bundle *b, int pid, uint64_t root, ui
 		int p;
 
 		vmctx_bundle_task(b, i, &r, &p, NULL, NULL, &s2, NULL);
-		if (p == pid && r == root && (s2 > s ? s2 - s : s - s2) <= SKEW_NS) {
+		if (p == pid && r == root && s2 + before >= s && (s2 <= s || s2 - s <= after)) {
 			*at = i;
 			return 1;
 		}
 	}
 	return 0;
+}
+
+/*
+ * An image that started in A's last moment, which B stamped a little
+ * later: B's task of @pid with @root that started within SKEW_NS of @s.
+ */
+static int started_near(const struct vmctx_bundle *b, int pid, uint64_t root, uint64_t s,
+			size_t *at)
+{
+	return started_within(b, pid, root, s, SKEW_NS, SKEW_NS, at);
+}
+
+/*
+ * A stamps an image its last read found at its window's end with that
+ * end, though the exec came later, between the end and the read: B's
+ * task of @pid with @root that started from @t (less 1 ms) on.
+ */
+static int started_after(const struct vmctx_bundle *b, int pid, uint64_t root, uint64_t t,
+			 size_t *at)
+{
+	return started_within(b, pid, root, t, 1000000, UINT64_MAX, at);
 }
 
 /*
