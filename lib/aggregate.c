@@ -83,7 +83,7 @@ int agg_add(struct agg_table *t, const struct agg_key *k, uint64_t n)
 {
 	struct agg_entry *e;
 
-	if (!n)
+	if (!n || t->off)
 		return 0;
 	e = entry(t, k);
 	if (!e)

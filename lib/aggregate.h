@@ -47,10 +47,14 @@ struct agg_entry {
 	uint64_t count;			/* 0: empty slot */
 };
 
-/* The counts, by key: open addressing, at most half full. */
+/*
+ * The counts, by key: open addressing, at most half full.  A table @off
+ * (VMCTX_SESSION_NO_TABLE) counts nothing and stays empty.
+ */
 struct agg_table {
 	struct agg_entry *e;
 	size_t size, used;
+	bool off;
 };
 
 __hidden int agg_add(struct agg_table *t, const struct agg_key *key, uint64_t n);
@@ -88,7 +92,7 @@ static inline int agg_add_hinted(struct agg_table *t, struct agg_hint *h,
 {
 	size_t i = agg_hint_slot(k);
 
-	if (!n)
+	if (!n || t->off)
 		return 0;
 	if (h->size == t->size && h->at[i] && agg_key_eq(&t->e[h->at[i] - 1].key, k)) {
 		t->e[h->at[i] - 1].count = util_sat_add(t->e[h->at[i] - 1].count, n);

@@ -367,7 +367,7 @@ struct vmctx_export *vmctx_export_new(const struct vmctx_session *s,
 	int err;
 
 	if (!s || !OPTS_VALID(opts, struct vmctx_export_opts, flags) ||
-	    o.flags & ~VMCTX_EXPORT_NO_HOST || s->tl.no_table) {
+	    o.flags & ~VMCTX_EXPORT_NO_HOST || s->tl.agg.off) {
 		errno = EINVAL;
 		return NULL;
 	}

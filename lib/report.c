@@ -207,7 +207,7 @@ struct vmctx_table *vmctx_table_new(const struct vmctx_session *s, enum vmctx_vi
 	int vm_idx = -1;
 	size_t i;
 
-	if (!s || view > VMCTX_VIEW_VCPUS || s->tl.no_table) {
+	if (!s || view > VMCTX_VIEW_VCPUS || s->tl.agg.off) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -46,7 +46,7 @@ struct vmctx_session *vmctx_session_new(const struct vmctx_session_opts *opts)
 	s->tl.max_pcpus = OPTS_GET(opts, max_pcpus, 0) ?: DEFAULT_MAX_PCPUS;
 	s->max_vcpus = OPTS_GET(opts, max_vcpus, 0) ?: DEFAULT_MAX_VCPUS;
 	s->tl.weight_by_time = flags & VMCTX_SESSION_WEIGHT_BY_TIME;
-	s->tl.no_table = flags & VMCTX_SESSION_NO_TABLE;
+	s->tl.agg.off = flags & VMCTX_SESSION_NO_TABLE;
 	return s;
 }
 
@@ -294,7 +294,7 @@ static int guest_code(struct vmctx_session *s, struct vmctx_vcpu *v,
 	const struct vmctx_bundle *b = s->vms[v->vm_idx].bundle;
 
 	/* nobody reads the names: the class is all the stream takes */
-	if (s->tl.no_table)
+	if (s->tl.agg.off)
 		return smp->cpl != 3 ? VMCTX_CLASS_OS : VMCTX_CLASS_USER;
 	if (smp->cpl != 3) {
 		if (b)
@@ -397,7 +397,7 @@ static __attribute__((noinline)) int sample_full(struct vmctx_session *s,
 	 * A guest sample's physical-view row is the sum of its vCPU rows
 	 * (report.c derives it), so it is counted once, by the timeline.
 	 */
-	if (!(smp->flags & VMCTX_SAMPLE_GUEST) && w && !s->tl.no_table) {
+	if (!(smp->flags & VMCTX_SAMPLE_GUEST) && w) {
 		err = agg_add(&s->tl.agg, &k, w);
 		if (err)
 			return err;
@@ -483,7 +483,7 @@ int vmctx_session_lost(struct vmctx_session *s, uint64_t time, uint32_t cpu, uin
 	k.vm_idx = -1;
 	k.vcpu = -1;
 	k.by = -1;
-	return s->tl.no_table ? 0 : agg_add(&s->tl.agg, &k, count);
+	return agg_add(&s->tl.agg, &k, count);
 }
 
 int vmctx_session_finish(struct vmctx_session *s, uint64_t time)

@@ -101,8 +101,6 @@ static int steal_exit(struct timeline *tl, struct vmctx_vcpu *v, uint64_t count)
 {
 	struct agg_key e;
 
-	if (tl->no_table)
-		return 0;
 	memset(&e, 0, sizeof(e));
 	e.scope = AGG_STEAL_EXIT;
 	e.cls = VMCTX_CLASS_STEAL;

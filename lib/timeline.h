@@ -135,8 +135,7 @@ struct timeline {
 	size_t nvcpus, vcpus_cap;
 	struct vmctx_pcpu *pcpus;
 	size_t npcpus;
-	struct agg_table agg;
-	bool no_table;			/* VMCTX_SESSION_NO_TABLE: agg stays empty */
+	struct agg_table agg;		/* .off: VMCTX_SESSION_NO_TABLE */
 	/*
 	 * Where the timeline hands each run of a vCPU's stream besides
 	 * counting it (NULL: nowhere): set with the caller's stream, to
@@ -233,7 +232,7 @@ static inline int timeline_run_on(struct timeline *tl, struct vmctx_vcpu *v,
 	v->last_time = smp->time;
 	v->halted = false;
 	/* timeline_emit()'s count, as no sink takes this path */
-	return tl->no_table ? 0 : agg_add_hinted(&tl->agg, &v->hint, k, 1);
+	return agg_add_hinted(&tl->agg, &v->hint, k, 1);
 }
 
 /*
@@ -250,7 +249,7 @@ static inline int timeline_emit(struct timeline *tl, struct vmctx_vcpu *v,
 
 	if (!count)
 		return 0;
-	if (!counted && !tl->no_table) {
+	if (!counted) {
 		err = agg_add_hinted(&tl->agg, &v->hint, k, count);
 		if (err)
 			return err;
