@@ -6,30 +6,41 @@
  * usage: lab-chain-check -t truth.txt -s samples.txt [-B] [-m min_chains]
  *        lab-chain-check -t truth.txt -p script.txt [-m min_chains]
  *        lab-chain-check -t truth.txt -f stacks.folded [-m min_chains]
- *   -B  the walk had no time (kvm.perf_callchain_budget_us=0): every chain
- *       must hold the sampled IP alone, ended by the budget (or at once,
- *       with a frame pointer of 0)
+ *   -B  the walk could translate no page (kvm.perf_callchain_max_pages=0):
+ *       every chain must hold the sampled IP alone, ended by "pages" (or
+ *       "last", with a frame pointer of 0)
  *
- * Each guest-mode sample of a vCPU thread is paired with the next
- * kvm_guest_callchain record of its thread: KVM walks the stack in that
- * thread before the guest runs again.  Each chain is resolved with the
+ * Each guest-mode sample of a vCPU thread (an S line) carries the cookie
+ * of its deferred chain, and is paired with a D line
+ * (PERF_RECORD_CALLCHAIN_DEFERRED) of the same thread with that cookie,
+ * one record per sample: KVM writes one to each sampling event at that
+ * exit, in the vCPU thread before the guest runs again.  The chain checked
+ * is the D record's guest part: from the entry after its leading
+ * PERF_CONTEXT_GUEST_USER or _KERNEL up to the next context marker (the
+ * host's frames follow).  The C line (kvm:kvm_guest_callchain) of the same
+ * thread and cookie gives the walk's end reason and time, and its ips must
+ * be that guest part, entry for entry.  Each chain is resolved with the
  * truth's function ranges (the sampled IP, then return address - 1) and
  * sorted into:
  *   exact   walked to the outermost frame (end "last"), every frame the
  *           caller of the one before in the guest's call graph, ending
  *           at a function with no caller
  *   marked  ended by a bound or a bad frame, every frame so far right
+ *           (or no C line to say why it ended)
  *   wrong   anything else: a frame not called by the one before (a caller
  *           skipped, as a plain frame-pointer walk does at a function's
  *           first instructions and at its ret), an address in no
- *           function, a CPL or IP other than the sample's
+ *           function, a context, CPL or IP other than the sample's, a
+ *           guest part other than its walk's C line
  * Checks: no wrong chain; exact >= 99% of the chains of functions that
  * build no hostile stack; every sample paired (but those of each vCPU
- * thread's last exit, whose walk may never come); with a hostile stack (truth
- * "hostile KIND"), at least 20 chains of b_hostile/b_deep end with the
- * kind's reason (loop: order, kernel: kernel, unmapped: fault, deep:
- * depth with 127 frames).  Prints the time each walk held its vCPU.
- * Several samples at one exit (one IP) share its chain.
+ * thread's last exit, its highest cookie, whose record may never come; a
+ * sample with no cookie is unpaired); no D record without its sample and
+ * no walk without its D record beyond the lost records; with a hostile
+ * stack (truth "hostile KIND"), at least 20 chains of b_hostile/b_deep end
+ * with the kind's reason (loop: order, kernel: kernel, unmapped: fault,
+ * deep: depth with 127 frames).  Prints the time each walk held its vCPU
+ * and how many D records carry the host's kernel and user frames.
  *
  * -p: the same guest, recorded by perf record --vmcs-ctx -g and printed by
  * perf script --guest-maps -F comm,tid,ip,sym,dso (one sample per block of
@@ -63,16 +74,19 @@
 
 /* arch/x86/kvm/trace.h, KVM_GUEST_CHAIN_END_* */
 static const char *const end_names[] = {
-	"last", "depth", "fault", "order", "range", "align", "kernel", "budget",
-	"changed", "mode", "nomem",
+	"last", "depth", "fault", "order", "range", "align", "kernel", "pages",
+	"changed", "mode", "nomem", "nokernel", "dropped",
 };
 #define END_LAST	0
 #define END_DEPTH	1
 #define END_FAULT	2
 #define END_ORDER	3
 #define END_KERNEL	6
-#define END_BUDGET	7
+#define END_PAGES	7
 #define NR_ENDS		(sizeof(end_names) / sizeof(end_names[0]))
+
+/* PERF_CONTEXT_* markers: every value from PERF_CONTEXT_MAX up */
+#define IS_CONTEXT(ip)	((ip) >= (uint64_t)PERF_CONTEXT_MAX)
 
 /*
  * The guest's call graph (vmm/guest.S): each function and the functions
@@ -103,17 +117,18 @@ static struct range ranges[MAX_RANGES];
 static int nr_ranges, vcpu_tid[MAX_VCPUS], nr_vcpus;
 static char hostile[16];
 
-struct event {
-	uint64_t time;
-	int is_chain;
-	union {
-		struct lab_sample s;
-		struct lab_chain *c;
-	};
+/* A D line, its guest part found: ips[1 .. 1 + guest_nr) */
+struct deferred {
+	uint64_t time, cookie;
+	uint64_t *ips;		/* all nr of them, context markers included */
+	unsigned int cpu, tid, misc, nr, guest_nr;
+	int used;		/* paired with a sample */
 };
 
-static struct event *events;
-static size_t nr_events, cap_events;
+static struct lab_sample *samples;
+static struct deferred *defs;
+static struct lab_chain **walks;
+static size_t nr_samples, nr_defs, nr_walks;
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -123,13 +138,13 @@ static void *xrealloc(void *p, size_t n)
 	return p;
 }
 
-static struct event *new_event(void)
+/* Room for one more of @nr elements of @size in *@p, grown by doubling. */
+static void grow(void *pp, size_t nr, size_t size)
 {
-	if (nr_events == cap_events) {
-		cap_events = cap_events ? 2 * cap_events : 4096;
-		events = xrealloc(events, cap_events * sizeof(*events));
-	}
-	return &events[nr_events++];
+	void **p = pp;
+
+	if (!(nr & (nr - 1)))
+		*p = xrealloc(*p, (nr ? 2 * nr : 1024) * size);
 }
 
 static void read_truth(const char *path)
@@ -201,50 +216,127 @@ static int has_caller(const char *callee)
 	return 0;
 }
 
+
 enum verdict { EXACT, MARKED, WRONG, NR_VERDICTS };
 static const char *const verdict_names[] = { "exact", "marked", "wrong" };
 
-static enum verdict judge(const struct lab_sample *s, const struct lab_chain *c,
-			  const char **why)
+/*
+ * Sample @s's chain: D record @d's guest part, @c the C line of its walk
+ * (NULL if none came).
+ */
+static enum verdict judge(const struct lab_sample *s, const struct deferred *d,
+			  const struct lab_chain *c, const char **why)
 {
-	const struct range *fn[LAB_CHAIN_MAX];
+	const struct range *fn[LAB_DEFERRED_MAX];
+	const uint64_t *g = d->ips + 1;
+	int user = lab_sample_cpl(s) == 3;
 
-	if (!c->nr || c->ips[0] != s->ip) {
+	if (d->ips[0] != (user ? PERF_CONTEXT_GUEST_USER : PERF_CONTEXT_GUEST_KERNEL)) {
+		*why = "the record's context is not the sample's CPL";
+		return WRONG;
+	}
+	if (d->misc != (user ? PERF_RECORD_MISC_GUEST_USER : PERF_RECORD_MISC_GUEST_KERNEL)) {
+		*why = "the record's cpumode is not the sample's CPL";
+		return WRONG;
+	}
+	if (!d->guest_nr || g[0] != s->ip) {
 		*why = "the chain's IP is not the sample's";
 		return WRONG;
 	}
-	if (c->cpl != (unsigned int)lab_sample_cpl(s)) {
-		*why = "the chain's CPL is not the sample's";
+	if (c && c->cpl != (unsigned int)lab_sample_cpl(s)) {
+		*why = "the walk's CPL is not the sample's";
 		return WRONG;
 	}
-	for (unsigned int i = 0; i < c->nr; i++) {
-		fn[i] = find_range(i ? c->ips[i] - 1 : c->ips[i]);
+	if (c && (c->nr != d->guest_nr || memcmp(c->ips, g, c->nr * sizeof(*g)))) {
+		*why = "the record's guest part is not its walk's (kvm_guest_callchain)";
+		return WRONG;
+	}
+	for (unsigned int i = 0; i < d->guest_nr; i++) {
+		fn[i] = find_range(i ? g[i] - 1 : g[i]);
 		if (!fn[i]) {
 			*why = "a frame in no function";
 			return WRONG;
 		}
 	}
-	for (unsigned int i = 1; i < c->nr; i++) {
+	for (unsigned int i = 1; i < d->guest_nr; i++) {
 		if (!calls(fn[i]->name, fn[i - 1]->name)) {
 			*why = "a frame that does not call the one before";
 			return WRONG;
 		}
 	}
-	if (c->end == END_LAST && has_caller(fn[c->nr - 1]->name)) {
+	if (c && c->end == END_LAST && has_caller(fn[d->guest_nr - 1]->name)) {
 		*why = "a chain that ends before the outermost function";
 		return WRONG;
 	}
-	return c->end == END_LAST ? EXACT : MARKED;
+	if (!c)
+		*why = "no walk (C line) with its cookie";
+	return c && c->end == END_LAST ? EXACT : MARKED;
 }
 
 static int by_time(const void *a, const void *b)
 {
-	const struct event *x = a, *y = b;
+	const struct lab_sample *x = a, *y = b;
 
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	/* a chain comes after the samples of its time */
-	return x->is_chain - y->is_chain;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* D records by thread, cookie, then time */
+static int by_cookie(const void *a, const void *b)
+{
+	const struct deferred *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->cookie != y->cookie)
+		return x->cookie < y->cookie ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static int walk_by_cookie(const void *a, const void *b)
+{
+	const struct lab_chain *x = *(const struct lab_chain *const *)a;
+	const struct lab_chain *y = *(const struct lab_chain *const *)b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->cookie != y->cookie)
+		return x->cookie < y->cookie ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* The first D record of thread @tid with @cookie, or nr_defs. */
+static size_t find_deferred(unsigned int tid, uint64_t cookie)
+{
+	size_t lo = 0, hi = nr_defs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct deferred *d = &defs[mid];
+
+		if (d->tid < tid || (d->tid == tid && d->cookie < cookie))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nr_defs && defs[lo].tid == tid && defs[lo].cookie == cookie ? lo : nr_defs;
+}
+
+/* The C line of thread @tid's walk with @cookie, or NULL. */
+static const struct lab_chain *find_walk(unsigned int tid, uint64_t cookie)
+{
+	size_t lo = 0, hi = nr_walks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct lab_chain *c = walks[mid];
+
+		if (c->tid < tid || (c->tid == tid && c->cookie < cookie))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nr_walks && walks[lo]->tid == tid && walks[lo]->cookie == cookie ?
+	       walks[lo] : NULL;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -426,11 +518,13 @@ static int script_checks(const char *what, unsigned long guest, unsigned long ex
 	return failed;
 }
 
+
 static const char *samples_path;
 
-/* Every record of the chain's thread from 1 ms before it to 3 ms after, in any mode. */
-static void print_window(const struct lab_chain *c)
+/* Every record of thread @tid from 1 ms before @time to 3 ms after, in any mode. */
+static void print_window(unsigned int tid, uint64_t time)
 {
+	static struct lab_deferred d;
 	struct lab_chain ch;
 	struct lab_sample s;
 	unsigned int shown = 0;
@@ -440,7 +534,9 @@ static void print_window(const struct lab_chain *c)
 	if (!f)
 		return;
 	for (;;) {
-		enum lab_record r = lab_samples_next_chain(f, &s, &lost, &ch);
+		enum lab_record r = lab_samples_next_chain(f, &s, &lost, &ch, &d);
+		unsigned int rtid;
+		uint64_t rtime;
 		long long dt;
 
 		if (r == LAB_RECORD_END || shown >= 80)
@@ -449,65 +545,101 @@ static void print_window(const struct lab_chain *c)
 			printf("lab-chain-check:   lost %llu\n", (unsigned long long)lost);
 			continue;
 		}
-		if ((r == LAB_RECORD_SAMPLE ? s.tid : ch.tid) != c->tid)
+		rtid = r == LAB_RECORD_SAMPLE ? s.tid : r == LAB_RECORD_CHAIN ? ch.tid : d.tid;
+		rtime = r == LAB_RECORD_SAMPLE ? s.time : r == LAB_RECORD_CHAIN ? ch.time : d.time;
+		if (rtid != tid)
 			continue;
-		dt = (long long)((r == LAB_RECORD_SAMPLE ? s.time : ch.time) - c->time);
+		dt = (long long)(rtime - time);
 		if (dt < -1000000 || dt > 3000000)
 			continue;
 		shown++;
 		if (r == LAB_RECORD_SAMPLE)
-			printf("lab-chain-check:   %+9lld ns cpu %u sample ip 0x%llx misc %u flags 0x%x exit 0x%x\n",
-			       dt, s.cpu, (unsigned long long)s.ip, s.misc, s.flags, s.exit_reason);
+			printf("lab-chain-check:   %+9lld ns cpu %u sample ip 0x%llx misc %u flags 0x%x exit 0x%x cookie %llu\n",
+			       dt, s.cpu, (unsigned long long)s.ip, s.misc, s.flags, s.exit_reason,
+			       (unsigned long long)s.cookie);
+		else if (r == LAB_RECORD_CHAIN)
+			printf("lab-chain-check:   %+9lld ns cpu %u walk cookie %llu ip 0x%llx nr %u end %s walk %u ns\n",
+			       dt, ch.cpu, (unsigned long long)ch.cookie,
+			       (unsigned long long)ch.ips[0], ch.nr,
+			       ch.end < NR_ENDS ? end_names[ch.end] : "?", ch.walk_ns);
 		else
-			printf("lab-chain-check:   %+9lld ns cpu %u chain ip 0x%llx nr %u walk %u\n",
-			       dt, ch.cpu, (unsigned long long)ch.ips[0], ch.nr, ch.walk_ns);
+			printf("lab-chain-check:   %+9lld ns cpu %u deferred cookie %llu misc %u nr %u ip 0x%llx\n",
+			       dt, d.cpu, (unsigned long long)d.cookie, d.misc, d.nr,
+			       (unsigned long long)(d.nr > 1 ? d.ips[1] : 0));
 	}
 	fclose(f);
 }
 
 /*
- * A chain with no sample before it in time: print it, then its thread's
- * records around it (print_window), so that a miss says whether the
- * sample is missing or its time came after the chain's (another CPU).
+ * A D record with no sample: print it, then its thread's records around it
+ * (print_window), so that a miss says whether the sample is missing or
+ * carries another cookie.
  */
-static void print_orphan(size_t i)
+static void print_orphan(const struct deferred *d)
 {
-	const struct lab_chain *c = events[i].c;
-	size_t before = 0, all = 0;
+	printf("lab-chain-check: a deferred record with no sample: tid %u cpu %u time %llu cookie %llu ip 0x%llx nr %u (guest %u)\n",
+	       d->tid, d->cpu, (unsigned long long)d->time, (unsigned long long)d->cookie,
+	       (unsigned long long)(d->nr > 1 ? d->ips[1] : 0), d->nr, d->guest_nr);
+	print_window(d->tid, d->time);
+}
 
-	for (size_t k = 0; k < nr_events; k++)
-		if (events[k].is_chain && events[k].c->tid == c->tid) {
-			all++;
-			before += k < i;
-		}
-	printf("lab-chain-check: a chain with no sample: tid %u cpu %u time %llu ip 0x%llx nr %u walk %u ns (its thread's chain %zu of %zu)\n",
-	       c->tid, c->cpu, (unsigned long long)c->time, (unsigned long long)c->ips[0],
-	       c->nr, c->walk_ns, before + 1, all);
-	print_window(c);
+/* Keep a D line: its ips copied, its guest part measured. */
+static void add_deferred(const struct lab_deferred *ld)
+{
+	struct deferred *d;
+	unsigned int n = 0;
+
+	grow(&defs, nr_defs, sizeof(*defs));
+	d = &defs[nr_defs++];
+	memset(d, 0, sizeof(*d));
+	d->time = ld->time;
+	d->cookie = ld->cookie;
+	d->cpu = ld->cpu;
+	d->tid = ld->tid;
+	d->misc = ld->misc;
+	d->nr = ld->nr;
+	d->ips = xrealloc(NULL, ld->nr * sizeof(*d->ips));
+	memcpy(d->ips, ld->ips, ld->nr * sizeof(*d->ips));
+	/* after the leading guest context, up to the next marker */
+	while (1 + n < ld->nr && !IS_CONTEXT(ld->ips[1 + n]))
+		n++;
+	d->guest_nr = n;
+}
+
+/* Whether D record @d's host part has frames after marker @context. */
+static int host_part(const struct deferred *d, uint64_t context)
+{
+	for (unsigned int i = 1 + d->guest_nr; i + 1 < d->nr; i++)
+		if (d->ips[i] == context)
+			return !IS_CONTEXT(d->ips[i + 1]);
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	const char *truth = NULL, *samples = NULL, *script = NULL, *folded = NULL;
+	const char *truth = NULL, *samples_file = NULL, *script = NULL, *folded = NULL;
 	unsigned long verdicts[NR_VERDICTS] = { 0 }, ends[NR_ENDS] = { 0 };
 	unsigned long guest = 0, paired = 0, orphans = 0, unpaired = 0, lost_total = 0;
-	unsigned long normal = 0, normal_exact = 0, hostile_hits = 0, budget_ok = 0;
-	unsigned long min_chains = 100, nr_chains = 0, printed = 0;
-	size_t pending[MAX_VCPUS][64], nr_pending[MAX_VCPUS] = { 0 };
+	unsigned long normal = 0, normal_exact = 0, hostile_hits = 0, pages_ok = 0;
+	unsigned long min_chains = 100, printed = 0, no_cookie = 0, last_exit = 0;
+	unsigned long no_walk = 0, walk_no_record = 0, host_kernel = 0, host_user = 0;
+	unsigned long vcpu_walks = 0;
+	uint64_t last_cookie[MAX_VCPUS] = { 0 };
+	static struct lab_deferred ld;
 	struct lab_chain chain;
 	struct lab_sample s;
 	uint32_t *walk_ns;
-	int c, budget = 0, want_end = -1;
+	int c, pages = 0, want_end = -1;
 	uint64_t lost;
 	FILE *f;
 
 	while ((c = getopt(argc, argv, "t:s:p:f:Bm:")) != -1) {
 		switch (c) {
 		case 't': truth = optarg; break;
-		case 's': samples = optarg; break;
+		case 's': samples_file = optarg; break;
 		case 'p': script = optarg; break;
 		case 'f': folded = optarg; break;
-		case 'B': budget = 1; break;
+		case 'B': pages = 1; break;
 		case 'm': min_chains = strtoul(optarg, NULL, 0); break;
 		default:
 			fprintf(stderr, "usage: %s -t truth.txt -s samples.txt [-B] [-m min_chains]\n"
@@ -517,7 +649,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!truth || (!samples && !script && !folded))
+	if (!truth || (!samples_file && !script && !folded))
 		die("-t and -s, -p or -f are needed");
 	read_truth(truth);
 	if (script)
@@ -535,119 +667,137 @@ int main(int argc, char **argv)
 	else if (hostile[0])
 		die("unknown hostile stack \"%s\"", hostile);
 
-	samples_path = samples;
-	f = fopen(samples, "r");
+	samples_path = samples_file;
+	f = fopen(samples_file, "r");
 	if (!f) {
-		perror(samples);
+		perror(samples_file);
 		return 2;
 	}
 	for (;;) {
-		enum lab_record r = lab_samples_next_chain(f, &s, &lost, &chain);
-		struct event *e;
+		enum lab_record r = lab_samples_next_chain(f, &s, &lost, &chain, &ld);
 
 		if (r == LAB_RECORD_END)
 			break;
 		if (r == LAB_RECORD_LOST) {
 			lost_total += lost;
-			continue;
-		}
-		if (r == LAB_RECORD_SAMPLE && (vcpu_of_tid(s.tid) < 0 ||
-					       !(s.flags & PERF_GUEST_CTX_GUEST_MODE)))
-			continue;
-		e = new_event();
-		e->is_chain = r == LAB_RECORD_CHAIN;
-		if (e->is_chain) {
-			e->c = xrealloc(NULL, sizeof(chain));
-			*e->c = chain;
-			e->time = chain.time;
-			nr_chains++;
-		} else {
-			e->s = s;
-			e->time = s.time;
-			guest++;
+		} else if (r == LAB_RECORD_SAMPLE) {
+			int v = vcpu_of_tid(s.tid);
+
+			if (v < 0 || !(s.flags & PERF_GUEST_CTX_GUEST_MODE))
+				continue;
+			grow(&samples, nr_samples, sizeof(*samples));
+			samples[nr_samples++] = s;
+			if (s.cookie > last_cookie[v])
+				last_cookie[v] = s.cookie;
+		} else if (r == LAB_RECORD_DEFERRED) {
+			add_deferred(&ld);
+		} else if (r == LAB_RECORD_CHAIN) {
+			grow(&walks, nr_walks, sizeof(*walks));
+			walks[nr_walks] = xrealloc(NULL, sizeof(chain));
+			*walks[nr_walks++] = chain;
 		}
 	}
 	fclose(f);
-	qsort(events, nr_events, sizeof(*events), by_time);
-	walk_ns = xrealloc(NULL, (nr_chains + 1) * sizeof(*walk_ns));
-	nr_chains = 0;
+	guest = nr_samples;
+	qsort(samples, nr_samples, sizeof(*samples), by_time);
+	qsort(defs, nr_defs, sizeof(*defs), by_cookie);
+	qsort(walks, nr_walks, sizeof(*walks), walk_by_cookie);
 
-	for (size_t i = 0; i < nr_events; i++) {
-		struct event *e = &events[i];
-		int v = vcpu_of_tid(e->is_chain ? e->c->tid : e->s.tid);
+	for (size_t i = 0; i < nr_samples; i++) {
+		const struct lab_sample *ps = &samples[i];
+		size_t k = ps->cookie ? find_deferred(ps->tid, ps->cookie) : nr_defs;
+		const struct lab_chain *w;
+		const struct deferred *d;
+		const char *why = "";
+		enum verdict vd;
+		struct range *r;
+		int hostile_fn;
 
-		if (v < 0) {
-			if (e->is_chain && orphans++ < 5)
-				print_orphan(i);
+		while (k < nr_defs && defs[k].tid == ps->tid && defs[k].cookie == ps->cookie &&
+		       defs[k].used)
+			k++;
+		if (k == nr_defs || defs[k].tid != ps->tid || defs[k].cookie != ps->cookie) {
+			/* the last exit of its thread: its record may never come */
+			if (ps->cookie && ps->cookie == last_cookie[vcpu_of_tid(ps->tid)]) {
+				last_exit++;
+				continue;
+			}
+			unpaired++;
+			no_cookie += !ps->cookie;
+			if (printed++ < 10)
+				printf("lab-chain-check: a sample with no deferred record: tid %u cpu %u time %llu ip 0x%llx misc %u cookie %llu\n",
+				       ps->tid, ps->cpu, (unsigned long long)ps->time,
+				       (unsigned long long)ps->ip, ps->misc,
+				       (unsigned long long)ps->cookie);
 			continue;
 		}
-		if (!e->is_chain) {
-			if (nr_pending[v] < 64)
-				pending[v][nr_pending[v]++] = i;
-			else
-				unpaired++;
-			continue;
+		defs[k].used = 1;
+		d = &defs[k];
+		w = find_walk(ps->tid, ps->cookie);
+		vd = judge(ps, d, w, &why);
+		r = find_range(ps->ip);
+		hostile_fn = r && is_hostile_fn(r->name);
+
+		paired++;
+		no_walk += !w;
+		verdicts[vd]++;
+		if (r) {
+			r->chains++;
+			r->exact += vd == EXACT;
 		}
-		walk_ns[nr_chains++] = e->c->walk_ns;
-		if (e->c->end < NR_ENDS)
-			ends[e->c->end]++;
-		if (!nr_pending[v] && orphans++ < 5)
-			print_orphan(i);
-		for (size_t k = 0; k < nr_pending[v]; k++) {
-			const struct lab_sample *ps = &events[pending[v][k]].s;
-			const char *why = "";
-			enum verdict vd = judge(ps, e->c, &why);
-			struct range *r = find_range(ps->ip);
-			int hostile_fn = r && is_hostile_fn(r->name);
-
-			paired++;
-			verdicts[vd]++;
-			if (r) {
-				r->chains++;
-				r->exact += vd == EXACT;
-			}
-			if (!hostile_fn) {
-				normal++;
-				normal_exact += vd == EXACT;
-			} else if (want_end >= 0 && (int)e->c->end == want_end && vd == MARKED &&
-				   (want_end != END_DEPTH || e->c->nr == LAB_CHAIN_MAX)) {
-				hostile_hits++;
-			}
-			if (budget && e->c->nr == 1 &&
-			    (e->c->end == END_BUDGET || e->c->end == END_LAST))
-				budget_ok++;
-			if ((vd == WRONG || (vd == MARKED && !hostile_fn && !budget) ||
-			     (budget && e->c->nr != 1)) && printed++ < 10) {
-				printf("lab-chain-check: %s chain (%s), end %s, sample ip 0x%llx:",
-				       verdict_names[vd], why,
-				       e->c->end < NR_ENDS ? end_names[e->c->end] : "?",
-				       (unsigned long long)ps->ip);
-				for (unsigned int j = 0; j < e->c->nr && j < 8; j++) {
-					struct range *fr = find_range(j ? e->c->ips[j] - 1 :
-								      e->c->ips[j]);
-					printf(" %s", fr ? fr->name : "?");
-				}
-				putchar('\n');
-			}
+		if (!hostile_fn) {
+			normal++;
+			normal_exact += vd == EXACT;
+		} else if (w && want_end >= 0 && (int)w->end == want_end && vd == MARKED &&
+			   (want_end != END_DEPTH || d->guest_nr == LAB_CHAIN_MAX)) {
+			hostile_hits++;
 		}
-		nr_pending[v] = 0;
-	}
-	/* the samples of each thread's last exit, whose walk never came */
-	for (int v = 0; v < nr_vcpus; v++) {
-		const struct lab_sample *last;
+		if (pages && d->guest_nr == 1 && w && (w->end == END_PAGES || w->end == END_LAST))
+			pages_ok++;
+		if ((vd == WRONG || (vd == MARKED && !hostile_fn && !pages) ||
+		     (pages && d->guest_nr != 1)) && printed++ < 10) {
+			printf("lab-chain-check: %s chain (%s), end %s, sample ip 0x%llx cookie %llu:",
+			       verdict_names[vd], why,
+			       !w ? "unknown" : w->end < NR_ENDS ? end_names[w->end] : "?",
+			       (unsigned long long)ps->ip, (unsigned long long)ps->cookie);
+			for (unsigned int j = 0; j < d->guest_nr && j < 8; j++) {
+				struct range *fr = find_range(j ? d->ips[1 + j] - 1 : d->ips[1 + j]);
 
-		if (!nr_pending[v])
-			continue;
-		last = &events[pending[v][nr_pending[v] - 1]].s;
-		for (size_t k = 0; k + 1 < nr_pending[v]; k++) {
-			const struct lab_sample *ps = &events[pending[v][k]].s;
-
-			unpaired += ps->ip != last->ip || ps->cr3 != last->cr3;
+				printf(" %s", fr ? fr->name : "?");
+			}
+			putchar('\n');
 		}
 	}
+	/* records with no sample, and the host's part of those of vCPU threads */
+	for (size_t k = 0; k < nr_defs; k++) {
+		if (!defs[k].used && orphans++ < 5)
+			print_orphan(&defs[k]);
+		if (vcpu_of_tid(defs[k].tid) >= 0) {
+			host_kernel += host_part(&defs[k], PERF_CONTEXT_KERNEL);
+			host_user += host_part(&defs[k], PERF_CONTEXT_USER);
+		}
+	}
+	/* the walks of vCPU threads: their ends and times, and their records */
+	walk_ns = xrealloc(NULL, (nr_walks + 1) * sizeof(*walk_ns));
+	for (size_t k = 0; k < nr_walks; k++) {
+		const struct lab_chain *w = walks[k];
 
-	printf("lab-chain-check: %lu guest-mode samples of vCPU threads, %lu chains, %lu lost records\n",
-	       guest, nr_chains, lost_total);
+		if (vcpu_of_tid(w->tid) < 0)
+			continue;
+		walk_ns[vcpu_walks++] = w->walk_ns;
+		if (w->end < NR_ENDS)
+			ends[w->end]++;
+		if (find_deferred(w->tid, w->cookie) == nr_defs && walk_no_record++ < 5) {
+			printf("lab-chain-check: a walk with no deferred record: tid %u cpu %u time %llu cookie %llu ip 0x%llx nr %u end %s\n",
+			       w->tid, w->cpu, (unsigned long long)w->time,
+			       (unsigned long long)w->cookie, (unsigned long long)w->ips[0], w->nr,
+			       w->end < NR_ENDS ? end_names[w->end] : "?");
+			print_window(w->tid, w->time);
+		}
+	}
+
+	printf("lab-chain-check: %lu guest-mode samples of vCPU threads, %zu deferred records, %lu walks, %lu lost records\n",
+	       guest, nr_defs, vcpu_walks, lost_total);
 	for (int i = 0; i < nr_ranges; i++)
 		if (ranges[i].chains)
 			printf("lab-chain-check:   %-14s ring %d  %6lu chains, %6lu exact\n",
@@ -660,23 +810,31 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NR_VERDICTS; i++)
 		printf(" %s %lu", verdict_names[i], verdicts[i]);
 	putchar('\n');
-	if (nr_chains) {
-		qsort(walk_ns, nr_chains, sizeof(*walk_ns), cmp_u32);
+	printf("lab-chain-check: pairing: %lu samples with no cookie, %lu of a thread's last exit with no record, %lu paired records with no walk (C line)\n",
+	       no_cookie, last_exit, no_walk);
+	printf("lab-chain-check: deferred records of vCPU threads with host kernel frames %lu, host user frames %lu\n",
+	       host_kernel, host_user);
+	if (vcpu_walks) {
+		qsort(walk_ns, vcpu_walks, sizeof(*walk_ns), cmp_u32);
 		printf("lab-chain-check: vCPU held per walk: median %u ns, 99th percentile %u ns, max %u ns\n",
-		       walk_ns[nr_chains / 2], walk_ns[nr_chains * 99 / 100],
-		       walk_ns[nr_chains - 1]);
+		       walk_ns[vcpu_walks / 2], walk_ns[vcpu_walks * 99 / 100],
+		       walk_ns[vcpu_walks - 1]);
 	}
 
-	figure(nr_chains >= min_chains, "%lu chains (at least %lu)", nr_chains, min_chains);
-	figure(unpaired == 0, "%lu/%lu samples paired with a chain; %lu unpaired besides those of each vCPU thread's last exit",
+	figure(paired >= min_chains, "%lu chains (at least %lu)", paired, min_chains);
+	figure(unpaired == 0, "%lu/%lu samples paired with a deferred record by cookie; %lu unpaired besides those of each vCPU thread's last exit",
 	      paired, guest, unpaired);
-	figure(orphans <= lost_total, "%lu chains with no sample (at most the %lu lost records)",
-	      orphans, lost_total);
+	figure(orphans <= lost_total,
+	      "%lu deferred records with no sample (at most the %lu lost records)", orphans,
+	      lost_total);
+	figure(walk_no_record + no_walk <= lost_total,
+	      "%lu walks with no deferred record, %lu records with no walk (at most the %lu lost records)",
+	      walk_no_record, no_walk, lost_total);
 	figure(verdicts[WRONG] == 0, "%lu wrong chains", verdicts[WRONG]);
-	if (budget) {
-		figure(budget_ok == paired,
-		      "%lu/%lu chains with no time hold the IP alone, ended by the budget",
-		      budget_ok, paired);
+	if (pages) {
+		figure(pages_ok == paired,
+		      "%lu/%lu chains that could translate no page hold the IP alone, ended by \"pages\" or \"last\"",
+		      pages_ok, paired);
 	} else {
 		figure(pct(normal_exact, normal) >= 99.0,
 		      "%lu/%lu chains exact (%.2f%%, at least 99%%)", normal_exact, normal,

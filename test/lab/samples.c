@@ -10,35 +10,62 @@
 
 static int parse_sample(const char *line, struct lab_sample *s)
 {
+	int n = 0;
+
 	/* %x takes the 0x that lab-record prints */
-	return sscanf(line, "S %u %u %u %" SCNu64 " %" SCNx64 " %u %" SCNx64 " %" SCNu32
-		      " %" SCNx32 " %" SCNu32 " %" SCNx32, &s->cpu, &s->pid, &s->tid, &s->time,
-		      &s->ip, &s->misc, &s->cr3, &s->asid, &s->exit_reason, &s->vcpu_id,
-		      &s->flags) == 11;
+	if (sscanf(line, "S %u %u %u %" SCNu64 " %" SCNx64 " %u %" SCNx64 " %" SCNu32
+		   " %" SCNx32 " %" SCNu32 " %" SCNx32 "%n", &s->cpu, &s->pid, &s->tid, &s->time,
+		   &s->ip, &s->misc, &s->cr3, &s->asid, &s->exit_reason, &s->vcpu_id,
+		   &s->flags, &n) != 11 || !n)
+		return 0;
+	/* lab-record -g's cookie, where the line has one */
+	if (sscanf(line + n, " %" SCNu64, &s->cookie) != 1)
+		s->cookie = 0;
+	return 1;
 }
 
-/* A C line: its fields, then nr addresses; a short or long line is no chain. */
-static int parse_chain(const char *line, struct lab_chain *c)
+/* @nr addresses after @line; 0 if fewer */
+static int parse_ips(const char *line, uint64_t *ips, unsigned int nr)
 {
 	int n;
 
-	if (sscanf(line, "C %u %u %u %" SCNu64 " %u %u %u %u %u%n", &c->cpu, &c->pid, &c->tid,
-		   &c->time, &c->vcpu_id, &c->cpl, &c->end, &c->walk_ns, &c->nr, &n) != 9 ||
-	    !c->nr || c->nr > LAB_CHAIN_MAX)
-		return 0;
-	line += n;
-	for (unsigned int i = 0; i < c->nr; i++) {
-		if (sscanf(line, " %" SCNx64 "%n", &c->ips[i], &n) != 1)
+	for (unsigned int i = 0; i < nr; i++) {
+		if (sscanf(line, " %" SCNx64 "%n", &ips[i], &n) != 1)
 			return 0;
 		line += n;
 	}
 	return 1;
 }
 
-enum lab_record lab_samples_next_chain(FILE *f, struct lab_sample *sample, uint64_t *lost,
-				       struct lab_chain *chain)
+/* A C line: its fields, then nr addresses; a short line is no chain. */
+static int parse_chain(const char *line, struct lab_chain *c)
 {
-	char line[4096];
+	int n;
+
+	if (sscanf(line, "C %u %u %u %" SCNu64 " %u %" SCNu64 " %u %u %u %u%n", &c->cpu,
+		   &c->pid, &c->tid, &c->time, &c->vcpu_id, &c->cookie, &c->cpl, &c->end,
+		   &c->walk_ns, &c->nr, &n) != 10 || !c->nr || c->nr > LAB_CHAIN_MAX)
+		return 0;
+	return parse_ips(line + n, c->ips, c->nr);
+}
+
+/* A D line: its fields, then nr addresses, context markers among them. */
+static int parse_deferred(const char *line, struct lab_deferred *d)
+{
+	int n;
+
+	if (sscanf(line, "D %u %u %u %" SCNu64 " %" SCNu64 " %u %u%n", &d->cpu, &d->pid,
+		   &d->tid, &d->time, &d->cookie, &d->misc, &d->nr, &n) != 7 ||
+	    !d->nr || d->nr > LAB_DEFERRED_MAX)
+		return 0;
+	return parse_ips(line + n, d->ips, d->nr);
+}
+
+enum lab_record lab_samples_next_chain(FILE *f, struct lab_sample *sample, uint64_t *lost,
+				       struct lab_chain *chain, struct lab_deferred *deferred)
+{
+	/* a D line of LAB_DEFERRED_MAX addresses is some 8 KB */
+	static char line[16384];
 
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "L %" SCNu64, lost) == 1)
@@ -47,11 +74,13 @@ enum lab_record lab_samples_next_chain(FILE *f, struct lab_sample *sample, uint6
 			return LAB_RECORD_SAMPLE;
 		if (chain && parse_chain(line, chain))
 			return LAB_RECORD_CHAIN;
+		if (deferred && parse_deferred(line, deferred))
+			return LAB_RECORD_DEFERRED;
 	}
 	return LAB_RECORD_END;
 }
 
 enum lab_record lab_samples_next(FILE *f, struct lab_sample *sample, uint64_t *lost)
 {
-	return lab_samples_next_chain(f, sample, lost, NULL);
+	return lab_samples_next_chain(f, sample, lost, NULL, NULL);
 }

@@ -2,11 +2,15 @@
 /*
  * The lab's one reader of lab-record's sample text (record.c writes it):
  *
- *   S cpu pid tid time ip cpumode cr3 asid exit_reason vcpu_id flags
+ *   S cpu pid tid time ip cpumode cr3 asid exit_reason vcpu_id flags [cookie]
  *   L lost_count
- *   C cpu pid tid time vcpu_id cpl end walk_ns nr ip...   (lab-record -g)
+ *   D cpu pid tid time cookie cpumode nr ip...             (lab-record -g)
+ *   C cpu pid tid time vcpu_id cookie cpl end walk_ns nr ip...   (-g)
  *
- * lab-check and lab-linux-check read samples through it.  The flags are
+ * (record.c's header comment says what each field is.)  An S line of
+ * lab-record -g, and of the NMI module, ends with the cookie of its
+ * deferred guest call chain, 0 for none; other S lines have no cookie
+ * (read as 0).  lab-check and lab-linux-check read samples through it.  The flags are
  * the PERF_GUEST_CTX_* of the patched uapi header, so the checkers are
  * built against the lab's kernel tree (-I$tree/tools/include/uapi), as
  * lab-record is: a flag the series changes changes here too.
@@ -35,9 +39,33 @@ struct lab_sample {
 	uint32_t exit_reason;
 	uint32_t vcpu_id;
 	uint32_t flags;
+	uint64_t cookie;	/* its PERF_RECORD_CALLCHAIN_DEFERRED's, 0: none */
 };
 
-/* One C line: a guest call chain from kvm:kvm_guest_callchain. */
+/*
+ * One D line: a PERF_RECORD_CALLCHAIN_DEFERRED record, its ips whole: the
+ * guest's context (PERF_CONTEXT_GUEST_USER or _KERNEL), the guest's
+ * frames, then the host's, each part after its PERF_CONTEXT_* marker.
+ * Room for a whole guest part, a host kernel and a host user part, and
+ * their markers (perf_event_max_contexts_per_stack, 8 by default).
+ */
+#define LAB_DEFERRED_MAX	(3 * PERF_MAX_STACK_DEPTH + 16)
+struct lab_deferred {
+	uint64_t time;
+	uint64_t cookie;
+	uint64_t ips[LAB_DEFERRED_MAX];
+	unsigned int cpu;
+	unsigned int pid;
+	unsigned int tid;
+	unsigned int misc;	/* PERF_RECORD_MISC_GUEST_USER or _KERNEL */
+	unsigned int nr;
+};
+
+/*
+ * One C line: a walk of a guest's stack as kvm:kvm_guest_callchain shows
+ * it (a debugging aid beside the D records: why the walk ended, how long
+ * it held the vCPU), with the cookie of its D records.
+ */
 #define LAB_CHAIN_MAX	PERF_MAX_STACK_DEPTH
 struct lab_chain {
 	uint64_t time;
@@ -45,6 +73,7 @@ struct lab_chain {
 	unsigned int cpu;
 	unsigned int pid;
 	unsigned int tid;
+	uint64_t cookie;
 	unsigned int vcpu_id;
 	unsigned int cpl;
 	unsigned int end;	/* KVM_GUEST_CHAIN_END_* of arch/x86/kvm/trace.h */
@@ -57,6 +86,7 @@ enum lab_record {
 	LAB_RECORD_SAMPLE,	/* an S line, in *sample */
 	LAB_RECORD_LOST,	/* an L line, its count in *lost */
 	LAB_RECORD_CHAIN,	/* a C line, in *chain */
+	LAB_RECORD_DEFERRED,	/* a D line, in *deferred */
 };
 
 /*
@@ -65,9 +95,9 @@ enum lab_record {
  */
 enum lab_record lab_samples_next(FILE *f, struct lab_sample *sample, uint64_t *lost);
 
-/* The same, and C lines too, into *chain. */
+/* The same, and C and D lines too, into *chain and *deferred. */
 enum lab_record lab_samples_next_chain(FILE *f, struct lab_sample *sample, uint64_t *lost,
-				       struct lab_chain *chain);
+				       struct lab_chain *chain, struct lab_deferred *deferred);
 
 /* The guest CPL in a sample's flags (meaningful with GUEST_MODE). */
 static inline int lab_sample_cpl(const struct lab_sample *s)
