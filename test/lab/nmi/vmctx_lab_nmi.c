@@ -7,19 +7,30 @@
  * and, in the NMI handler, asks perf's guest callbacks what a PMI's sample
  * would get: perf_guest_state(), perf_guest_get_ip() and
  * perf_guest_get_ctx(), the same calls perf_prepare_sample() and
- * perf_misc_flags() make; and, for an NMI in guest mode,
- * perf_guest_request_callchain(), as a sample asking for a call chain does
- * (KVM walks the guest's stack before the next entry, and reports it with
- * kvm:kvm_guest_callchain if that is enabled).  KVM sees an NMI that arrives in guest mode as an
- * NMI exit and handles it with kvm_before_interrupt(KVM_HANDLING_NMI), the
- * window a PMI is handled in.
+ * perf_misc_flags() make.  For an NMI in guest mode it also takes the
+ * sample's call chain the way a sample does, with perf_callchain() on a
+ * kernel counter made for the write (a disabled cpu-clock event on the
+ * target CPU with PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_GUEST_CTX and
+ * defer_callchain): perf asks KVM for the guest's chain, takes a reference
+ * on the counter for KVM, and the chain is PERF_CONTEXT_GUEST_DEFERRED and
+ * a cookie, which the NMI's line keeps.  KVM walks the guest's stack before
+ * the next entry (or at the end of KVM_RUN) and writes the chain to the
+ * counter, which has no ring buffer, so it goes nowhere; the walk shows,
+ * with its cookie, as kvm:kvm_guest_callchain if that is enabled.  The
+ * counter is released once the NMIs have been sent; KVM may hold it until
+ * its walk.  KVM sees an NMI that arrives in guest mode as an NMI exit and
+ * handles it with kvm_before_interrupt(KVM_HANDLING_NMI), the window a PMI
+ * is handled in.
  *
  * build-kernel.sh copies it into kernel/events/ of the lab's L1 tree (both
- * flavours; without PERF_SAMPLE_GUEST_CTX it is empty).  Interface:
+ * flavours; without PERF_SAMPLE_GUEST_CTX it is empty; with a series from
+ * before deferred guest call chains, no PERF_GUEST_CTX_NO_STACK, it asks for
+ * no chain and every cookie is 0).  Interface:
  *   echo "CPU COUNT GAP_US" > /proc/vmctx_lab_nmi   send COUNT NMIs to CPU,
  *                                                    one at a time
- *   cat /proc/vmctx_lab_nmi   one line per NMI, in lab-record's format:
- *   S cpu pid tid time ip misc cr3 asid exit_reason vcpu_id flags
+ *   cat /proc/vmctx_lab_nmi   one line per NMI, in lab-record -g's format:
+ *   S cpu pid tid time ip misc cr3 asid exit_reason vcpu_id flags cookie
+ * (cookie: that of the NMI's deferred guest call chain, 0 for none).
  */
 #include <linux/delay.h>
 #include <linux/init.h>
@@ -44,6 +55,7 @@ struct vmctx_lab_nmi_rec {
 	u32	tid;
 	u32	misc;
 	struct perf_guest_ctx ctx;
+	u64	cookie;
 };
 
 static struct vmctx_lab_nmi_rec *recs;
@@ -51,6 +63,83 @@ static atomic_t nr_recs;
 static int target_cpu = -1;
 static atomic_t pending;
 static DEFINE_MUTEX(vmctx_lab_nmi_lock);
+
+#ifdef PERF_GUEST_CTX_NO_STACK
+/* The kernel counter the NMI handler takes call chains with, during a write. */
+static struct perf_event *chain_event;
+
+/* Make the counter for CPU, for the NMIs a write sends it. */
+static int vmctx_lab_nmi_chain_start(unsigned int cpu)
+{
+	struct perf_event_attr attr = {
+		.type		= PERF_TYPE_SOFTWARE,
+		.size		= sizeof(attr),
+		.config		= PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period	= NSEC_PER_MSEC,	/* never runs: disabled */
+		.sample_type	= PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_GUEST_CTX,
+		.disabled	= 1,
+		.sample_id_all	= 1,
+		.defer_callchain = 1,
+		/* as perf_event_open() sets it; KVM walks this many frames */
+		.sample_max_stack = READ_ONCE(sysctl_perf_event_max_stack),
+	};
+	struct perf_event *event;
+
+	event = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
+	if (IS_ERR(event))
+		return PTR_ERR(event);
+	WRITE_ONCE(chain_event, event);
+	return 0;
+}
+
+/*
+ * Release the counter.  No NMI handler takes it once it is NULL and those
+ * that did have returned (they run as RCU readers); KVM may still hold it
+ * for a walk, with the reference perf_callchain() took for it.
+ */
+static void vmctx_lab_nmi_chain_stop(void)
+{
+	struct perf_event *event = chain_event;
+
+	WRITE_ONCE(chain_event, NULL);
+	synchronize_rcu();
+	perf_event_release_kernel(event);
+}
+
+/*
+ * The sample's chain, as perf_prepare_sample() takes it: for a guest-mode
+ * NMI perf asks KVM, and a chain of two, PERF_CONTEXT_GUEST_DEFERRED and
+ * a cookie, says KVM will walk the guest's stack; its cookie, 0 if not.
+ */
+static u64 vmctx_lab_nmi_chain(struct pt_regs *regs)
+{
+	struct perf_event *event = READ_ONCE(chain_event);
+	struct perf_callchain_entry *callchain;
+
+	if (!event)
+		return 0;
+	callchain = perf_callchain(event, regs);
+	if (callchain && callchain->nr == 2 && callchain->ip[0] == PERF_CONTEXT_GUEST_DEFERRED)
+		return callchain->ip[1];
+	return 0;
+}
+#else
+/* A series from before deferred guest call chains: no chain is asked for. */
+static int vmctx_lab_nmi_chain_start(unsigned int cpu)
+{
+	return 0;
+}
+
+static void vmctx_lab_nmi_chain_stop(void)
+{
+}
+
+static u64 vmctx_lab_nmi_chain(struct pt_regs *regs)
+{
+	return 0;
+}
+#endif
 
 static u32 vmctx_lab_nmi_misc(unsigned int state, struct pt_regs *regs)
 {
@@ -79,8 +168,9 @@ static int vmctx_lab_nmi_handler(unsigned int cmd, struct pt_regs *regs)
 	r->ip = state & PERF_GUEST_ACTIVE ? perf_guest_get_ip() : instruction_pointer(regs);
 	memset(&r->ctx, 0, sizeof(r->ctx));
 	perf_guest_get_ctx(&r->ctx);
+	r->cookie = 0;
 	if (r->ctx.flags & PERF_GUEST_CTX_GUEST_MODE)
-		perf_guest_request_callchain();
+		r->cookie = vmctx_lab_nmi_chain(regs);
 	r->time = local_clock();
 	r->cpu = smp_processor_id();
 	r->pid = current->tgid;
@@ -93,6 +183,7 @@ static ssize_t vmctx_lab_nmi_write(struct file *file, const char __user *ubuf,
 {
 	unsigned int cpu, count, gap_us, n, waited;
 	char buf[64];
+	int err;
 
 	if (len >= sizeof(buf))
 		return -EINVAL;
@@ -104,6 +195,11 @@ static ssize_t vmctx_lab_nmi_write(struct file *file, const char __user *ubuf,
 		return -EINVAL;
 
 	mutex_lock(&vmctx_lab_nmi_lock);
+	err = vmctx_lab_nmi_chain_start(cpu);
+	if (err) {
+		mutex_unlock(&vmctx_lab_nmi_lock);
+		return err;
+	}
 	atomic_set(&nr_recs, 0);
 	WRITE_ONCE(target_cpu, cpu);
 	for (n = 0; n < count; n++) {
@@ -116,6 +212,7 @@ static ssize_t vmctx_lab_nmi_write(struct file *file, const char __user *ubuf,
 	}
 	atomic_set(&pending, 0);
 	WRITE_ONCE(target_cpu, -1);
+	vmctx_lab_nmi_chain_stop();
 	mutex_unlock(&vmctx_lab_nmi_lock);
 	return len;
 }
@@ -127,10 +224,10 @@ static int vmctx_lab_nmi_show(struct seq_file *m, void *v)
 	for (i = 0; i < n; i++) {
 		const struct vmctx_lab_nmi_rec *r = &recs[i];
 
-		seq_printf(m, "S %u %u %u %llu 0x%llx %u 0x%llx %u 0x%x %u 0x%x\n",
+		seq_printf(m, "S %u %u %u %llu 0x%llx %u 0x%llx %u 0x%x %u 0x%x %llu\n",
 			   r->cpu, r->pid, r->tid, r->time, r->ip, r->misc,
 			   r->ctx.cr3, r->ctx.asid, r->ctx.exit_reason,
-			   r->ctx.vcpu_id, r->ctx.flags);
+			   r->ctx.vcpu_id, r->ctx.flags, r->cookie);
 	}
 	return 0;
 }
