@@ -118,10 +118,12 @@ roots=$(grep -cE 'guest_cr3 0x1(0|4)00[0-2]$' /tmp/exits.txt || true)
 grep -m 2 kvm_exit /tmp/exits.txt
 echo "VMCTX-LAB: kvm_exit events: $roots/$total carry guest_cr3 = one of the guest's roots"
 [ "$total" -gt 0 ] && [ "$roots" -eq "$total" ] || finish "FAIL kvm_exit guest_cr3 isa=$isa"
-# guest call chains (kvm:kvm_guest_callchain), where the series has them:
-# each guest-mode sample of lab-record -g paired with the chain KVM walked
-# before the vCPU's next entry and checked against guest.S's call graph;
-# then process B on each hostile stack (one vCPU), and a walk with no time
+# guest call chains, where the series has them (kvm:kvm_guest_callchain,
+# now a debugging aid beside the deferred records): each guest-mode sample
+# of lab-record -g paired by cookie with the PERF_RECORD_CALLCHAIN_DEFERRED
+# record KVM wrote before the vCPU's next entry, and checked against
+# guest.S's call graph; then process B on each hostile stack (one vCPU),
+# and a walk that may translate no page
 chains() {	# chains NAME CHECK-OPTIONS -- VMM-OPTIONS
 	name=$1 copts=$2
 	shift 3
@@ -132,10 +134,16 @@ chains() {	# chains NAME CHECK-OPTIONS -- VMM-OPTIONS
 	lab-chain-check -t /tmp/truth-$name.txt -s /tmp/chain-$name.txt $copts ||
 		finish "FAIL guest call chains ($name) isa=$isa"
 }
-budget=/sys/module/kvm/parameters/perf_callchain_budget_us
+kvmp=/sys/module/kvm/parameters
 if [ -d $tr/events/kvm/kvm_guest_callchain ]; then
-	# the emulated L1 walks far slower than hardware: time enough
-	echo 100000 > $budget
+	[ -w $kvmp/perf_callchain_max_pages ] ||
+		finish "FAIL kvm:kvm_guest_callchain but no kvm.perf_callchain_max_pages (a series from before deferred guest call chains) isa=$isa"
+	# the tiny guest's ring 0 has frame pointers too, and it is sampled
+	# faster than KVM's default rate allows (10,000 walks a second per
+	# vCPU): walk its kernel stacks, with no limit
+	echo Y > $kvmp/perf_callchain_guest_kernel
+	echo 0 > $kvmp/perf_callchain_max_rate
+	echo "VMCTX-LAB: guest call chains: kvm.perf_callchain_max_pages=$(cat $kvmp/perf_callchain_max_pages) max_rate=$(cat $kvmp/perf_callchain_max_rate) guest_kernel=$(cat $kvmp/perf_callchain_guest_kernel)"
 	chains graph "" -- -n $vcpus -t $secs
 	# the walk is the same code on both vendors: its bounds are tried where
 	# the emulator is fast (bochs runs all of this at a tenth of the speed)
@@ -143,13 +151,13 @@ if [ -d $tr/events/kvm/kvm_guest_callchain ]; then
 		for kind in loop kernel unmapped deep; do
 			chains $kind "-m 40" -- -n 1 -t 1 -Z $kind
 		done
-		echo 0 > $budget
-		chains budget "-B -m 40" -- -n 1 -t 1
+		echo 0 > $kvmp/perf_callchain_max_pages
+		chains pages "-B -m 40" -- -n 1 -t 1
+		echo 32 > $kvmp/perf_callchain_max_pages
 	fi
-	# through perf: perf record --vmcs-ctx -g adds the tracepoint, perf
-	# script --guest-maps joins each chain to its sample: the guest's
+	# through perf: perf record --vmcs-ctx -g asks for the guest's chains,
+	# perf script --guest-maps joins each chain to its sample: the guest's
 	# frames named from the bundle, then the host's, KVM and lab-vmm
-	echo 100000 > $budget
 	if [ -x /bin/perf ]; then
 		# (at 1 ms on VMX: perf report -g of 0.1 ms samples is slow in bochs)
 		gperiod=$period
@@ -176,7 +184,9 @@ if [ -d $tr/events/kvm/kvm_guest_callchain ]; then
 		lab-chain-check -t /tmp/truth-g.txt -f /tmp/g.folded ||
 			finish "FAIL folded guest call chains isa=$isa"
 	fi
-	echo 100 > $budget
+	# KVM's defaults again, for what follows (the NMI path, the benchmark)
+	echo N > $kvmp/perf_callchain_guest_kernel
+	echo 10000 > $kvmp/perf_callchain_max_rate
 else
 	echo "VMCTX-LAB: guest call chains: no kvm:kvm_guest_callchain (not in the series)"
 fi
@@ -197,7 +207,8 @@ cat /tmp/leak.txt
 if [ -e /proc/vmctx_lab_nmi ] && [ "$(grep -c ^processor /proc/cpuinfo)" -ge 2 ]; then
 	# each NMI in guest mode also asks for the guest's call chain
 	chain_ev=$tr/events/kvm/kvm_guest_callchain/enable
-	[ -e $chain_ev ] && { echo > $tr/trace; echo 1 > $chain_ev; }
+	[ -e $chain_ev ] && [ -e $kvmp/perf_callchain_max_pages ] || chain_ev=
+	[ -n "$chain_ev" ] && { echo > $tr/trace; echo 1 > $chain_ev; }
 	lab-vmm -g /lab/guest.elf -o /tmp/truth-nmi.txt -n 1 -t 2 -H $halt_us -c 1 &
 	vmmpid=$!
 	sleep 0.3
@@ -208,33 +219,46 @@ if [ -e /proc/vmctx_lab_nmi ] && [ "$(grep -c ^processor /proc/cpuinfo)" -ge 2 ]
 	echo "VMCTX-LAB: NMI path: $(grep -c '^S ' /tmp/nmi.txt) NMIs recorded, $(awk '$1 == "S" && $7 >= 4' /tmp/nmi.txt | wc -l) in guest mode"
 	lab-check -t /tmp/truth-nmi.txt -s /tmp/nmi.txt -i "$isa" -m 50 ||
 		finish "FAIL NMI path checks isa=$isa"
-	if [ -e $chain_ev ]; then
-		# one walk per exit that a guest-mode NMI found, in order, starting
-		# at the NMI's guest IP.  Two NMIs can land in one exit (under the
-		# emulator the second, sent 200 us later, can wait until the
-		# first one's handler returns, still in the exit's window): they
-		# share one walk, and have the same guest IP.  So, matching NMIs
-		# to walks in order: an NMI with no walk of its own has the IP of
-		# the NMI before it, or is the last one (its vCPU may not have
-		# entered again); no walk is left over.
+	if [ -n "$chain_ev" ]; then
+		# each NMI in guest mode got a cookie from KVM (its S line's last
+		# field), and the walk with that cookie (one vCPU: cookies are
+		# per vCPU) starts at the NMI's guest IP.  Two NMIs can land in
+		# one exit (under the emulator the second, sent 200 us later, can
+		# wait until the first one's handler returns, still in the
+		# exit's window): they share the cookie and its one walk.  Every
+		# cookie has its walk, even the last (KVM walks at the end of
+		# KVM_RUN, or drops it when the vCPU goes, with end "dropped");
+		# no walk is left over.
 		echo 0 > $chain_ev
-		awk '$1 == "S" && $7 >= 4 { print $5, $6, $10 }' /tmp/nmi.txt > /tmp/nmi-g.txt
+		awk '$1 == "S" && $7 >= 4 { print $6, $13 }' /tmp/nmi.txt > /tmp/nmi-g.txt
 		grep 'kvm_guest_callchain: ' $tr/trace > /tmp/chain-lines.txt
-		set -- $(awk 'NR == FNR { a[NR] = $2; n = NR; next }
-			{ b[FNR] = $0; sub(/.*ips [{]/, "", b[FNR]); sub(/[,}].*/, "", b[FNR]); m = FNR }
-			END { j = 1
-				for (i = 1; i <= n; i++) {
-					if (j <= m && a[i] == b[j]) { j++; continue }
-					if (i > 1 && a[i] == a[i - 1]) shared++
-					else if (i < n) { bad++; if (!first) first = i }
-				}
-				print n + 0, m + 0, shared + 0, bad + 0, m - (j - 1), first + 0 }' \
+		set -- $(awk 'NR == FNR { n++; if ($2 == "" || $2 == 0) { none++; if (!first) first = "NMI " n; next }
+				if ($2 in ip) { shared++; if (ip[$2] != $1) { bad++; if (!first) first = "NMI " n } }
+				else ip[$2] = $1
+				next }
+			{ m++; c = $0; sub(/.* cookie /, "", c); sub(/ .*/, "", c)
+			  w = $0; sub(/.*ips [{]/, "", w); sub(/[,}].*/, "", w)
+			  if (c in walk) { dup++; if (!first) first = "walk " m; next }
+			  walk[c] = w
+			  if (!(c in ip)) { extra++; if (!first) first = "walk " m }
+			  else if (ip[c] != w) { bad++; if (!first) first = "walk " m } }
+			END { for (c in ip) if (!(c in walk)) { nowalk++; if (!first) first = "cookie " c }
+				print n + 0, m + 0, none + 0, shared + 0, nowalk + 0, bad + 0, extra + 0, dup + 0
+				print first ? first : "-" }' \
 			/tmp/nmi-g.txt /tmp/chain-lines.txt)
-		echo "VMCTX-LAB: NMI path: $1 NMIs in guest mode asked for a call chain; $2 walks: $3 NMIs shared the walk of the one before (same exit, same IP), $4 had no walk, $5 walks matched no NMI"
-		if [ "$4" != 0 ] || [ "$5" != 0 ]; then
-			# where the walks leave the NMIs' sequence
-			awk -v i="$6" 'NR >= i - 3 && NR <= i + 3 { print "VMCTX-LAB: NMI", NR, $0 }' /tmp/nmi-g.txt
-			awk -v i="$6" 'NR >= i - 5 && NR <= i + 3 { print "VMCTX-LAB: walk", NR, $0 }' /tmp/chain-lines.txt
+		echo "VMCTX-LAB: NMI path: $1 NMIs in guest mode asked for a call chain; $2 walks: $3 NMIs got no cookie, $4 shared the cookie of an NMI before them (same exit), $5 cookies had no walk, $6 walks or NMIs of one cookie at another IP, $7 walks matched no NMI's cookie, $8 cookies walked twice"
+		if [ "$3$5$6$7$8" != 00000 ]; then
+			# the first miss: the NMIs and walks of its cookie and the
+			# cookies beside it
+			case $9 in
+			NMI) c=$(awk -v i="${10}" 'NR == i { print $2 }' /tmp/nmi-g.txt) ;;
+			walk) c=$(awk -v i="${10}" 'NR == i { sub(/.* cookie /, ""); print $1 }' /tmp/chain-lines.txt) ;;
+			*) c=${10} ;;
+			esac
+			echo "VMCTX-LAB: NMI path: first miss at $9 ${10}, cookie $c"
+			awk -v c="$c" '$2 >= c - 1 && $2 <= c + 1 { print "VMCTX-LAB: NMI", FNR ": ip", $1, "cookie", $2 }' /tmp/nmi-g.txt
+			awk -v c="$c" '{ k = $0; sub(/.* cookie /, "", k); sub(/ .*/, "", k) }
+				k >= c - 1 && k <= c + 1 { print "VMCTX-LAB: walk", FNR ":", $0 }' /tmp/chain-lines.txt
 			finish "FAIL NMI path call chains isa=$isa"
 		fi
 	fi
