@@ -25,8 +25,13 @@
 #   lrN, lr  lab-record -q -C 0 without (-N) and with the bit: the block
 #            and KVM's callback alone, with a reader that only counts,
 #   lrg      lab-record -q -g -C 0: the bit and guest call chains (each
-#            sample asks KVM to walk the guest's stack before the next
-#            entry, and kvm:kvm_guest_callchain records the chain),
+#            guest sample asks KVM to walk the guest's stack before the
+#            next entry, which writes the chain to lab-record's ring as a
+#            PERF_RECORD_CALLCHAIN_DEFERRED record; lab-record also has
+#            kvm:kvm_guest_callchain on, which shows each walk), under
+#            KVM's walk parameters as they are (printed; by default guest
+#            kernel stacks are not walked, and at most 10,000 walks a
+#            second per vCPU),
 #   hnone, hN, h  no VM: a fixed host loop (lab-vmm -L) unprofiled and under
 #            lab-record -N and lab-record: what the bit costs a sample with
 #            no vCPU loaded (perf's part and the callback's early return:
@@ -133,6 +138,10 @@ echo "lab-bench: overhead of guest sampling: $rounds rounds of guest work, $reps
 # what perf record --vmcs-ctx looks at besides the samples (patch 21 reads
 # KVM's debugfs every 500 ms), and how many processes there are
 echo "lab-bench: debugfs mounts: $(grep -c ' debugfs ' /proc/mounts); processes: $(ls -d /proc/[0-9]* | wc -l)"
+# what lrg's walks may do (the series' KVM parameters, where it has them)
+kvmp=/sys/module/kvm/parameters
+[ -e $kvmp/perf_callchain_max_pages ] &&
+	echo "lab-bench: guest call chains: kvm.perf_callchain_max_pages=$(cat $kvmp/perf_callchain_max_pages) max_rate=$(cat $kvmp/perf_callchain_max_rate) guest_kernel=$(cat $kvmp/perf_callchain_guest_kernel)"
 [ -n "$on1" ] || echo "lab-bench: one CPU: the profiler's reader shares CPU 0 with the guest work, so its CPU time is in the figures"
 modes="none:1000000"
 for p in 1000000 100000; do
