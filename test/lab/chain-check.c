@@ -138,14 +138,12 @@ static void *xrealloc(void *p, size_t n)
 	return p;
 }
 
-/* Room for one more of @nr elements of @size in *@p, grown by doubling. */
-static void grow(void *pp, size_t nr, size_t size)
-{
-	void **p = pp;
-
-	if (!(nr & (nr - 1)))
-		*p = xrealloc(*p, (nr ? 2 * nr : 1024) * size);
-}
+/* Room in array @a of @nr elements for one more, grown by doubling. */
+#define GROW(a, nr)							\
+	do {								\
+		if (!((nr) & ((nr) - 1)))				\
+			(a) = xrealloc((a), ((nr) ? 2 * (nr) : 1) * sizeof(*(a)));	\
+	} while (0)
 
 static void read_truth(const char *path)
 {
@@ -589,7 +587,7 @@ static void add_deferred(const struct lab_deferred *ld)
 	struct deferred *d;
 	unsigned int n = 0;
 
-	grow(&defs, nr_defs, sizeof(*defs));
+	GROW(defs, nr_defs);
 	d = &defs[nr_defs++];
 	memset(d, 0, sizeof(*d));
 	d->time = ld->time;
@@ -685,14 +683,14 @@ int main(int argc, char **argv)
 
 			if (v < 0 || !(s.flags & PERF_GUEST_CTX_GUEST_MODE))
 				continue;
-			grow(&samples, nr_samples, sizeof(*samples));
+			GROW(samples, nr_samples);
 			samples[nr_samples++] = s;
 			if (s.cookie > last_cookie[v])
 				last_cookie[v] = s.cookie;
 		} else if (r == LAB_RECORD_DEFERRED) {
 			add_deferred(&ld);
 		} else if (r == LAB_RECORD_CHAIN) {
-			grow(&walks, nr_walks, sizeof(*walks));
+			GROW(walks, nr_walks);
 			walks[nr_walks] = xrealloc(NULL, sizeof(chain));
 			*walks[nr_walks++] = chain;
 		}
