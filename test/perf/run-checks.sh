@@ -443,8 +443,9 @@ for bo in le be; do
 		"short kvm_exit ($bo): left out, not read past its end as a fake exit"
 	check "$(echo "$out" | grep -c '^WARNING: 1 kvm:kvm_exit records were too short for their fields')" 1 \
 		"short kvm_exit ($bo): counted in a warning"
-	# guest call chains (perf record --vmcs-ctx -g): each guest sample joined
-	# to the kvm_guest_callchain record of its thread, guest frames first
+	# guest call chains (perf record --vmcs-ctx -g): each guest sample merged
+	# with the PERF_RECORD_CALLCHAIN_DEFERRED record of its cookie, guest
+	# frames first
 	python3 gen-chains.py chains-$bo.data $e >/dev/null
 	vg "guest call chains ($bo)" script -i chains-$bo.data --guest-maps=guest1.vmctx -F comm,tid,ip,sym,dso
 	check "$(echo "$out" | grep -c '^ *bench  *321'):$(echo "$out" | awk '/^ *bench  *321/ {
@@ -473,16 +474,30 @@ for bo in le be; do
 			"guest call chains: go tool pprof -traces shows perf script's chain"
 	fi
 	# records that are not the samples' or not whole leave the samples
-	# their own chains; with none, more samples than a thread may hold
-	for k in wrongip badloc bignr short none; do
+	# without a guest chain; a lost record, only its own sample; with none,
+	# every sample goes on at the end, and more than perf holds at once go
+	# on before
+	for k in wrongcookie bignr short lost none many; do
 		python3 gen-chains.py chains-$k-$bo.data $e $k >/dev/null
-		n=10
+		n=10 c=0
 		[ $k = none ] && n=100
+		[ $k = many ] && n=5000
+		[ $k = lost ] && c=5
 		vg "guest chain records: $k ($bo)" script -i chains-$k-$bo.data --guest-maps=guest1.vmctx \
 			-F comm,tid,ip,sym,dso
-		check "$(echo "$out" | grep -c '^ *bench  *321'):$(echo "$out" | grep -c ' other (')" "$n:0" \
-			"guest chain records: $k ($bo): all $n samples, none with a chain not its own"
+		check "$(echo "$out" | grep -c '^ *bench  *321'):$(echo "$out" | grep -c ' other (')" "$n:$c" \
+			"guest chain records: $k ($bo): all $n samples, $c with the chain of their cookie"
 	done
+	# without --guest-maps (and without libvmctx) the same chains, by address
+	vg "guest call chains without --guest-maps ($bo)" script -i chains-$bo.data -F tid,ip
+	check "$(echo "$out" | awk '/^ *1001 *$/ { getline a; getline b; getline c; getline d
+		if (a ~ /401010$/ && b ~ /402010$/ && c ~ /401050$/ && d ~ /ffffffff81000100$/) n++ }
+		END { print n + 0 }')" 10 \
+		"guest call chains without --guest-maps ($bo): the 10 samples' guest then host addresses"
+	# the records are shown by -D, with their cookies
+	vg "guest call chains, -D ($bo)" report -i chains-$bo.data -D
+	check "$(echo "$out" | grep -c 'PERF_RECORD_CALLCHAIN_DEFERRED'):$(echo "$out" | grep -c 'PERF_RECORD_CALLCHAIN_DEFERRED: cookie 0xa nr 10$')" "10:1" \
+		"guest call chains, -D ($bo): 10 records, the last with cookie 10"
 	python3 gen-perfdata.py lost-$bo.data $e file lostmax >/dev/null
 	vg "2^64-1 lost samples ($bo)" report -i lost-$bo.data --guest-maps=guest1.vmctx --stdio --guest-view=vcpu
 	check "$(echo "$out" | awk '/%/ { for (i = 1; i <= NF; i++) if ($i ~ /%$/ && $i + 0 > 100) bad++ } END { print bad + 0 }')" 0 \
