@@ -157,7 +157,10 @@ if [ -d $tr/events/kvm/kvm_guest_callchain ]; then
 	fi
 	# through perf: perf record --vmcs-ctx -g asks for the guest's chains,
 	# perf script --guest-maps joins each chain to its sample: the guest's
-	# frames named from the bundle, then the host's, KVM and lab-vmm
+	# frames named from the bundle, then the host's, KVM and lab-vmm.
+	# With KVM's default of no guest kernel stacks, as a user gets it: a
+	# ring-0 sample's chain is its leaf alone
+	echo N > $kvmp/perf_callchain_guest_kernel
 	if [ -x /bin/perf ]; then
 		# (at 1 ms on VMX: perf report -g of 0.1 ms samples is slow in bochs)
 		gperiod=$period
@@ -185,7 +188,6 @@ if [ -d $tr/events/kvm/kvm_guest_callchain ]; then
 			finish "FAIL folded guest call chains isa=$isa"
 	fi
 	# KVM's defaults again, for what follows (the NMI path, the benchmark)
-	echo N > $kvmp/perf_callchain_guest_kernel
 	echo 10000 > $kvmp/perf_callchain_max_rate
 else
 	echo "VMCTX-LAB: guest call chains: no kvm:kvm_guest_callchain (not in the series)"
@@ -226,9 +228,9 @@ if [ -e /proc/vmctx_lab_nmi ] && [ "$(grep -c ^processor /proc/cpuinfo)" -ge 2 ]
 		# one exit (under the emulator the second, sent 200 us later, can
 		# wait until the first one's handler returns, still in the
 		# exit's window): they share the cookie and its one walk.  Every
-		# cookie has its walk, even the last (KVM walks at the end of
-		# KVM_RUN, or drops it when the vCPU goes, with end "dropped");
-		# no walk is left over.
+		# cookie has its walk, even the last (KVM walks right after the
+		# exit the NMI was taken in, before handling it); no walk is left
+		# over.
 		echo 0 > $chain_ev
 		awk '$1 == "S" && $7 >= 4 { print $6, $13 }' /tmp/nmi.txt > /tmp/nmi-g.txt
 		grep 'kvm_guest_callchain: ' $tr/trace > /tmp/chain-lines.txt

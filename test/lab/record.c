@@ -310,6 +310,10 @@ static void parse_sample(FILE *out, union perf_event *event, uint64_t sample_typ
 		for (uint64_t i = 0; i + 1 < nr; i++)
 			if (p[i] == PERF_CONTEXT_GUEST_DEFERRED)
 				cookie = p[i + 1];
+		if (!cookie && (event->header.misc & PERF_RECORD_MISC_CPUMODE_MASK) >= 4)
+			fprintf(stderr, "lab-record: a guest-mode sample without a deferred chain: nr %llu, %llx %llx %llx\n",
+				(unsigned long long)nr, (unsigned long long)(nr > 0 ? p[0] : 0),
+				(unsigned long long)(nr > 1 ? p[1] : 0), (unsigned long long)(nr > 2 ? p[2] : 0));
 		p += nr;
 		nr_cookies += !!cookie;
 	}
