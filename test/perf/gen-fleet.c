@@ -1040,7 +1040,7 @@ static uint64_t file_features(struct file *f)
 		free(feat[i].p);
 	}
 	free(index.p);
-	return 1ULL << 3 | 1ULL << 7 | 1ULL << 32 | 1ULL << 33;
+	return 1ULL << 3 | 1ULL << 7 | 1ULL << 35 | 1ULL << 36;
 }
 
 static void flush_round(struct file *f)

@@ -13,9 +13,11 @@
 #   feature that says what bit 25 is) instead of a pipe stream: perf sets
 #   evsel->needs_swap only for files.  'nofeat' leaves that feature out, as
 #   a perf that does not know it would, so the file must be refused;
-#   'feat32other' writes a feature 32 without HEADER_GUEST_CTX's magic (as
-#   another proposal that claims the number would), which must be refused
-#   alike.
+#   'feat35other' writes a feature 35 (HEADER_GUEST_CTX's placeholder
+#   number) without its magic (as another proposal that claims the number
+#   would), which must be refused alike; 'upstream32' adds a feature 32 as
+#   upstream perf writes it (HEADER_CPU_DOMAIN_INFO), which this perf does
+#   not know and must leave alone.
 #   'vms' (with 'file') adds what 'perf record --vmcs-ctx' records for the
 #   exact guest clock: a PERF_RECORD_TIME_CONV (host perf ns = host TSC, a
 #   1 GHz TSC) and HEADER_GUEST_VMS naming VM 1000 $VMNAME (default
@@ -58,7 +60,8 @@ out = sys.argv[1]
 be = 'be' in sys.argv[2:]
 filemode = 'file' in sys.argv[2:]
 nofeat = 'nofeat' in sys.argv[2:]
-feat32other = 'feat32other' in sys.argv[2:]
+feat35other = 'feat35other' in sys.argv[2:]
+upstream32 = 'upstream32' in sys.argv[2:]
 GUEST_CTX_MAGIC = 0x4755455354435458  # "GUESTCTX", HEADER_GUEST_CTX's first u64
 vms = 'vms' in sys.argv[2:]
 pidm1 = 'pidm1' in sys.argv[2:]
@@ -242,14 +245,19 @@ if filemode:
         # HEADER_SAMPLE_TIME (21): the first and last samples' times
         feats.append(struct.pack(E + 'QQ', T0, T0 + N * TICK + 10))
         bits |= 1 << 21
+    if upstream32:
+        # HEADER_CPU_DOMAIN_INFO as upstream writes it (a version, then
+        # counts and strings): 32 bytes whose meaning this perf does not know
+        feats.append(struct.pack(E + 'IIQQQ', 1, 2, 3, 4, 5))
+        bits |= 1 << 32
     if not nofeat:
-        # 'feat32other': feature 32 as another proposal might use it (here
+        # 'feat35other': feature 35 as another proposal might use it (here
         # the first draft of this one: bit and version, no magic)
-        if feat32other:
+        if feat35other:
             feats.append(struct.pack(E + 'II', 25, 1))
         else:
             feats.append(struct.pack(E + 'QII', GUEST_CTX_MAGIC, 25, 1))
-        bits |= 1 << 32
+        bits |= 1 << 35
     if vms:
         # HEADER_GUEST_VMS: one VM, its name as a perf_header_string
         name = os.environ.get('VMNAME', 'lab-vm-1').encode() + b'\0'
@@ -264,7 +272,7 @@ if filemode:
         for vcpu in (0, 1):
             f += struct.pack(E + 'QqQI', vcpu | 1 << 32, TSC_OFFSET, 0, 0)
         feats.append(f)
-        bits |= 1 << 33
+        bits |= 1 << 36
     fhdr += struct.pack(E + 'QQQQ', bits, 0, 0, 0)
     buf = fhdr + fattr + ids + events
     off = len(buf) + 16 * len(feats)

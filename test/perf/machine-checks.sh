@@ -89,6 +89,10 @@ want=$($R --sort comm,pid,dso,sym 2>/dev/null | rows)
 check "$($P --buildid-dir inj.data/debug report -i inj.data --stdio -n --sort comm,pid,dso,sym 2>/dev/null | rows)" "$want" \
 	"inject: the patched perf reads the output as it reports the recording"
 check "$(find "$HOME" -newer id.data | grep -c .)" 0 "inject: nothing of the guest in \$HOME (~/.debug)"
+# the output's samples carry no guest context: neither do its header's
+# features (HEADER_GUEST_CTX, HEADER_GUEST_VMS), nor do they list as missing
+check "$($P report --header-only -i inj.data 2>&1 | grep -c 'guest ctx\|guest VMs\|(null)')" 0 \
+	"inject: the output's header has no guest context or VM features"
 if [ -x "$S" ]; then
 	check "$($S --buildid-dir inj.data/debug report -i inj.data --stdio -n --sort comm,pid,dso,sym 2>/dev/null | rows)" "$want" \
 		"inject: $($S --version) reads the guests' processes, objects and functions"
@@ -130,7 +134,7 @@ if [ -x "$S" ]; then
 		"$want" "inject: $($S --version) reads the late sample's period of a fixed-period recording"
 fi
 # with guest call chains (gen-chains.py: 10 samples of bench, each
-# followed by its chain work, other, work): each injected sample carries
+# followed by its deferred chain work, other, work): each injected sample carries
 # the guest's frames as its own chain, which a stock perf resolves
 python3 "$src/gen-chains.py" chains.data >/dev/null
 $P inject -i chains.data --guest-maps=guest1.vmctx -o inj-chains.data >/dev/null 2>&1
@@ -142,6 +146,8 @@ chains() {
 		END { print n + 0 }'
 }
 check "$(chains $P)" 10 "inject: each guest sample has the guest's chain work, other, work, and no host frame"
+check "$($P report -D -i inj-chains.data 2>/dev/null | grep -c 'PERF_RECORD_CALLCHAIN_DEFERRED')" 0 \
+	"inject: the deferred records are not written"
 if [ -x "$S" ]; then
 	check "$(chains $S)" 10 "inject: $($S --version) prints each guest sample's chain work, other, work"
 fi

@@ -101,11 +101,11 @@ class PerfFile:
         ids_off = attr_off + fattr_size * len(attrs)
         data_off = ids_off + len(ids_sec)
         fattrs = b''.join(a + self.u8(ids_off + 8 * i) + self.u8(8) for i, a in enumerate(attrs))
-        # adds_features: HEADER_TRACING_DATA (1), HEADER_HOSTNAME (3), HEADER_GUEST_CTX (32)
+        # adds_features: HEADER_TRACING_DATA (1), HEADER_HOSTNAME (3), HEADER_GUEST_CTX (35)
         host = b'vmctx-lab'.ljust(64, b'\0')
         feats = [self.tracing_data(formats), self.u4(len(host)) + host,
                  struct.pack(self.E + 'QII', 0x4755455354435458, 25, 1)]
-        bits = (1 << 1) | (1 << 3) | (1 << 32)
+        bits = (1 << 1) | (1 << 3) | (1 << 35)
         fhdr = struct.pack(self.E + 'QQQ', 0x32454c4946524550, 104, fattr_size)
         fhdr += struct.pack(self.E + 'QQQQQQ', attr_off, len(fattrs), data_off, len(ev), 0, 0)
         fhdr += struct.pack(self.E + 'QQQQ', bits, 0, 0, 0)

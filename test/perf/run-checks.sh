@@ -24,8 +24,9 @@ head -c 5 v1.vmctx > trunc.vmctx
 python3 gen-perfdata.py le.data >/dev/null; python3 gen-perfdata.py be.data be >/dev/null
 python3 gen-perfdata.py le-file.data file >/dev/null; python3 gen-perfdata.py be-file.data be file >/dev/null
 python3 gen-perfdata.py nofeat.data file nofeat >/dev/null
-python3 gen-perfdata.py feat32.data file feat32other >/dev/null
-python3 gen-perfdata.py feat32-be.data be file feat32other >/dev/null
+python3 gen-perfdata.py feat35.data file feat35other >/dev/null
+python3 gen-perfdata.py feat35-be.data be file feat35other >/dev/null
+python3 gen-perfdata.py up32.data file upstream32 >/dev/null
 ./gen-bundle guest1.vmctx
 ./gen-bundle hostile.vmctx hostile
 
@@ -37,13 +38,19 @@ check "$($P report --header-only -i le-file.data 2>&1 | grep -c '^# guest ctx: P
 out=$($P report --stdio -i nofeat.data 2>&1); rc=$?
 check "$(echo "$out" | grep -c 'does not say it is one (no guest ctx header): refusing to guess')" 1 "a file with bit 25 but no HEADER_GUEST_CTX is refused"
 check "$([ $rc -ne 0 ] && echo failed)" failed "a file with bit 25 but no HEADER_GUEST_CTX: exit status"
-# Feature 32 is as private as bit 25: one without HEADER_GUEST_CTX's magic
+# Feature 35 is as private as bit 25: one without HEADER_GUEST_CTX's magic
 # (another proposal's, or this series' first draft) is no such header.
-for f in feat32.data feat32-be.data; do
+for f in feat35.data feat35-be.data; do
 	out=$($P report --stdio -i $f 2>&1); rc=$?
 	check "$rc:$(echo "$out" | grep -c 'does not say it is one (no guest ctx header): refusing to guess')" \
-		"$([ $rc -ne 0 ] && echo $rc):1" "$f: a feature 32 without the magic is refused"
+		"$([ $rc -ne 0 ] && echo $rc):1" "$f: a feature 35 without the magic is refused"
 done
+# Upstream's feature 32 (HEADER_CPU_DOMAIN_INFO) is not this series': a file
+# with it and HEADER_GUEST_CTX at 35 is read, and the header names neither
+# it nor an unnamed feature as missing
+out=$($P report --stdio --header -i up32.data 2>&1); rc=$?
+check "$rc:$(echo "$out" | grep -c '^# guest ctx: PERF_SAMPLE_GUEST_CTX is sample_type bit 25, block version 1$'):$(echo "$out" | grep -c '(null)')" \
+	"0:1:0" "a file with upstream's feature 32: read, its guest ctx header found, no unnamed feature printed"
 check "$($P test 'Sample parsing' 2>&1 | grep -c ': Ok')" 2 "perf test Sample parsing (generic + x86)"
 check "$($P test 'User mapping named like a kernel module' 2>&1 | grep -c ': Ok')" 1 "perf test: a user mapping named like a module"
 check "$($P test "KVM guests' TSC offsets over a recording" 2>&1 | grep -c ': Ok')" 1 "perf test: KVM TSC offsets that change while recording"
