@@ -17,9 +17,9 @@ for t in lab-vmm lab-record lab-check lab-chain-check lab-exp-check lab-exits-ch
 	cp "$TOOLS_DIR/$t" "$stage/bin/"
 done
 # the series' KVM selftest, where it has one (build-tools.sh)
-if [ -f "$TOOLS_DIR/guest_ctx_test" ]; then
-	cp "$TOOLS_DIR/guest_ctx_test" "$stage/bin/"
-fi
+for t in guest_ctx_test guest_chain_test; do
+	[ -f "$TOOLS_DIR/$t" ] && cp "$TOOLS_DIR/$t" "$stage/bin/"
+done
 cp "$TOOLS_DIR/guest.elf" "$stage/lab/"
 install -m 755 "$LAB_SRC/experiments.sh" "$REPO_TOP/test/bench/lab-overhead.sh" "$stage/lab/"
 

@@ -41,16 +41,17 @@ gcc "${CFLAGS[@]}" -I"$src/tools/include/uapi" "$LAB_SRC/leak.c" -o "$TOOLS_DIR/
 # busybox L1, with the uapi headers of the patched build (out/patched/usr:
 # "make headers" in the tree itself would leave it unfit for O= builds)
 # and its objects out of the tree too.
-selftest=tools/testing/selftests/kvm/x86_64/guest_ctx_test
-rm -f "$TOOLS_DIR/guest_ctx_test"
-if [ -f "$src/$selftest.c" ]; then
+# guest_chain_test (guest call chains) where the series has that too.
+for selftest in guest_ctx_test guest_chain_test; do
+	rm -f "$TOOLS_DIR/$selftest"
+	[ -f "$src/tools/testing/selftests/kvm/x86_64/$selftest.c" ] || continue
 	out=$LAB_DIR/out/patched
 	[ -f "$out/.config" ] || die "no patched build in $out; run build-kernel.sh patched first"
 	log "building the KVM selftest $selftest"
 	make -s -C "$src" O="$out" ARCH=x86_64 headers
 	make -s -C "$src/tools/testing/selftests/kvm" CC="ccache gcc" -j"$JOBS" \
 		OUTPUT="$LAB_DIR/out/selftests/kvm" KHDR_INCLUDES="-isystem $out/usr/include" \
-		EXTRA_CFLAGS=-static "$LAB_DIR/out/selftests/kvm/x86_64/guest_ctx_test"
-	cp "$LAB_DIR/out/selftests/kvm/x86_64/guest_ctx_test" "$TOOLS_DIR/"
-fi
+		EXTRA_CFLAGS=-static "$LAB_DIR/out/selftests/kvm/x86_64/$selftest"
+	cp "$LAB_DIR/out/selftests/kvm/x86_64/$selftest" "$TOOLS_DIR/"
+done
 log "tools ready in $TOOLS_DIR"

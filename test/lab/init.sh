@@ -144,6 +144,16 @@ if [ -d $tr/events/kvm/kvm_guest_callchain ]; then
 	echo Y > $kvmp/perf_callchain_guest_kernel
 	echo 0 > $kvmp/perf_callchain_max_rate
 	echo "VMCTX-LAB: guest call chains: kvm.perf_callchain_max_pages=$(cat $kvmp/perf_callchain_max_pages) max_rate=$(cat $kvmp/perf_callchain_max_rate) guest_kernel=$(cat $kvmp/perf_callchain_guest_kernel)"
+	# the series' selftest of guest chains, where it has one: frame chains
+	# of known shapes (whole, a loop, into an unmapped page, deeper than
+	# sample_max_stack for two events), no A/D bit or dirty page from the
+	# walks, and no chain for a VM whose memory KVM cannot read
+	if [ -x /bin/guest_chain_test ]; then
+		/bin/guest_chain_test > /tmp/chain-selftest.txt 2>&1
+		rc=$?
+		sed 's/^/VMCTX-LAB: selftest /' /tmp/chain-selftest.txt
+		[ $rc -eq 0 ] || finish "FAIL selftest guest_chain_test isa=$isa"
+	fi
 	chains graph "" -- -n $vcpus -t $secs
 	# the walk is the same code on both vendors: its bounds are tried where
 	# the emulator is fast (bochs runs all of this at a tenth of the speed)
