@@ -18,8 +18,8 @@
  *       attr.defer_callchain too.  A sample that interrupted a guest then
  *       asks KVM for the guest's call chain: its own chain is just
  *       PERF_CONTEXT_GUEST_DEFERRED and a cookie, and KVM walks the guest's
- *       stack in the vCPU thread before the guest runs again (or KVM_RUN
- *       returns) and writes the chain to the same ring buffer as a
+ *       stack in the vCPU thread right after the exit, before handling
+ *       it, and writes the chain to the same ring buffer as a
  *       PERF_RECORD_CALLCHAIN_DEFERRED record with that cookie.  Also
  *       records the kvm:kvm_guest_callchain tracepoint on all CPUs
  *       (tracefs mounted), a debugging aid that says why each walk ended

@@ -14,8 +14,8 @@
  * defer_callchain): perf asks KVM for the guest's chain, takes a reference
  * on the counter for KVM, and the chain is PERF_CONTEXT_GUEST_DEFERRED and
  * a cookie, which the NMI's line keeps.  KVM walks the guest's stack before
- * the next entry (or at the end of KVM_RUN) and writes the chain to the
- * counter, which has no ring buffer, so it goes nowhere; the walk shows,
+ * handling the exit and writes the chain to the counter, which has no
+ * ring buffer, so it goes nowhere; the walk shows,
  * with its cookie, as kvm:kvm_guest_callchain if that is enabled.  The
  * counter is released once the NMIs have been sent; KVM may hold it until
  * its walk.  KVM sees an NMI that arrives in guest mode as an NMI exit and
