@@ -711,9 +711,19 @@ int main(int argc, char **argv)
 		struct range *r;
 		int hostile_fn;
 
+		size_t k0 = k;
+
 		while (k < nr_defs && defs[k].tid == ps->tid && defs[k].cookie == ps->cookie &&
 		       defs[k].used)
 			k++;
+		/*
+		 * Every record of the cookie taken: KVM keeps an event that
+		 * samples again at one exit once, and its one record serves
+		 * all those samples.
+		 */
+		if ((k == nr_defs || defs[k].tid != ps->tid || defs[k].cookie != ps->cookie) &&
+		    k0 < nr_defs && defs[k0].tid == ps->tid && defs[k0].cookie == ps->cookie)
+			k = k0;
 		if (k == nr_defs || defs[k].tid != ps->tid || defs[k].cookie != ps->cookie) {
 			/* the last exit of its thread: its record may never come */
 			if (ps->cookie && ps->cookie == last_cookie[vcpu_of_tid(ps->tid)]) {
