@@ -83,39 +83,6 @@
 
 #define EXIT_NO_SUPPORT	3
 
-/*
- * SHIM, for a uapi header from before the series' deferred guest call
- * chains (kernel-patches/ not yet regenerated from the reworked series):
- * the values of the reworked series' include/uapi/linux/perf_event.h,
- * which adds PERF_GUEST_CTX_NO_STACK with them.  Such a kernel refuses
- * the bit (EINVAL), and lab-record -g says so; the shim only keeps the
- * build going.  Remove it once every lab tree has the new header.
- */
-#ifndef PERF_GUEST_CTX_NO_STACK
-#define LAB_DEFER_CALLCHAIN_SHIM	1
-#define PERF_RECORD_CALLCHAIN_DEFERRED	22
-#define PERF_CONTEXT_GUEST_DEFERRED	((__u64)-2688)
-#else
-#define LAB_DEFER_CALLCHAIN_SHIM	0
-#endif
-
-/* attr.defer_callchain: bit 38 of the flags word, after sigtrap */
-static void set_defer_callchain(struct perf_event_attr *attr)
-{
-#if LAB_DEFER_CALLCHAIN_SHIM
-	/* SHIM: the flags word follows read_format; x86 fills bitfields from bit 0 */
-	uint64_t flags;
-	char *word = (char *)attr + offsetof(struct perf_event_attr, read_format) +
-		     sizeof(attr->read_format);
-
-	memcpy(&flags, word, sizeof(flags));
-	flags |= 1ULL << 38;
-	memcpy(word, &flags, sizeof(flags));
-#else
-	attr->defer_callchain = 1;
-#endif
-}
-
 static const uint64_t base_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 				  PERF_SAMPLE_CPU;
 static unsigned long nr_samples, nr_lost;
@@ -523,7 +490,7 @@ int main(int argc, char **argv)
 	libperf_init(libperf_print);
 	init_attr(&attr, sample_type, period);
 	if (chains) {
-		set_defer_callchain(&attr);
+		attr.defer_callchain = 1;
 		attr.sample_id_all = 1;
 	}
 	cpus = perf_cpu_map__new(cpu_list);

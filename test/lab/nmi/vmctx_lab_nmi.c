@@ -23,9 +23,7 @@
  * is handled in.
  *
  * build-kernel.sh copies it into kernel/events/ of the lab's L1 tree (both
- * flavours; without PERF_SAMPLE_GUEST_CTX it is empty; with a series from
- * before deferred guest call chains, no PERF_GUEST_CTX_NO_STACK, it asks for
- * no chain and every cookie is 0).  Interface:
+ * flavours; without PERF_SAMPLE_GUEST_CTX it is empty).  Interface:
  *   echo "CPU COUNT GAP_US" > /proc/vmctx_lab_nmi   send COUNT NMIs to CPU,
  *                                                    one at a time
  *   cat /proc/vmctx_lab_nmi   one line per NMI, in lab-record -g's format:
@@ -64,7 +62,6 @@ static int target_cpu = -1;
 static atomic_t pending;
 static DEFINE_MUTEX(vmctx_lab_nmi_lock);
 
-#ifdef PERF_GUEST_CTX_NO_STACK
 /* The kernel counter the NMI handler takes call chains with, during a write. */
 static struct perf_event *chain_event;
 
@@ -124,22 +121,6 @@ static u64 vmctx_lab_nmi_chain(struct pt_regs *regs)
 		return callchain->ip[1];
 	return 0;
 }
-#else
-/* A series from before deferred guest call chains: no chain is asked for. */
-static int vmctx_lab_nmi_chain_start(unsigned int cpu)
-{
-	return 0;
-}
-
-static void vmctx_lab_nmi_chain_stop(void)
-{
-}
-
-static u64 vmctx_lab_nmi_chain(struct pt_regs *regs)
-{
-	return 0;
-}
-#endif
 
 static u32 vmctx_lab_nmi_misc(unsigned int state, struct pt_regs *regs)
 {
