@@ -292,6 +292,7 @@ maps=${maps#,}
 stamp "the bundles are handed over"
 # "hot: pid N: R rounds" from a guest: the work each instance did; and
 # "hot: pid N: libc text LO-HI": where each one's libc.so.6 code lay
+# ("N:LO-HI,...")
 work() {
 	tr -d '\r' < /tmp/l2-$1.log |
 		sed -n 's/^VMCTX-L2: hot: pid \([0-9]*\): \([0-9]*\) rounds.*/\1:\2/p' | tr '\n' , | sed 's/,$//'
@@ -317,7 +318,7 @@ scheds() {
 }
 libc() {
 	tr -d '\r' < /tmp/l2-$1.log |
-		sed -n 's/^VMCTX-L2: hot: pid [0-9]*: libc text \(0x[0-9a-f]*-0x[0-9a-f]*\).*/\1/p' |
+		sed -n 's/^VMCTX-L2: hot: pid \([0-9]*\): libc text \(0x[0-9a-f]*-0x[0-9a-f]*\).*/\1:\2/p' |
 		tr '\n' , | sed 's/,$//'
 }
 # vmctx.dump=1: hand the raw data to the lab host for offline analysis

@@ -44,7 +44,10 @@
 #    check below is the one that bounds the error tightly);
 #  - blip, which lived 1 s, is named;
 #  - hot is dynamically linked, as Debian's programs are: >= 95% of the
-#    guest user samples in its libc.so.6 code are named with that library
+#    guest user samples in its libc.so.6 code (an IP in the text hot or
+#    blip printed, at a time the guest's scheduler ran that process: a
+#    short blink once mapped its ld.so inside hot's libc text, 0.8 MiB
+#    off, and its samples there were rightly blink's) are named with that library
 #    (perf report's dso key) and with hot or blip, and more of those
 #    with memfrob, the libc function each round calls, than with any
 #    other function: a wrong load bias or symbol table would put them on
@@ -114,20 +117,37 @@ hot_lo=$1 hot_hi=$2 churn_lo=$3 churn_hi=$4
 # the guest ran on after its agent stopped recording.
 bundle=$(echo "$maps" | tr ',' '\n' | sed -n "s/^$name=//p")
 win_end=$(zcat "$bundle" | sed -n 's/^window start=[0-9]* end=\([0-9]*\)$/\1/p')
-once perf script -i "$data" --guest-maps="$maps" -F machine_pid,pid,ip,guest_cpl,guest_time 2>/dev/null |
+# An IP in the libc.so.6 text of hot or blip ("PID:LO-HI" each) is
+# theirs only while they ran: another process may map its own code at
+# that address once (the guest's ASLR has put a blink's ld.so inside a
+# hot's libc text).  Who ran is the guest scheduler's word ("CPU NS
+# NEXT_PID"), within 1 ms either side as sched_cmp below; without a
+# scheduler log the address alone decides.
+[ -n "$scheds" ] && [ -s "$scheds" ] && sched_log=$scheds || sched_log=/dev/null
+once perf script -i "$data" --guest-maps="$maps" -F machine_pid,vcpu,pid,ip,guest_cpl,guest_time 2>/dev/null |
 	awk -v q="$qpid" -v hl="$hot_lo" -v hh="$hot_hi" -v cl="$churn_lo" -v ch="$churn_hi" -v libc="$libc" \
-	    -v we="${win_end:-0}" "$hex"'
-	BEGIN { nl = split(libc, r, ","); for (i = 1; i <= nl; i++) { split(r[i], b, "-"); llo[i] = h(b[1]); lhi[i] = h(b[2]) } }
+	    -v we="${win_end:-0}" -v sl="$sched_log" "$hex"'
+	BEGIN { nl = split(libc, r, ","); for (i = 1; i <= nl; i++) { split(r[i], b, "[:-]"); lp[i] = b[1]; llo[i] = h(b[2]); lhi[i] = h(b[3]) }
+		while ((getline l < sl) > 0) { split(l, f, " "); n[f[1]]++; t[f[1], n[f[1]]] = f[2]; p[f[1], n[f[1]]] = f[3]; logged = 1 } }
 	{ sub(/^[ \t]*VM:[ \t]*/, "VM: ") }
-	$1 == "VM:" && $2 == q && $5 == "cpl:3" {
-		g = $6; sub(/^gtime:/, "", g); sub(/\./, "", g)
-		if ($3 == -1 && we > 0 && g != "-" && g + 0 > we + 0) { late++; next }
-		ip = h($4); if (ip >= hl && ip < hh) { hot++; next } if (ip >= cl && ip < ch) { churn++; next }
-		for (i = 1; i <= nl; i++) if (ip >= llo[i] && ip < lhi[i]) { lc++; next }
+	$1 == "VM:" && $2 == q && $6 == "cpl:3" {
+		c = $3; sub(/^VCPU:0*/, "", c); c += 0
+		g = $7; sub(/^gtime:/, "", g); sub(/\./, "", g)
+		if ($4 == -1 && we > 0 && g != "-" && g + 0 > we + 0) { late++; next }
+		ip = h($5); if (ip >= hl && ip < hh) { hot++; next } if (ip >= cl && ip < ch) { churn++; next }
+		for (i = 1; i <= nl; i++) if (ip >= llo[i] && ip < lhi[i]) {
+			if (!logged) { lc++; next }
+			g += 0; lo = 1; hi = n[c]; k = 0
+			while (lo <= hi) { m = int((lo + hi) / 2); if (t[c, m] <= g) { k = m; lo = m + 1 } else hi = m - 1 }
+			if ((k && p[c, k] == lp[i]) || (k > 1 && g - t[c, k] < 1000000 && p[c, k - 1] == lp[i]) ||
+			    (k < n[c] && t[c, k + 1] - g < 1000000 && p[c, k + 1] == lp[i])) lc++
+			else alias++
+			next
+		}
 		other++ }
-	END { printf "%d %d %d %d %d\n", hot, churn, lc, other, late }' > $tmp/truth
-read hot_ip churn_ip libc_ip other_ip late_ip < $tmp/truth
-echo "perf-check: guest user samples by IP (perf script): hot's code $hot_ip, churn's $churn_ip, hot's and blip's libc.so.6 $libc_ip, elsewhere $other_ip; $late_ip unowned after the window"
+	END { printf "%d %d %d %d %d %d\n", hot, churn, lc, other, late, alias }' > $tmp/truth
+read hot_ip churn_ip libc_ip other_ip late_ip alias_ip < $tmp/truth
+echo "perf-check: guest user samples by IP (perf script): hot's code $hot_ip, churn's $churn_ip, hot's and blip's libc.so.6 $libc_ip ($alias_ip more at those addresses while another process ran), elsewhere $other_ip; $late_ip unowned after the window"
 
 # What perf report names, sample by sample: perf's comm, pid and sym keys
 # ("SAMPLES VM COMM PID:COMM [u] FUNCTION"; a guest process is a thread of
