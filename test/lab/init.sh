@@ -197,6 +197,53 @@ if [ -d $tr/events/kvm/kvm_guest_callchain ]; then
 		lab-chain-check -t /tmp/truth-g.txt -f /tmp/g.folded ||
 			finish "FAIL folded guest call chains isa=$isa"
 	fi
+	# A paranoid-1 user profiling a VMM of its own (/dev/kvm open to all,
+	# as a kvm group would have it): perf record --vmcs-ctx -g -p gets
+	# the guest's chains through its own event, no tracepoint
+	# permission asked.  A root trace session on kvm:kvm_guest_callchain
+	# at the same time makes no walk of its own: the tracepoint fires
+	# once per walk, and every walk is one of that user's records
+	if [ -x /bin/perf ] && [ "$isa" = svm ]; then
+		u=/tmp/unpriv
+		rm -rf $u
+		mkdir -p $u
+		chown 65534:65534 $u
+		chmod 0666 /dev/kvm
+		echo 1 > /proc/sys/kernel/perf_event_paranoid
+		cat > $u/run.sh <<-EOF
+		cd $u || exit 1
+		export HOME=$u
+		lab-vmm -g /lab/guest.elf -o truth.txt -b g.vmctx -n $vcpus -t $((secs + 4)) -H $halt_us 2>vmm.err &
+		vmm=\$!
+		# its vCPU threads first: perf -p opens an event on each
+		i=0
+		while [ \$(ls /proc/\$vmm/task | wc -l) -le $vcpus ] && [ \$i -lt 500 ]; do sleep 0.01; i=\$((i + 1)); done
+		perf record -q --vmcs-ctx -g -e cpu-clock -c $period -p \$vmm -o g.data -- sleep $secs 2>rec.err
+		echo "perf record \$?"
+		wait \$vmm
+		echo "lab-vmm \$?"
+		EOF
+		echo > $tr/trace
+		echo 1 > $tr/events/kvm/kvm_guest_callchain/enable
+		lab-record -U -- sh $u/run.sh > $u/out.txt 2>&1
+		echo 0 > $tr/events/kvm/kvm_guest_callchain/enable
+		echo "$paranoid" > /proc/sys/kernel/perf_event_paranoid
+		chmod 0600 /dev/kvm
+		sed 's/^/VMCTX-LAB: unprivileged: /' $u/out.txt
+		grep -qx 'perf record 0' $u/out.txt && grep -qx 'lab-vmm 0' $u/out.txt ||
+			{ cat $u/rec.err $u/vmm.err; finish "FAIL a paranoid-1 user's perf record --vmcs-ctx -g -p isa=$isa"; }
+		walks=$(grep -c 'kvm_guest_callchain:' $tr/trace || true)
+		# (-f: root reads the file of another user)
+		perf report -f -i $u/g.data --stats > $u/stats 2>&1
+		recs=$(awk '$1 == "CALLCHAIN_DEFERRED" && $2 == "events:" { print $3; exit }' $u/stats)
+		lost=$(awk '$1 == "LOST" && $2 == "events:" { print $3; exit }' $u/stats)
+		perf script -f -i $u/g.data --guest-maps=$u/g.vmctx -F comm,tid,ip,sym,dso > $u/g.script 2>&1
+		echo "VMCTX-LAB: unprivileged: ${recs:-0} deferred records in that user's recording (${lost:-0} lost records), $walks walks in root's trace session"
+		[ "${recs:-0}" -gt 0 ] && [ "${recs:-0}" = "$walks" ] && [ "${lost:-0}" = 0 ] ||
+			{ tail -n 20 $u/stats; finish "FAIL a paranoid-1 user's walks: ${recs:-0} records, $walks walks traced isa=$isa"; }
+		lab-chain-check -t $u/truth.txt -p $u/g.script ||
+			finish "FAIL a paranoid-1 user's guest call chains isa=$isa"
+	fi
 	# KVM's defaults again, for what follows (the NMI path, the benchmark)
 	echo 10000 > $kvmp/perf_callchain_max_rate
 else

@@ -13,6 +13,9 @@
  *                          perf_event_paranoid 2, success for root; exit 0
  *                          if all three hold.  Then runs the command, if
  *                          any, as that user (its status is not used)
+ *        lab-record -U -- command [args]
+ *                          run the command as that user (uid and gid
+ *                          65534, no supplementary groups)
  *   -N  stock mode: leave PERF_SAMPLE_GUEST_CTX out (for unpatched kernels)
  *   -g  guest call chains: sample with PERF_SAMPLE_CALLCHAIN and
  *       attr.defer_callchain too.  A sample that interrupted a guest then
@@ -61,6 +64,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <grp.h>
 #include <linux/perf_event.h>
 #include <perf/core.h>
 #include <perf/cpumap.h>
@@ -343,8 +347,20 @@ static void parse_deferred(FILE *out, union perf_event *event)
 
 static void become_nobody(void)
 {
-	if (setgid(NOBODY) || setuid(NOBODY))
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
 		_exit(126);
+}
+
+static int run_as_nobody(char **cmd)
+{
+	if (!*cmd) {
+		fprintf(stderr, "lab-record: -U needs a command\n");
+		return 2;
+	}
+	become_nobody();
+	execvp(cmd[0], cmd);
+	fprintf(stderr, "lab-record: %s: %s\n", cmd[0], strerror(errno));
+	return 127;
 }
 
 /* Open the bit as root, or as nobody, and say whether errno was @want. */
@@ -445,7 +461,7 @@ int main(int argc, char **argv)
 	pid_t child;
 	FILE *out;
 
-	while ((c = getopt(argc, argv, "+o:c:NgC:qpP")) != -1) {
+	while ((c = getopt(argc, argv, "+o:c:NgC:qpPU")) != -1) {
 		switch (c) {
 		case 'o': path = optarg; break;
 		case 'c': period = strtoull(optarg, NULL, 0); break;
@@ -456,8 +472,10 @@ int main(int argc, char **argv)
 		case 'p': return probe();
 		case 'P': return privilege_probe(argv + optind + (optind < argc &&
 							 !strcmp(argv[optind], "--")));
+		case 'U': return run_as_nobody(argv + optind + (optind < argc &&
+							 !strcmp(argv[optind], "--")));
 		default:
-			fprintf(stderr, "usage: %s [-o file] [-c period_ns] [-N] [-g] [-C cpus] [-q] -- command... | -p | -P\n", argv[0]);
+			fprintf(stderr, "usage: %s [-o file] [-c period_ns] [-N] [-g] [-C cpus] [-q] -- command... | -p | -P | -U -- command...\n", argv[0]);
 			return 2;
 		}
 	}
