@@ -54,6 +54,13 @@ struct vcpu {
 	unsigned long runs, hlts, ios;
 	double done_s;		/* -r: seconds to do the rounds */
 	int failed;
+	/* -R: the walk at the stop, the registers it started from */
+	timer_t race_timer;
+	unsigned int race_seed, race_n;
+	int race_phase, race_delay;
+	uint64_t race_rip, race_rbp;
+	int race_nr;
+	uint64_t race_ips[32];
 };
 
 static int kvm_fd, vm_fd;
@@ -436,6 +443,148 @@ static void setup_vcpu(struct vcpu *v)
 		die("KVM_SET_REGS");
 }
 
+/*
+ * -R: what a later read of a guest stack gets wrong, the race kernel patch
+ * 9 closes by walking before the vCPU's next entry.  Each vCPU thread
+ * stops its vCPU at a random moment (a timer signal ends KVM_RUN) and, if
+ * the guest was in user mode, walks its frame chain from the registers
+ * there, as KVM walks with the vCPU stopped at the exit.  Then the guest
+ * runs on for a delay, and the thread walks again from the same registers
+ * through guest memory as it is then: what a reader gets that took the
+ * registers at the sample and read the stack later (from the VMM, or
+ * perf's reader in user space).  The delays take turns; for each, the
+ * walks, how many gave the same chain, the same functions through other
+ * call sites (another return address in the same caller), and other
+ * functions or another depth.  A delay of 0 walks twice at once: the
+ * comparison's own check.
+ */
+static int race;
+static const long race_delays_us[] = { 0, 10, 100, 1000, 10000 };
+#define NR_RACE_DELAYS	(sizeof(race_delays_us) / sizeof(race_delays_us[0]))
+#define RACE_FRAMES	32
+static struct race_tally {
+	unsigned long walks, same, sites, other;
+} race_tally[MAX_VCPUS][NR_RACE_DELAYS];
+static __thread struct kvm_run *race_run;
+
+static void on_race_timer(int sig)
+{
+	(void)sig;
+	if (race_run)
+		race_run->immediate_exit = 1;
+}
+
+static void race_arm(struct vcpu *v, long us)
+{
+	struct itimerspec it = {
+		.it_value = { .tv_sec = us / 1000000, .tv_nsec = us % 1000000 * 1000 },
+	};
+
+	timer_settime(v->race_timer, 0, &it, NULL);
+}
+
+/* A frame-pointer walk through guest memory (identity mapped, lab-guest.h). */
+static int race_walk(uint64_t rip, uint64_t rbp, uint64_t *ips)
+{
+	int nr = 0;
+
+	ips[nr++] = rip;
+	while (nr < RACE_FRAMES && rbp && !(rbp & 7) && rbp + 16 <= GUEST_MEM_SIZE) {
+		uint64_t next = get64(rbp);
+
+		ips[nr++] = get64(rbp + 8);
+		if (next <= rbp)
+			break;
+		rbp = next;
+	}
+	return nr;
+}
+
+static int range_of(uint64_t ip)
+{
+	for (int i = 0; i < nr_ranges; i++)
+		if (ip >= ranges[i].start && ip < ranges[i].end)
+			return i;
+	return -1;
+}
+
+static void race_step(struct vcpu *v)
+{
+	struct race_tally *t;
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+	uint64_t ips[RACE_FRAMES];
+	int nr, i, sites = 0, other = 0;
+
+	if (v->race_phase == 0) {
+		if (ioctl(v->fd, KVM_GET_REGS, &regs) || ioctl(v->fd, KVM_GET_SREGS, &sregs) ||
+		    (sregs.cs.selector & 3) != 3) {
+			race_arm(v, 500 + rand_r(&v->race_seed) % 1000);
+			return;
+		}
+		v->race_rip = regs.rip;
+		v->race_rbp = regs.rbp;
+		v->race_nr = race_walk(regs.rip, regs.rbp, v->race_ips);
+		v->race_delay = v->race_n++ % NR_RACE_DELAYS;
+		v->race_phase = 1;
+		if (race_delays_us[v->race_delay]) {
+			race_arm(v, race_delays_us[v->race_delay]);
+			return;
+		}
+	}
+	nr = race_walk(v->race_rip, v->race_rbp, ips);
+	for (i = 0; i < nr && i < v->race_nr; i++) {
+		if (ips[i] == v->race_ips[i])
+			continue;
+		if (range_of(ips[i]) >= 0 && range_of(ips[i]) == range_of(v->race_ips[i]))
+			sites = 1;
+		else
+			other = 1;
+	}
+	t = &race_tally[v->id][v->race_delay];
+	t->walks++;
+	if (other || nr != v->race_nr)
+		t->other++;
+	else if (sites)
+		t->sites++;
+	else
+		t->same++;
+	v->race_phase = 0;
+	race_arm(v, 500 + rand_r(&v->race_seed) % 1000);
+}
+
+static void race_start(struct vcpu *v)
+{
+	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGUSR2 };
+
+	sev._sigev_un._tid = v->tid;
+	race_run = v->run;
+	v->race_seed = v->tid;
+	if (timer_create(CLOCK_MONOTONIC, &sev, &v->race_timer)) {
+		fprintf(stderr, "lab-vmm: vcpu %d: timer_create: %s\n", v->id, strerror(errno));
+		v->failed = 1;
+		stop = 1;
+		return;
+	}
+	race_arm(v, 1000);
+}
+
+static void race_print(int nr_vcpus)
+{
+	for (size_t d = 0; d < NR_RACE_DELAYS; d++) {
+		struct race_tally sum = {};
+
+		for (int i = 0; i < nr_vcpus; i++) {
+			sum.walks += race_tally[i][d].walks;
+			sum.same += race_tally[i][d].same;
+			sum.sites += race_tally[i][d].sites;
+			sum.other += race_tally[i][d].other;
+		}
+		printf("race: re-read after %ld us: %lu user-mode stops, %lu the same chain, %lu the same functions through other call sites, %lu other functions or depth\n",
+		       race_delays_us[d], sum.walks, sum.same, sum.sites, sum.other);
+	}
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct timespec pause = { .tv_nsec = halt_us * 1000 };
@@ -443,6 +592,8 @@ static void *vcpu_thread(void *arg)
 	struct kvm_regs regs;
 
 	v->tid = syscall(SYS_gettid);
+	if (race)
+		race_start(v);
 	for (;;) {
 		if (stop)
 			return NULL;
@@ -450,6 +601,13 @@ static void *vcpu_thread(void *arg)
 			/* the main thread signals us at the end of the run */
 			if ((errno == EINTR || errno == EAGAIN) && stop)
 				return NULL;
+			if (errno == EINTR && race) {
+				v->run->immediate_exit = 0;
+				if (stop)
+					return NULL;
+				race_step(v);
+				continue;
+			}
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			fprintf(stderr, "lab-vmm: vcpu %d: KVM_RUN: %s\n", v->id, strerror(errno));
@@ -709,7 +867,10 @@ static void usage(FILE *f, const char *prog)
 		"  -p        no PCID even if the CPU has it\n"
 		"  -E FIFO   perf record's control fifo: enable at the start, disable at the end\n"
 		"  -W FILE   when set up, create FILE.PID, then start the vCPUs when FILE exists\n"
-		"  -L N      no VM: N iterations of a host loop (pinned by -c), timed as -r\n",
+		"  -L N      no VM: N iterations of a host loop (pinned by -c), timed as -r\n"
+		"  -R        the race a later read of the guest's stacks loses: stop each\n"
+		"            vCPU now and then, walk its user stack, walk it again from the\n"
+		"            same registers after a delay; print the counts per delay\n",
 		prog);
 }
 
@@ -724,7 +885,7 @@ int main(int argc, char **argv)
 	unsigned long long host_loops = 0;
 	struct sigaction sa;
 
-	while ((c = getopt(argc, argv, "g:o:b:N:n:t:P:SX:Z:h:H:Ii:r:c:E:W:pL:")) != -1) {
+	while ((c = getopt(argc, argv, "g:o:b:N:n:t:P:SX:Z:h:H:Ii:r:c:E:W:pL:R")) != -1) {
 		switch (c) {
 		case 'g': guest = optarg; break;
 		case 'o': out = optarg; break;
@@ -751,6 +912,7 @@ int main(int argc, char **argv)
 		case 'W': go = optarg; break;
 		case 'p': use_pcid = 0; break;
 		case 'L': host_loops = strtoull(optarg, NULL, 0); break;
+		case 'R': race = 1; break;
 		default:
 			usage(stderr, argv[0]);
 			return 2;
@@ -772,6 +934,9 @@ int main(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGUSR1, &sa, NULL);
+	/* -R: SIGUSR2 stops a vCPU for a walk, in KVM_RUN or before it */
+	sa.sa_handler = on_race_timer;
+	sigaction(SIGUSR2, &sa, NULL);
 
 	kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (kvm_fd < 0)
@@ -870,5 +1035,7 @@ int main(int argc, char **argv)
 			i, vcpus[i].tid, vcpus[i].runs, vcpus[i].hlts);
 	}
 	write_truth(out, vcpus, nr_vcpus, nprocs, same);
+	if (race)
+		race_print(nr_vcpus);
 	return failed;
 }
