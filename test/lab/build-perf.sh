@@ -30,15 +30,18 @@ vprefix=$LAB_DIR/vmctx
 
 # ---- perf
 out=$LAB_DIR/out/perf
+nolib=$LAB_DIR/out/perf-nolibvmctx
 # build-kernel.sh unpacks the tree again when the tarball or the series
 # changes, with the archive's old mtimes: start over then, as it does for
 # the kernels
 tree_stamp=$(cat "$src/.vmctx-stamp" 2>/dev/null || echo none)
-if [ "$(cat "$out/.vmctx-tree-stamp" 2>/dev/null)" != "$tree_stamp" ]; then
-	rm -rf "$out"
-	mkdir -p "$out"
-	echo "$tree_stamp" > "$out/.vmctx-tree-stamp"
-fi
+for o in "$out" "$nolib"; do
+	if [ "$(cat "$o/.vmctx-tree-stamp" 2>/dev/null)" != "$tree_stamp" ]; then
+		rm -rf "$o"
+		mkdir -p "$o"
+		echo "$tree_stamp" > "$o/.vmctx-tree-stamp"
+	fi
+done
 # Options on the make command line override perf's own settings, so
 # LDFLAGS (perf appends to it) goes through the environment.
 perf_make=(make -s -C "$src/tools/perf" O="$out" -j"$JOBS" CC="ccache gcc"
@@ -60,3 +63,17 @@ libs=$(ldd "$out/perf")
 grep -q "$vprefix/lib/libvmctx.so" <<<"$libs" || die "perf does not load $vprefix/lib/libvmctx.so"
 grep -q 'libtraceevent\.so\.1 => /' <<<"$libs" || die "perf does not load the system libtraceevent.so.1"
 log "perf ready in $((SECONDS - start)) s: $out/perf"
+
+# ---- the same perf without libvmctx (NO_LIBVMCTX=1), as a distribution
+# that does not ship the library builds it: test/perf/run-checks.sh checks
+# that it merges guest call chains as the other does (perf's session code
+# joins them, not libvmctx) and says what --guest-maps needs
+start=$SECONDS
+log "building perf without libvmctx in $nolib"
+"${perf_make[@]/#O=$out/O=$nolib}" NO_LIBVMCTX=1 >"$nolib/build.log" 2>&1 || {
+	tail -n 30 "$nolib/build.log" >&2
+	die "perf build without libvmctx failed, see $nolib/build.log"
+}
+grep -q 'libvmctx: \[ OFF' <<<"$("$nolib/perf" version --build-options)" ||
+	die "$nolib/perf was built with libvmctx (see $nolib/build.log)"
+log "perf without libvmctx ready in $((SECONDS - start)) s: $nolib/perf"

@@ -80,7 +80,8 @@ log "lab directory $LAB_DIR"
 patched=$LAB_DIR/out/patched/arch/x86/boot/bzImage
 
 log "the perf patches on synthetic perf.data, on this machine (test/perf/run-checks.sh)"
-PERF=$LAB_DIR/out/perf/perf PKG_CONFIG_PATH=$LAB_DIR/vmctx/lib/pkgconfig \
+PERF=$LAB_DIR/out/perf/perf PERF_NO_LIBVMCTX=$LAB_DIR/out/perf-nolibvmctx/perf \
+	PKG_CONFIG_PATH=$LAB_DIR/vmctx/lib/pkgconfig \
 	LD_LIBRARY_PATH=$LAB_DIR/vmctx/lib sh "$REPO_TOP/test/perf/run-checks.sh" ||
 	failed "perf checks"
 log "guests as perf machines: filters, script, TUI, perf inject and Debian's perf (test/perf/machine-checks.sh)"

@@ -23,6 +23,9 @@
 #     headless Chromium draws it, shows one stack from KVM into tree's
 #     frames and caller_a's share (flame-check.py); the screenshot is
 #     OUT/flame.png, and OUT/flame-leaf.png focused on leaf.
+#   - a perf built without libvmctx (PERF_NO_LIBVMCTX, where set): perf
+#     script without --guest-maps prints the same chains, address for
+#     address, as PERF does (the join is perf's session code).
 # BUILD holds tree and libtree.so as built (their symbols are the ground
 # truth for the names).  Exits 1 if a check missed.
 set -u
@@ -78,6 +81,21 @@ awk -v pid="$tpid" -v tick="${tick:-0}" -v ticks="$out/tree-ticks" '
 	END { flush() }' "$out/script" > "$out/tree-chains"
 echo "check-chains: perf script: $(wc -l < "$out/tree-chains") samples of tree (guest pid $tpid), the most frequent chain:"
 sort "$out/tree-chains" | uniq -c | sort -rn | head -n 1 | sed 's/^/check-chains: | /'
+# ---- the same chains in a perf without libvmctx: by address, as PERF
+# prints them without --guest-maps
+if [ -n "${PERF_NO_LIBVMCTX:-}" ]; then
+	"$P" script -i "$h/perf.data" $kall -F tid,ip > "$out/script-addr" 2>/dev/null
+	"$PERF_NO_LIBVMCTX" script -i "$h/perf.data" $kall -F tid,ip > "$out/script-nolib" 2>/dev/null
+	recs=$("$PERF_NO_LIBVMCTX" report -i "$h/perf.data" --stats 2>/dev/null |
+		awk '$1 == "CALLCHAIN_DEFERRED" && $2 == "events:" { print $3; exit }')
+	deep=$(awk '/^ *[0-9]+ *$/ { if (n > 2) d++; n = 0; next } /^\t/ { n++ } END { print d + 0 }' "$out/script-nolib")
+	if [ "${recs:-0}" -gt 0 ] && [ "$deep" -gt 0 ] && cmp -s "$out/script-addr" "$out/script-nolib"; then
+		ok "a perf without libvmctx: perf script prints the same $(wc -l < "$out/script-nolib") lines ($deep samples with more than two frames, ${recs} deferred records merged)"
+	else
+		miss "a perf without libvmctx: perf script differs or merged nothing (${recs:-0} deferred records, $deep samples with more than two frames)"
+	fi
+fi
+
 # share FILE: caller_a's share of the leaf chains in FILE ("COUNT STACK"
 # lines, caller first), in percent, and the counts
 share() {

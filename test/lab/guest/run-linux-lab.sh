@@ -360,7 +360,8 @@ check_chains() {
 	rm -rf "$hc"
 	mkdir -p "$hc"
 	unpack_handover "$hc" || return
-	LC_ALL=C "$G/check-chains.sh" "$LAB_DIR/out/perf/perf" "$hc/handover" "$W" "$hc"
+	LC_ALL=C PERF_NO_LIBVMCTX=$LAB_DIR/out/perf-nolibvmctx/perf \
+		"$G/check-chains.sh" "$LAB_DIR/out/perf/perf" "$hc/handover" "$W" "$hc"
 	local rc=$?
 	# the flame graph's pictures, beside the logs
 	cp "$hc"/flame.png "$hc"/flame-leaf.png "$RESULTS_DIR/" 2> /dev/null
