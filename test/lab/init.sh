@@ -11,12 +11,15 @@
 # whose clock follows its instruction count, so its timings repeat;
 # vmctx.exp_secs, vmctx.bench_rounds, vmctx.bench_reps); vmctx.mode=bench
 # runs the benchmark alone (a VMX boot of a few minutes instead of the
-# patched checks and experiments first).
+# patched checks and experiments first).  vmctx.mode=repeat runs the
+# first recording vmctx.reps times on either kernel (stock or patched:
+# lab-record with or without the block) and counts the runs in which
+# lab-vmm found a vCPU's state lost at the end (test/lab/README).
 # Results go to the console as "VMCTX-LAB: ..." lines, then the VM powers off.
 . /lib/vmctx-init-common.sh
 
-mode=patched secs=3 period=100000 vcpus=2 halt_us=1000 exps=1,2,3,4,5,6 bench=0 also= exp_secs= bench_rounds=400 bench_reps=5
-lab_args mode secs period vcpus halt_us exps bench bench_rounds bench_reps also exp_secs
+mode=patched secs=3 period=100000 vcpus=2 halt_us=1000 exps=1,2,3,4,5,6 bench=0 also= exp_secs= bench_rounds=400 bench_reps=5 reps=20
+lab_args mode secs period vcpus halt_us exps bench bench_rounds bench_reps also exp_secs reps
 
 isa=none
 grep -qw svm /proc/cpuinfo && isa=svm
@@ -47,6 +50,26 @@ if [ "$mode" = bench ]; then
 	[ -x /bin/perf ] || finish "FAIL no perf in the initramfs"
 	/lab/lab-overhead.sh "$bench_rounds" "$bench_reps"
 	finish "BENCH-DONE isa=$isa"
+fi
+
+if [ "$mode" = repeat ]; then
+	blk=with
+	lab-record -p > /dev/null 2>&1 || blk=without
+	nb=-N
+	[ $blk = with ] && nb=
+	bad=0 i=0
+	while [ $i -lt "$reps" ]; do
+		i=$((i + 1))
+		if lab-record $nb -c "$period" -o /tmp/r.txt -- $vmm 2> /tmp/r.err; then
+			echo "VMCTX-LAB: repeat $i of $reps: ok"
+		else
+			bad=$((bad + 1))
+			echo "VMCTX-LAB: repeat $i of $reps: FAIL"
+			grep '^lab-' /tmp/r.err | sed 's/^/VMCTX-LAB:   /'
+		fi
+	done
+	echo "VMCTX-LAB: repeat: $bad of $reps runs failed, sampling every $period ns ($blk PERF_SAMPLE_GUEST_CTX)"
+	finish "REPEAT-DONE isa=$isa failed=$bad"
 fi
 
 if [ "$mode" = experiments ]; then

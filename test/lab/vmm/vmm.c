@@ -585,6 +585,38 @@ static void race_print(int nr_vcpus)
 	}
 }
 
+/*
+ * Where each vCPU stopped must be the guest's: its code, under one of its
+ * two roots.  A vCPU whose state the hypervisor (or the emulator under
+ * it) lost runs elsewhere or nowhere, and may do so without an exit the
+ * VMM would see: say so, and fail the run.
+ */
+static int check_end_state(struct vcpu *vcpus, int nr_vcpus)
+{
+	int i, bad = 0;
+
+	for (i = 0; i < nr_vcpus; i++) {
+		struct kvm_sregs sregs;
+		struct kvm_regs regs;
+		uint64_t root;
+
+		if (ioctl(vcpus[i].fd, KVM_GET_REGS, &regs) ||
+		    ioctl(vcpus[i].fd, KVM_GET_SREGS, &sregs)) {
+			fprintf(stderr, "lab-vmm: vcpu %d: cannot read its registers: %s\n",
+				i, strerror(errno));
+			bad = 1;
+			continue;
+		}
+		root = sregs.cr3 & ~0xfffULL;
+		if (range_of(regs.rip) >= 0 && (root == ROOT_A || root == ROOT_B))
+			continue;
+		fprintf(stderr, "lab-vmm: vcpu %d ended at rip 0x%llx cr3 0x%llx, outside the guest's code and roots: its state was lost (%lu runs, %lu hlt exits)\n",
+			i, regs.rip, sregs.cr3, vcpus[i].runs, vcpus[i].hlts);
+		bad = 1;
+	}
+	return bad;
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct timespec pause = { .tv_nsec = halt_us * 1000 };
@@ -1002,6 +1034,7 @@ int main(int argc, char **argv)
 		}
 		host_use(&use_end);
 		perf_control(ctl, "disable");
+		failed |= check_end_state(vcpus, nr_vcpus);
 		write_truth(out, vcpus, nr_vcpus, nprocs, same);
 		return failed;
 	}
@@ -1034,6 +1067,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lab-vmm: vcpu %d (tid %d): %lu runs, %lu hlt exits\n",
 			i, vcpus[i].tid, vcpus[i].runs, vcpus[i].hlts);
 	}
+	failed |= check_end_state(vcpus, nr_vcpus);
 	write_truth(out, vcpus, nr_vcpus, nprocs, same);
 	if (race)
 		race_print(nr_vcpus);
