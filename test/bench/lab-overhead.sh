@@ -24,11 +24,13 @@
 #            block, switch events, kvm:kvm_vcpu_wakeup),
 #   lrN, lr  lab-record -q -C 0 without (-N) and with the bit: the block
 #            and KVM's callback alone, with a reader that only counts,
-#   lrg      lab-record -q -g -C 0: the bit and guest call chains (each
+#   lrg      lab-record -q -g -T -C 0: the bit and guest call chains (each
 #            guest sample asks KVM to walk the guest's stack before the
-#            next entry, which writes the chain to lab-record's ring as a
-#            PERF_RECORD_CALLCHAIN_DEFERRED record; lab-record also has
-#            kvm:kvm_guest_callchain on, which shows each walk), under
+#            next entry, which writes the chain, the guest's frames then
+#            the host's, to lab-record's ring as a
+#            PERF_RECORD_CALLCHAIN_DEFERRED record; -T: without the
+#            kvm:kvm_guest_callchain debugging tracepoint, as perf record
+#            --vmcs-ctx -g records them), under
 #            KVM's walk parameters as they are (printed; by default guest
 #            kernel stacks are not walked, and at most 10,000 walks a
 #            second per vCPU),
@@ -91,7 +93,7 @@ once() {
 	lrN|lr|lrg|hN|h)
 		# -N: without the bit; -g: with guest call chains; h*: the host
 		# loop instead of the guest work
-		case $1 in *N) nobit=-N ;; lrg) nobit=-g ;; *) nobit= ;; esac
+		case $1 in *N) nobit=-N ;; lrg) nobit="-g -T" ;; *) nobit= ;; esac
 		case $1 in h*) w=$hwork ;; *) w=$work ;; esac
 		$on1 lab-record -q $nobit -C 0 -c "$2" -o /dev/null -- $w 2>$W/err
 		cp $W/err $W/$1-$2.err ;;

@@ -4,7 +4,7 @@
  * CPUs with PERF_SAMPLE_GUEST_CTX while a command runs, and writes one text
  * line per sample for lab-check.
  *
- * usage: lab-record [-o samples.txt] [-c period_ns] [-N] [-g] [-C cpus] [-q] -- command [args]
+ * usage: lab-record [-o samples.txt] [-c period_ns] [-N] [-g [-T]] [-C cpus] [-q] -- command [args]
  *        lab-record -p     probe only: exit 0 if the kernel has the sample
  *                          type, 3 (with a message) if it does not
  *        lab-record -P [-- command]
@@ -27,6 +27,8 @@
  *       records the kvm:kvm_guest_callchain tracepoint on all CPUs
  *       (tracefs mounted), a debugging aid that says why each walk ended
  *       and how long it held the vCPU
+ *   -T  with -g: leave kvm:kvm_guest_callchain off (no C lines), as a
+ *       user's perf record --vmcs-ctx -g does (the overhead benchmark)
  *   -C  sample only these CPUs (a perf CPU list such as 0 or 0-1), not all
  *   -q  count the samples and their bytes, but write no line per sample:
  *       the overhead benchmark times the block against -N with the least
@@ -453,7 +455,7 @@ int main(int argc, char **argv)
 	const char *path = "samples.txt", *cpu_list = NULL;
 	struct perf_thread_map *threads;
 	struct perf_evlist *evlist, *tp_evlist = NULL;
-	int chains = 0;
+	int chains = 0, no_tp = 0;
 	struct perf_cpu_map *cpus;
 	struct perf_event_attr attr;
 	struct perf_evsel *evsel;
@@ -461,12 +463,13 @@ int main(int argc, char **argv)
 	pid_t child;
 	FILE *out;
 
-	while ((c = getopt(argc, argv, "+o:c:NgC:qpPU")) != -1) {
+	while ((c = getopt(argc, argv, "+o:c:NgTC:qpPU")) != -1) {
 		switch (c) {
 		case 'o': path = optarg; break;
 		case 'c': period = strtoull(optarg, NULL, 0); break;
 		case 'N': sample_type = base_type; break;
 		case 'g': chains = 1; break;
+		case 'T': no_tp = 1; break;
 		case 'C': cpu_list = optarg; break;
 		case 'q': quiet = 1; break;
 		case 'p': return probe();
@@ -475,7 +478,7 @@ int main(int argc, char **argv)
 		case 'U': return run_as_nobody(argv + optind + (optind < argc &&
 							 !strcmp(argv[optind], "--")));
 		default:
-			fprintf(stderr, "usage: %s [-o file] [-c period_ns] [-N] [-g] [-C cpus] [-q] -- command... | -p | -P | -U -- command...\n", argv[0]);
+			fprintf(stderr, "usage: %s [-o file] [-c period_ns] [-N] [-g [-T]] [-C cpus] [-q] -- command... | -p | -P | -U -- command...\n", argv[0]);
 			return 2;
 		}
 	}
@@ -536,7 +539,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	if (chains) {
+	if (chains && !no_tp) {
 		struct perf_event_attr tp_attr;
 		struct perf_evsel *tp_evsel;
 		int id = tp_open_format();
