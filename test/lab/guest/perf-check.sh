@@ -102,6 +102,21 @@ hex='function h(s,  i, n, c) { n = 0; s = tolower(s); sub(/^0x/, "", s)
 	for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; n = n * 16 + c }
 	return n }'
 
+# The guest's own switches ("CPU NS NEXT_PID" lines of FILE, the guest
+# scheduler's word): sched_load(FILE); at(C, G), the last switch on CPU C
+# at or before guest time G in ns (0 before the first); near(C, G, K, PID),
+# whether PID ran on C at G (K = at(C, G)) or within 1 ms either side: the
+# guest clock read through its TSC pairs is that far off at worst
+sched='function sched_load(f,   l, a) {
+		while ((getline l < f) > 0) { split(l, a, " "); n[a[1]]++; t[a[1], n[a[1]]] = a[2]; p[a[1], n[a[1]]] = a[3]; logged = 1 } }
+	function at(c, g,   lo, hi, m, k) {
+		lo = 1; hi = n[c]; k = 0
+		while (lo <= hi) { m = int((lo + hi) / 2); if (t[c, m] <= g) { k = m; lo = m + 1 } else hi = m - 1 }
+		return k }
+	function near(c, g, k, pid) {
+		return (k && p[c, k] == pid) || (k > 1 && g - t[c, k] < 1000000 && p[c, k - 1] == pid) ||
+		       (k < n[c] && t[c, k + 1] - g < 1000000 && p[c, k + 1] == pid) }'
+
 # text ranges of hot's functions in each program, from nm -S
 range() {
 	awk "$hex"'
@@ -121,14 +136,15 @@ win_end=$(zcat "$bundle" | sed -n 's/^window start=[0-9]* end=\([0-9]*\)$/\1/p')
 # theirs only while they ran: another process may map its own code at
 # that address once (the guest's ASLR has put a blink's ld.so inside a
 # hot's libc text).  Who ran is the guest scheduler's word ("CPU NS
-# NEXT_PID"), within 1 ms either side as sched_cmp below; without a
-# scheduler log the address alone decides.
+# NEXT_PID"), within 1 ms either side; without a scheduler log the
+# address alone decides.
 [ -n "$scheds" ] && [ -s "$scheds" ] && sched_log=$scheds || sched_log=/dev/null
 once perf script -i "$data" --guest-maps="$maps" -F machine_pid,vcpu,pid,ip,guest_cpl,guest_time 2>/dev/null |
 	awk -v q="$qpid" -v hl="$hot_lo" -v hh="$hot_hi" -v cl="$churn_lo" -v ch="$churn_hi" -v libc="$libc" \
-	    -v we="${win_end:-0}" -v sl="$sched_log" "$hex"'
+	    -v we="${win_end:-0}" -v sl="$sched_log" "$hex
+	$sched"'
 	BEGIN { nl = split(libc, r, ","); for (i = 1; i <= nl; i++) { split(r[i], b, "[:-]"); lp[i] = b[1]; llo[i] = h(b[2]); lhi[i] = h(b[3]) }
-		while ((getline l < sl) > 0) { split(l, f, " "); n[f[1]]++; t[f[1], n[f[1]]] = f[2]; p[f[1], n[f[1]]] = f[3]; logged = 1 } }
+		sched_load(sl) }
 	{ sub(/^[ \t]*VM:[ \t]*/, "VM: ") }
 	$1 == "VM:" && $2 == q && $6 == "cpl:3" {
 		c = $3; sub(/^VCPU:0*/, "", c); c += 0
@@ -137,10 +153,8 @@ once perf script -i "$data" --guest-maps="$maps" -F machine_pid,vcpu,pid,ip,gues
 		ip = h($5); if (ip >= hl && ip < hh) { hot++; next } if (ip >= cl && ip < ch) { churn++; next }
 		for (i = 1; i <= nl; i++) if (ip >= llo[i] && ip < lhi[i]) {
 			if (!logged) { lc++; next }
-			g += 0; lo = 1; hi = n[c]; k = 0
-			while (lo <= hi) { m = int((lo + hi) / 2); if (t[c, m] <= g) { k = m; lo = m + 1 } else hi = m - 1 }
-			if ((k && p[c, k] == lp[i]) || (k > 1 && g - t[c, k] < 1000000 && p[c, k - 1] == lp[i]) ||
-			    (k < n[c] && t[c, k + 1] - g < 1000000 && p[c, k + 1] == lp[i])) lc++
+			g += 0
+			if (near(c, g, at(c, g), lp[i])) lc++
 			else alias++
 			next
 		}
@@ -350,31 +364,25 @@ fi
 # lines on stdin, against the guest's switches ($scheds): "ALL SAME IDLE
 # OTHER UNKNOWN UALL USAME UNRES UUNRES NEAR UNEAR" (see below)
 sched_cmp() {
-	awk -v q="$qpid" '
-		NR == FNR { n[$1]++; t[$1, n[$1]] = $2; p[$1, n[$1]] = $3; next }
+	awk -v q="$qpid" -v sl="$scheds" "$sched"'
+		BEGIN { sched_load(sl) }
 		# "VM:%5d": a five-digit pid leaves no blank after the colon
 		{ sub(/^[ \t]*VM:[ \t]*/, "VM: ") }
 		$1 == "VM:" && $2 == q && ($6 == "cpl:0" || $6 == "cpl:3") && $7 ~ /^gtime:[0-9]/ {
 			c = $3; sub(/^VCPU:0*/, "", c); c += 0
 			g = $7; sub(/^gtime:/, "", g); sub(/\./, "", g); g += 0
-			# the last switch on that CPU at or before g
-			lo = 1; hi = n[c]; k = 0
-			while (lo <= hi) { m = int((lo + hi) / 2); if (t[c, m] <= g) { k = m; lo = m + 1 } else hi = m - 1 }
+			k = at(c, g)
 			# perf names nobody outside the bundle window: counted apart
 			if ($4 == -1) { if ($6 == "cpl:3") uunres++; else unres++; next }
-			# the task of a switch within 1 ms (guest time) either side: the
-			# guest clock read through its TSC pairs is that far off at worst
-			nearby = (k && p[c, k] == $4) ||
-				 (k > 1 && g - t[c, k] < 1000000 && p[c, k - 1] == $4) ||
-				 (k < n[c] && t[c, k + 1] - g < 1000000 && p[c, k + 1] == $4)
+			nearby = near(c, g, k, $4)
 			if ($6 == "cpl:3") { if (k) { uall++; if (p[c, k] == $4) usame++; if (nearby) unear++ }; next }
 			if (!k) { unknown++; next }
 			all++
-			if (nearby) near++
+			if (nearby) nnear++
 			if (p[c, k] == $4) same++
 			else if (p[c, k] == 0) idle++
 			else other++ }
-		END { printf "%d %d %d %d %d %d %d %d %d %d %d\n", all, same, idle, other, unknown, uall, usame, unres, uunres, near, unear }' "$scheds" -
+		END { printf "%d %d %d %d %d %d %d %d %d %d %d\n", all, same, idle, other, unknown, uall, usame, unres, uunres, nnear, unear }'
 }
 
 if [ -n "$scheds" ] && [ -s "$scheds" ]; then
