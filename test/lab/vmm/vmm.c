@@ -37,6 +37,7 @@
 #include "vmctx.h"
 
 #define MAX_RANGES	64
+#define RACE_FRAMES	32	/* -R: frames a walk takes at most */
 
 struct range {
 	uint64_t start, end;
@@ -60,7 +61,7 @@ struct vcpu {
 	int race_phase, race_delay;
 	uint64_t race_rip, race_rbp;
 	int race_nr;
-	uint64_t race_ips[32];
+	uint64_t race_ips[RACE_FRAMES];
 };
 
 static int kvm_fd, vm_fd;
@@ -461,7 +462,6 @@ static void setup_vcpu(struct vcpu *v)
 static int race;
 static const long race_delays_us[] = { 0, 10, 100, 1000, 10000 };
 #define NR_RACE_DELAYS	(sizeof(race_delays_us) / sizeof(race_delays_us[0]))
-#define RACE_FRAMES	32
 static struct race_tally {
 	unsigned long walks, same, sites, other;
 } race_tally[MAX_VCPUS][NR_RACE_DELAYS];
@@ -534,9 +534,12 @@ static void race_step(struct vcpu *v)
 	}
 	nr = race_walk(v->race_rip, v->race_rbp, ips);
 	for (i = 0; i < nr && i < v->race_nr; i++) {
+		int fn;
+
 		if (ips[i] == v->race_ips[i])
 			continue;
-		if (range_of(ips[i]) >= 0 && range_of(ips[i]) == range_of(v->race_ips[i]))
+		fn = range_of(ips[i]);
+		if (fn >= 0 && fn == range_of(v->race_ips[i]))
 			sites = 1;
 		else
 			other = 1;
@@ -635,8 +638,6 @@ static void *vcpu_thread(void *arg)
 				return NULL;
 			if (errno == EINTR && race) {
 				v->run->immediate_exit = 0;
-				if (stop)
-					return NULL;
 				race_step(v);
 				continue;
 			}
