@@ -319,6 +319,12 @@ static size_t find_deferred(unsigned int tid, uint64_t cookie)
 	return lo < nr_defs && defs[lo].tid == tid && defs[lo].cookie == cookie ? lo : nr_defs;
 }
 
+/* Whether defs[@k] exists and is a record of @s's thread and cookie. */
+static int record_of(size_t k, const struct lab_sample *s)
+{
+	return k < nr_defs && defs[k].tid == s->tid && defs[k].cookie == s->cookie;
+}
+
 /* The C line of thread @tid's walk with @cookie, or NULL. */
 static const struct lab_chain *find_walk(unsigned int tid, uint64_t cookie)
 {
@@ -711,20 +717,18 @@ int main(int argc, char **argv)
 		struct range *r;
 		int hostile_fn;
 
-		size_t k0 = k;
+		size_t first = k;
 
-		while (k < nr_defs && defs[k].tid == ps->tid && defs[k].cookie == ps->cookie &&
-		       defs[k].used)
+		while (record_of(k, ps) && defs[k].used)
 			k++;
 		/*
 		 * Every record of the cookie taken: KVM keeps an event that
 		 * samples again at one exit once, and its one record serves
 		 * all those samples.
 		 */
-		if ((k == nr_defs || defs[k].tid != ps->tid || defs[k].cookie != ps->cookie) &&
-		    k0 < nr_defs && defs[k0].tid == ps->tid && defs[k0].cookie == ps->cookie)
-			k = k0;
-		if (k == nr_defs || defs[k].tid != ps->tid || defs[k].cookie != ps->cookie) {
+		if (!record_of(k, ps))
+			k = first;
+		if (!record_of(k, ps)) {
 			/* the last exit of its thread: its record may never come */
 			if (ps->cookie && ps->cookie == last_cookie[vcpu_of_tid(ps->tid)]) {
 				last_exit++;
