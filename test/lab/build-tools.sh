@@ -36,6 +36,7 @@ gcc "${CFLAGS[@]}" -I"$src/tools/include/uapi" "$LAB_SRC/chain-check.c" "$LAB_SR
 gcc "${CFLAGS[@]}" "$LAB_SRC/exp-check.c" -lm -o "$TOOLS_DIR/lab-exp-check"
 gcc "${CFLAGS[@]}" "$LAB_SRC/exits-check.c" -o "$TOOLS_DIR/lab-exits-check"
 gcc "${CFLAGS[@]}" -I"$src/tools/include/uapi" "$LAB_SRC/leak.c" -o "$TOOLS_DIR/lab-leak"
+gcc "${CFLAGS[@]}" "$LAB_SRC/fpu-load.c" -o "$TOOLS_DIR/lab-fpu-load"
 
 # The series' KVM selftest, where the series has it, static for the
 # busybox L1, with the uapi headers of the patched build (out/patched/usr:

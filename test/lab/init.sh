@@ -14,12 +14,13 @@
 # patched checks and experiments first).  vmctx.mode=repeat runs the
 # first recording vmctx.reps times on either kernel (stock or patched:
 # lab-record with or without the block) and counts the runs in which
-# lab-vmm found a vCPU's state lost at the end (test/lab/README).
+# lab-vmm found a vCPU's state lost at the end (test/lab/README);
+# vmctx.fpu_load=1 runs them on CPU 0 beside lab-fpu-load on CPU 1.
 # Results go to the console as "VMCTX-LAB: ..." lines, then the VM powers off.
 . /lib/vmctx-init-common.sh
 
-mode=patched secs=3 period=100000 vcpus=2 halt_us=1000 exps=1,2,3,4,5,6 bench=0 also= exp_secs= bench_rounds=400 bench_reps=5 reps=20
-lab_args mode secs period vcpus halt_us exps bench bench_rounds bench_reps also exp_secs reps
+mode=patched secs=3 period=100000 vcpus=2 halt_us=1000 exps=1,2,3,4,5,6 bench=0 also= exp_secs= bench_rounds=400 bench_reps=5 reps=20 fpu_load=0
+lab_args mode secs period vcpus halt_us exps bench bench_rounds bench_reps also exp_secs reps fpu_load
 
 isa=none
 grep -qw svm /proc/cpuinfo && isa=svm
@@ -57,10 +58,17 @@ if [ "$mode" = repeat ]; then
 	lab-record -p > /dev/null 2>&1 || blk=without
 	nb=-N
 	[ $blk = with ] && nb=
+	# vmctx.fpu_load=1: the vCPUs on CPU 0 and FLDENVs on CPU 1 (fpu-load.c)
+	rvmm=$vmm load=
+	if [ "$fpu_load" = 1 ]; then
+		rvmm="$vmm -c 0"
+		lab-fpu-load -c 1 -t 100000 > /tmp/fpu-load.txt 2>&1 &
+		load=$!
+	fi
 	bad=0 i=0
 	while [ $i -lt "$reps" ]; do
 		i=$((i + 1))
-		if lab-record $nb -c "$period" -o /tmp/r.txt -- $vmm 2> /tmp/r.err; then
+		if lab-record $nb -c "$period" -o /tmp/r.txt -- $rvmm 2> /tmp/r.err; then
 			echo "VMCTX-LAB: repeat $i of $reps: ok"
 		else
 			bad=$((bad + 1))
@@ -68,7 +76,8 @@ if [ "$mode" = repeat ]; then
 			grep '^lab-' /tmp/r.err | sed 's/^/VMCTX-LAB:   /'
 		fi
 	done
-	echo "VMCTX-LAB: repeat: $bad of $reps runs failed, sampling every $period ns ($blk PERF_SAMPLE_GUEST_CTX)"
+	[ -n "$load" ] && kill "$load"
+	echo "VMCTX-LAB: repeat: $bad of $reps runs failed, sampling every $period ns ($blk PERF_SAMPLE_GUEST_CTX${load:+, FLDENV load on CPU 1})"
 	finish "REPEAT-DONE isa=$isa failed=$bad"
 fi
 
