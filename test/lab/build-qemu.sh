@@ -4,12 +4,17 @@
 # Debian's own QEMU (the source of the installed qemu-system-x86, with
 # Debian's patches) with test/lab/qemu/*.patch on top, x86_64-softmmu only.
 #
-# Why: QEMU 7.2's nested SVM sets CPU_INTERRUPT_VIRQ on VMRUN without the
-# BQL and can lose the I/O thread's request to look at the local APIC, and
-# with it L1's one-shot timer, for good: the L1 hangs of
-# test/lab/guest/README.  Upstream made that write atomic in 2025; Debian
-# 12's package has it plain.  VMCTX_L1_QEMU=/usr/bin/qemu-system-x86_64
-# boots L1 on Debian's binary instead, and skips this build.
+# Why: two plain read-modify-writes of a word another thread writes too.
+# svm-virq-atomic.patch: QEMU 7.2's nested SVM sets CPU_INTERRUPT_VIRQ on
+# VMRUN without the BQL and can lose the I/O thread's request to look at
+# the local APIC, and with it L1's one-shot timer, for good: the L1 hangs
+# of test/lab/guest/README (upstream made that write atomic in 2025).
+# ignne-atomic.patch: every FLDENV/FXRSTOR/XRSTOR on any vCPU writes back
+# the first CPU's hflags2, and can undo its #VMEXIT's clearing of nested
+# paging: the nested guest gets the L1 host's registers (lab-vmm "its
+# state was lost"; run-lab.sh's L1 emulator check, test/lab/README).
+# VMCTX_L1_QEMU=/usr/bin/qemu-system-x86_64 boots L1 on Debian's binary
+# instead, and skips this build.
 #
 # The source comes through apt, as every package does (signed Release,
 # Sources index, checksums), with a private list of deb-src lines made
