@@ -13,6 +13,8 @@
 # the first CPU's hflags2, and can undo its #VMEXIT's clearing of nested
 # paging: the nested guest gets the L1 host's registers (lab-vmm "its
 # state was lost"; run-lab.sh's L1 emulator check, test/lab/README).
+# vmexit-outside-guest.patch is no fix: QEMU says on its console when it
+# makes a #VMEXIT outside guest mode, which no CPU does.
 # VMCTX_L1_QEMU=/usr/bin/qemu-system-x86_64 boots L1 on Debian's binary
 # instead, and skips this build.
 #

@@ -48,7 +48,7 @@ failed() {
 }
 # whys FILE: the lines of a part's output that say why it failed
 whys() {
-	grep -aE '\] FAILED |: RESULT FAIL|^perf-check: FAIL|^run-checks: FAIL|^machine-checks: FAIL|^not ok|: FAILED' "$1" 2>/dev/null | sed 's/\r$//' | tail -n 12 || true
+	grep -aE '\] FAILED |: RESULT FAIL|^perf-check: FAIL|^run-checks: FAIL|^machine-checks: FAIL|^not ok|: FAILED|: an emulator fault' "$1" 2>/dev/null | sed 's/\r$//' | tail -n 12 || true
 }
 start=$SECONDS
 
@@ -59,7 +59,7 @@ report() {
 	local name=$1 logf=$2 want=$3
 
 	echo "---- $name ($logf)"
-	grep -aE '^(VMCTX-LAB|lab-check|lab-chain-check|lab-record|lab-leak|lab-vmm|lab-exp|lab-bench|# |Total samples|vCPU  |vcpu[0-9]|Steal by| +[0-9]+ +[0-9.]+  | +[0-9.]+%)' \
+	grep -aE '^(VMCTX-LAB|lab-check|lab-chain-check|lab-record|lab-leak|lab-vmm|lab-exp|lab-bench|# |Total samples|vCPU  |vcpu[0-9]|Steal by| +[0-9]+ +[0-9.]+  | +[0-9.]+%)|: an emulator fault' \
 		"$logf" | sed 's/\r$//' || true
 	if grep -aq "^VMCTX-LAB: RESULT $want" "$logf"; then
 		echo "---- $name: ok"

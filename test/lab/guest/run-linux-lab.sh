@@ -574,6 +574,11 @@ boot_once() {
 	else
 		outcome=ok
 	fi
+	# QEMU's own word that its CPU state went wrong, whatever the outcome
+	# (test/lab/qemu/vmexit-outside-guest.patch)
+	if grep -aq ': an emulator fault' "$logf"; then
+		log "QEMU reported a fault of its own in this boot: $(grep -a -m1 ': an emulator fault' "$logf" | sed 's/^qemu-system-x86_64: //; s/\r$//')"
+	fi
 }
 
 # soak: VMCTX_SOAK_BOOTS boots of the perf run's shape (both guests, one
