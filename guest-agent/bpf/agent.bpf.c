@@ -261,12 +261,16 @@ static __u32 switch_kind(struct task_struct *t)
  * written only after the tail read shows the agent has taken it.  A full
  * ring drops the new switch and counts it, and the next switch that fits
  * comes after a slot that says which were lost.
+ *
+ * A switch's time is read last, as close to the switch itself as the
+ * probe gets: the previous task runs until the probes return, and a
+ * sample taken while this one runs belongs to it.
  */
 static int log_switch(struct task_struct *t)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), nlost;
 	struct agent_bpf_switch_ring *r = bpf_map_lookup_elem(&switch_rings, &cpu);
-	__u64 ns = bpf_ktime_get_ns(), head, tail;
+	__u64 head, tail;
 	struct agent_bpf_switch *s;
 
 	if (!r)
@@ -276,6 +280,8 @@ static int log_switch(struct task_struct *t)
 	tail = *(volatile __u64 *)&r->tail;
 	asm volatile("" ::: "memory");
 	if (switch_slots - (head - tail) < (nlost ? 2 : 1)) {
+		__u64 ns = bpf_ktime_get_ns();
+
 		if (!nlost)
 			r->lost_from = ns;
 		r->lost_to = ns;
@@ -299,13 +305,13 @@ static int log_switch(struct task_struct *t)
 	s = switch_slot(cpu, head);
 	if (!s)
 		return 0;
-	s->ns = ns;
 	s->lost_to = 0;
 	s->pid = BPF_CORE_READ(t, pid);
 	s->tgid = BPF_CORE_READ(t, tgid);
 	s->kind = switch_kind(t);
 	s->nlost = 0;
 	BPF_CORE_READ_STR_INTO(&s->comm, t, comm);
+	s->ns = bpf_ktime_get_ns();
 	asm volatile("" ::: "memory");
 	*(volatile __u64 *)&r->head = head + 1;
 	if (nlost) {

@@ -398,14 +398,20 @@ static u32 vg_sw_kind(const struct task_struct *t)
 	return (t->flags & PF_KTHREAD) ? VG_SW_KTHREAD : VG_SW_TASK;
 }
 
-/* This CPU runs @t from now on; interrupts are off, @r is this CPU's. */
+/*
+ * This CPU runs @t from now on; interrupts are off, @r is this CPU's.
+ * The switch's time is read last, as close to the switch as the probe
+ * gets: the previous task runs until the probes return.
+ */
 static void vg_sw_log(struct vg_sw_ring *r, struct task_struct *t)
 {
-	u64 ns = ktime_get_ns(), head = r->head;
+	u64 head = r->head;
 	struct vg_switch *s;
 
 	/* Acquire: the reader is done with a slot before its tail passes it. */
 	if (r->size - (head - smp_load_acquire(&r->tail)) < (r->nlost ? 2 : 1)) {
+		u64 ns = ktime_get_ns();
+
 		if (!r->nlost)
 			r->lost_from = ns;
 		r->lost_to = ns;
@@ -421,12 +427,12 @@ static void vg_sw_log(struct vg_sw_ring *r, struct task_struct *t)
 		s->nlost = r->nlost;
 	}
 	s = &r->slots[head++ & (r->size - 1)];
-	s->ns = ns;
 	s->pid = t->pid;
 	s->tgid = t->tgid;
 	s->kind = vg_sw_kind(t);
 	memcpy(s->comm, t->comm, TASK_COMM_LEN);
 	s->comm[TASK_COMM_LEN - 1] = '\0';
+	s->ns = ktime_get_ns();
 	/* Release: the slots are written before the reader sees head. */
 	smp_store_release(&r->head, head);
 	if (r->nlost)
