@@ -353,8 +353,13 @@ fi
 # on each vCPU at each guest time.  A sample's guest time comes through the
 # guest's TSC/ns pairs; under the emulator the samples charged otherwise
 # cluster 50-200 us before the trace's switch (the log's task is the next
-# one), a few past 1 ms, which the guest's clock straying from its TSC
-# between two pairs would explain (not yet shown): samples charged to a
+# one), a few past 1 ms: nearly all in the guest functions of this
+# trace's own sched_switch event (ring_buffer_lock_reserve,
+# trace_save_cmdline, probe_sched_switch, its clock read), a probe that
+# runs after the agent's and so stamps the switch later, the previous
+# task still current (30 November; the agent reads the time at the end
+# of its own probe since, which moved 1.0%/1.7% charged otherwise to
+# 0.7-0.8%/1.3-1.9%, within the runs' spread): samples charged to a
 # task that ran within 1 ms of them are counted beside those charged to
 # the task that ran at their exact time.  With a log, >= 98% of
 # the guest kernel samples and >= 99% of the user ones must be charged
