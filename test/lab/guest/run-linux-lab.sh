@@ -576,9 +576,10 @@ boot_once() {
 	fi
 	# QEMU's own word that its CPU state went wrong, whatever the outcome
 	# (test/lab/qemu/vmexit-outside-guest.patch)
-	if grep -aq ': an emulator fault' "$logf"; then
-		log "QEMU reported a fault of its own in this boot: $(grep -a -m1 ': an emulator fault' "$logf" | sed 's/^qemu-system-x86_64: //; s/\r$//')"
-	fi
+	local fault
+	fault=$(grep -a -m1 ': an emulator fault' "$logf" | sed 's/^qemu-system-x86_64: //; s/\r$//') ||
+		fault=
+	[ -z "$fault" ] || log "QEMU reported a fault of its own in this boot: $fault"
 }
 
 # soak: VMCTX_SOAK_BOOTS boots of the perf run's shape (both guests, one
