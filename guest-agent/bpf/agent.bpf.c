@@ -264,7 +264,9 @@ static __u32 switch_kind(struct task_struct *t)
  *
  * A switch's time is read last, as close to the switch itself as the
  * probe gets: the previous task runs until the probes return, and a
- * sample taken while this one runs belongs to it.
+ * sample taken while this one runs belongs to it.  Unlike the module's
+ * probe, a program cannot choose its place among the tracepoint's probes:
+ * it runs after those attached before it.
  */
 static int log_switch(struct task_struct *t)
 {

@@ -210,6 +210,14 @@ struct vg_sw_reader {
 };
 
 static struct tracepoint *vg_sw_tp;	/* sched_switch */
+
+/*
+ * The switch probe's place among sched_switch's probes: after every other
+ * (they run by descending priority, TRACEPOINT_DEFAULT_PRIO 10).  The
+ * previous task stays current until the probes return, so the last one
+ * reads the time nearest the switch itself.
+ */
+#define VG_SW_PRIO	INT_MIN
 static struct vg_sw_ring **vg_sw_rings;	/* by CPU, while the file is open */
 static unsigned long vg_sw_busy;	/* bit 0: the file is open */
 
@@ -807,7 +815,8 @@ static int vg_sw_open(struct inode *inode, struct file *file)
 	err = vg_sw_alloc_rings(roundup_pow_of_two(size));
 	if (err)
 		goto err_reader;
-	err = tracepoint_probe_register(vg_sw_tp, (void *)vg_probe_switch, NULL);
+	err = tracepoint_probe_register_prio(vg_sw_tp, (void *)vg_probe_switch, NULL,
+					     VG_SW_PRIO);
 	if (err)
 		goto err_rings;
 	on_each_cpu(vg_sw_mark, NULL, 1);
