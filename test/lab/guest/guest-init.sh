@@ -39,6 +39,26 @@ n=0
 while [ ! -b /dev/vda ] && [ $n -lt 50 ]; do usleep 100000; n=$((n + 1)); done
 [ -b /dev/vda ] || bye "FAIL no /dev/vda (virtio_blk)"
 say "modules: $(wc -l < /proc/modules) loaded"
+# The guest's own scheduler, ground truth for whose page tables a guest
+# kernel sample ran on: perf charges it to their owner, and a kernel
+# thread or the idle loop borrows the last process's (lazy TLB).  Every
+# context switch, on CLOCK_MONOTONIC (the clock of the bundles and of perf
+# script's guest_time).  Started before the agents, so that their
+# sched_switch probes run after this trace's, as after any probe already
+# there (the module's runs last by its priority anyway): each probe stamps
+# its switch while the previous task is still current, and a sample taken
+# between the two stamps is the trace's next task and the agent's
+# previous one; the trace's work before its stamp (its ring buffer's
+# reservation and clock read) is the longer part.  Without recording
+# comms (record-cmd), which only adds a probe: the switches give pids.
+T=/sys/kernel/tracing
+if [ "$work" != tree ] && [ -w $T/trace_clock ] && echo mono > $T/trace_clock 2>/dev/null; then
+	echo 8192 > $T/buffer_size_kb
+	echo 0 > $T/options/record-cmd 2>/dev/null
+	echo 1 > $T/events/sched/sched_switch/enable
+	echo 1 > $T/tracing_on
+	sched_trace=1
+fi
 # The window: the agents first, so every exec and exit is in their logs.
 # agent BACKEND OUT ERR: start vmctx-agent record, which the end of the
 # work below stops, and wait until its window is open (-v says so);
@@ -95,18 +115,6 @@ if [ "$work" = tree ]; then
 		bye "FAIL writing the bundle to /dev/vda"
 	say "bundle $(wc -c < /tmp/guest1.vmctx) bytes on vda"
 	bye PASS
-fi
-# The guest's own scheduler, ground truth for whose page tables a guest
-# kernel sample ran on: perf charges it to their owner, and a kernel
-# thread or the idle loop borrows the last process's (lazy TLB).  Every
-# context switch, on CLOCK_MONOTONIC (the clock of the bundles and of perf
-# script's guest_time).
-T=/sys/kernel/tracing
-if [ -w $T/trace_clock ] && echo mono > $T/trace_clock 2>/dev/null; then
-	echo 8192 > $T/buffer_size_kb
-	echo 1 > $T/events/sched/sched_switch/enable
-	echo 1 > $T/tracing_on
-	sched_trace=1
 fi
 sleep 1
 # both on vCPU 1, so that the guest's scheduler shares it between them
