@@ -335,15 +335,17 @@ if [ -n "$perls" ] && [ -s "$perls" ]; then
 		no "perl: $pl_agree of $pl_known samples named as nm names their function (< 95%), $pl_wrong named otherwise (> 1%)"
 	# the split: each copy's share of the samples perf names with it (user
 	# and kernel, as times() counts), against its share of the CPU time,
-	# within 5 points.  (The guest's CPU time also counts time the real
-	# machine took from the emulator, in which L1 takes no sample: in quiet
-	# runs the two agreed within 0.7 points, in one with other jobs on the
-	# machine they were 3.4 apart.  Which process a sample is named with is
-	# checked exactly above.)
+	# within 2 points, as the issue of the switch log asks.  (The guest's
+	# CPU time also counts time the real machine took from the emulator,
+	# in which L1 takes no sample: in quiet runs the two agreed within 0.7
+	# points, in one with other jobs on the machine they were 3.4 apart,
+	# before the switch log; with it, 0.4 and 1.4 points (30 November).
+	# Weighting the samples by their periods moved neither.  Which process
+	# a sample is named with is checked exactly above.)
 	awk '$1 == "perl-pid" {
 		d = $7 - $4; if (d < 0) d = -d
 		printf "perf-check: perl pid %s: %.2f s of CPU (%.1f%%); %d samples named with it (%.1f%%), %d of them in perl text\n", $2, $3, $4, $6, $7, $5
-		if (d > 5) { print "perf-check: FAIL perl pid " $2 " does not get its share of the samples (> 5 points)"; bad = 1 } }
+		if (d > 2) { print "perf-check: FAIL perl pid " $2 " does not get its share of the samples (> 2 points)"; bad = 1 } }
 	    END { exit bad }' $tmp/perl.res || fail=1
 fi
 
