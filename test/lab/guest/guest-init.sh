@@ -52,12 +52,49 @@ say "modules: $(wc -l < /proc/modules) loaded"
 # reservation and clock read) is the longer part.  Without recording
 # comms (record-cmd), which only adds a probe: the switches give pids.
 T=/sys/kernel/tracing
-if [ "$work" != tree ] && [ -w $T/trace_clock ] && echo mono > $T/trace_clock 2>/dev/null; then
+if [ "$work" = hot ] && [ -w $T/trace_clock ] && echo mono > $T/trace_clock 2>/dev/null; then
 	echo 8192 > $T/buffer_size_kb
 	echo 0 > $T/options/record-cmd 2>/dev/null
 	echo 1 > $T/events/sched/sched_switch/enable
 	echo 1 > $T/tracing_on
 	sched_trace=1
+fi
+# vmctx.work=readme: the README's "On a real KVM host", step 4, in the
+# guest: its command as written there (run-linux-lab.sh took it from the
+# README), no module loaded (Debian 12's kernels have BTF: the BPF
+# backend), in a directory of its own.  Its window is open once it runs
+# its command (sleep); then hot runs beside it, the workload the host's
+# report must show, and the host records (l1-init.sh).
+if [ "$work" = readme ]; then
+	cmd=$(cat /lib/vmctx-readme-guest)
+	mkdir -p /tmp/readme && cd /tmp/readme || bye "FAIL no /tmp/readme"
+	say "readme: in the guest: $cmd"
+	sh -c "exec $cmd" > /tmp/readme.out 2> /tmp/readme.err &
+	agent=$!
+	i=0
+	while ! pidof sleep > /dev/null; do
+		kill -0 $agent 2>/dev/null || {
+			while read -r line; do say "agent: $line"; done < /tmp/readme.err
+			bye "FAIL the README's command in the guest exited before its window opened"; }
+		i=$((i + 1))
+		[ $i -lt 1500 ] || bye "FAIL the README's command in the guest: no window after 300 s"
+		usleep 200000
+	done
+	taskset -c 1 hot -t 30 > /tmp/hot1.out &
+	say "readme: the window is open"
+	wait $agent || {
+		while read -r line; do say "agent: $line"; done < /tmp/readme.err
+		bye "FAIL the README's command in the guest"; }
+	wait
+	say "window closed"
+	while read -r line; do say "agent: $line"; done < /tmp/readme.err
+	while read -r line; do say "$line"; done < /tmp/hot1.out
+	set -- /tmp/readme/*.vmctx
+	[ $# = 1 ] && [ -f "$1" ] || bye "FAIL the README's command wrote no bundle (or more than one): $*"
+	say "readme: bundle ${1##*/}"
+	dd if="$1" of=/dev/vda bs=65536 conv=fsync 2>/dev/null || bye "FAIL writing the bundle to /dev/vda"
+	say "bundle $(wc -c < "$1") bytes on vda"
+	bye PASS
 fi
 # The window: the agents first, so every exec and exit is in their logs.
 # agent BACKEND OUT ERR: start vmctx-agent record, which the end of the

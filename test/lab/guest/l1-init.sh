@@ -106,6 +106,7 @@ esac
 backend1=kmod work=hot
 case $host in perf|soak) backend1=both ;; esac
 [ "$host" = chains ] && { work=tree guests=1; }
+[ "$host" = readme ] && { work=readme guests=1 backend1=bpf; }
 cat > /tmp/run-l2.sh <<EOS
 n=\$1 dir=/lab/l2 churn=$churn l2pti=$l2pti backend=$backend1 work=$work
 [ "\$n" = 1 ] || { dir=/lab/l2b; churn=$((churn / 3)); l2pti=pti=on; backend=bpf; }
@@ -225,6 +226,28 @@ elif [ "$host" = chains ]; then
 		2> /tmp/perf-record.err ||
 		{ cat /tmp/perf-record.err; tails; finish "FAIL perf record -g of the L2 guest"; }
 	grep -v '^\[ perf record' /tmp/perf-record.err
+	stamp "the recording ended"
+elif [ "$host" = readme ]; then
+	# The README's "On a real KVM host", step 4 on the host, as written
+	# (but -e cpu-clock: this emulated CPU has no PMU), in a directory of
+	# its own, once the guest's agent has its window open: the README has
+	# the agent started first, its window covering perf's.  (Polls of a
+	# second: a guest that says nothing for 1,500 of them is hung.)
+	sh /tmp/run-l2.sh 1 &
+	i=0 last=
+	while ! grep -aq '^VMCTX-L2: readme: the window is open' /tmp/l2-1.log 2>/dev/null; do
+		[ -f /tmp/l2-1.exit ] && { tails; finish "FAIL the readme run's guest ended before its window opened"; }
+		sleep 1
+		size=$(stat -c %s /tmp/l2-1.log 2>/dev/null || echo 0)
+		[ "$size" = "$last" ] && i=$((i + 1)) || { last=$size; i=0; }
+		[ $i -lt 1500 ] || { echo "VMCTX-LAB: GUEST-HUNG guest1: its console said nothing for 1500 s"; kill $(cat /tmp/l2-1.pid); finish "FAIL the readme run's guest hung"; }
+	done
+	cmd=$(cat /lab/readme-host)
+	echo "readme: on the host: $cmd"
+	mkdir -p /tmp/readme
+	(cd /tmp/readme && sh -c "$cmd") > /tmp/perf-record.out 2> /tmp/perf-record.err ||
+		{ cat /tmp/perf-record.err; tails; finish "FAIL the README's perf record on the host"; }
+	sed 's/^/readme: /' /tmp/perf-record.err
 	stamp "the recording ended"
 else
 	lab-record -c "$period" -o /tmp/samples.txt -- sh /tmp/window.sh ||
@@ -346,6 +369,48 @@ handover() {
 	echo "VMCTX-LAB: HANDOVER $(stat -c %s /tmp/handover.tgz) bytes, md5 $(md5sum < /tmp/handover.tgz | cut -c1-32)"
 	stamp "the recording is handed over ($(du -k /tmp/handover/perf.data | cut -f1) KiB of perf.data)"
 }
+if [ "$host" = readme ]; then
+	# Step 5: the bundle copied to the host (here: from the guest's disk,
+	# under the name the guest's command gave it) and the reports, as
+	# written, in the directory of the recording; then what "How to tell
+	# it works" says they show
+	name=$(tr -d '\r' < /tmp/l2-1.log | sed -n 's/^VMCTX-L2: readme: bundle //p')
+	case $name in
+	*/*|'') finish "FAIL the readme run's guest named its bundle '$name'" ;;
+	esac
+	cp /tmp/guest1.vmctx "/tmp/readme/$name"
+	k=0
+	while read -r cmd; do
+		k=$((k + 1))
+		echo "readme: on the host: $cmd"
+		(cd /tmp/readme && sh -c "$cmd") > /tmp/readme-$k.out 2> /tmp/readme-$k.err < /dev/null ||
+			{ tail -n 5 /tmp/readme-$k.err; finish "FAIL the README's '$cmd'"; }
+		echo "readme: it printed $(wc -l < /tmp/readme-$k.out) lines"
+		grep -a '^# guest' /tmp/readme-$k.out | sed 's/^/readme: /'
+	done < /lab/readme-report
+	[ $k = 2 ] || finish "FAIL the README's step 5 has $k perf report commands, not 2"
+	miss=
+	grep -aq '^# guest clock of VM1 (guest1): exact, through the TSC' /tmp/readme-1.out ||
+		miss="$miss; no '# guest clock of VM1 (guest1): exact, through the TSC'"
+	grep -aEq '^# guest tasks of VM1 \(guest1\): of [0-9]+ samples, [1-9][0-9]* by its switch log' /tmp/readme-1.out ||
+		miss="$miss; no '# guest tasks of VM1 (guest1): of N samples, M by its switch log' with M > 0"
+	# hot, the guest's workload: a row of its own, with its own functions
+	grep -aE '^ +[0-9.]+% +hot +' /tmp/readme-1.out | grep -aEq 'hot_(alpha|beta|gamma)' ||
+		miss="$miss; no row of the guest process hot with its functions"
+	grep -aq '\[guest\.kernel\.kallsyms\.[0-9]*\]' /tmp/readme-1.out ||
+		miss="$miss; no [guest.kernel.kallsyms.PID] row"
+	# each vCPU's time it did not run: [steal] and [idle] rows of the
+	# vcpu-blank event, and in the per-vCPU view its steal and idle
+	for w in steal idle; do
+		grep -aqE "^ +[0-9.]+% +\\[$w\\] " /tmp/readme-1.out ||
+			miss="$miss; no [$w] row"
+		sed -n "/of event 'vcpu-blank'/,/^# Samples/p" /tmp/readme-2.out | grep -aqE "^ +[0-9.]+% +$w *\$" ||
+			miss="$miss; no $w row of vcpu-blank in --guest-view=vcpu"
+	done
+	grep -aE '^ +[0-9.]+% +hot +' /tmp/readme-1.out | head -n 3 | sed 's/^/readme: /'
+	[ -z "$miss" ] || finish "FAIL the README's reports do not show what it says${miss}"
+	finish "PASS linux readme: the README's commands as written show what it says"
+fi
 up() { grep -a -m1 '^VMCTX-L2: up:' /tmp/l2-$1.log | tr -d '\r' | sed 's/^VMCTX-L2: up: //'; }
 bad=${differ:-}
 if [ "$host" = chains ]; then

@@ -16,8 +16,9 @@
 #
 # Needs the L1 kernel and lab-record from the main lab (build-kernel.sh
 # patched, build-tools.sh); builds them if missing.  Environment as in
-# lab-env.sh, plus VMCTX_LINUX_RUNS="on off chains" (the runs to do: the
-# guest's PTI on, off, and the call-chain run),
+# lab-env.sh, plus VMCTX_LINUX_RUNS="on off chains readme" (the runs to
+# do: the guest's PTI on, off, the call-chain run, and the README's
+# "On a real KVM host" as written),
 # VMCTX_LINUX_VMX=1 (L1 on bochs' Intel VMX with PCID, slow),
 # VMCTX_LINUX_COST=1 (L1 also measures what --guest-maps costs perf
 # report, about 3 minutes: a benchmark, as test/bench/report-cost.sh),
@@ -159,11 +160,33 @@ pack_l2() {
 	cp "$gmods"/modules.dep "$gmods"/modules.alias "$gmods"/modules.builtin \
 		"$gmods"/modules.order "$st/lib/modules/$kver/" 2>/dev/null || true
 	echo "$modlist" > "$st/lib/vmctx-modules"
+	sed -n 's/^guest //p' "$W/readme.cmds" > "$st/lib/vmctx-readme-guest"
 	install_init "$G/guest-init.sh" "$st"
 	mkdir -p "$out"
 	pack_initramfs "$st" "$out/initramfs.cpio.gz" 6
 	cp "$vmlinuz" "$out/bzImage"
 }
+# The readme run: the README's "On a real KVM host", steps 4 and 5, as
+# written there: the guest's command (step 4, "# in the guest") in L2,
+# the host's ("# on the host") and step 5's reports in L1.  One change,
+# which the README itself offers: L1's emulated CPU has no PMU, so
+# "-e cycles" becomes "-e cpu-clock".  A README whose section no longer
+# has these lines fails the run here, before any boot.
+readme_cmds() {
+	awk '/^## / { in_sec = ($0 == "## On a real KVM host") }
+	     in_sec && /^[0-9]+\. / { step = $1 + 0 }
+	     in_sec && /^ *```/ { block = !block; next }
+	     in_sec && block {
+		line = $0; sub(/^ +/, "", line)
+		if (step == 4 && line ~ /# in the guest/) { sub(/ +#.*$/, "", line); print "guest " line }
+		else if (step == 4 && line ~ /# on the host/) { sub(/ +#.*$/, "", line); print "host " line }
+		else if (step == 5 && line ~ /^perf report /) print "report " line }' "$REPO_TOP/README.md"
+}
+readme_cmds > "$W/readme.cmds"
+[ "$(grep -c '^guest vmctx-agent record ' "$W/readme.cmds")" = 1 ] &&
+	[ "$(grep -c '^host perf record .*-e cycles .*--vmcs-ctx' "$W/readme.cmds")" = 1 ] &&
+	grep -q '^report ' "$W/readme.cmds" ||
+	die "README.md's \"On a real KVM host\" has not the commands the readme run takes (step 4: one in the guest, one on the host with -e cycles; step 5: perf report): $(tr '\n' ';' < "$W/readme.cmds")"
 # guest1: Debian 12's kernel (6.1); guest2, in the perf run beside it:
 # Debian 12's backported 6.12 (VMCTX_LINUX_SECOND=0 leaves it out)
 pack_l2 6.1 "$W/l2"
@@ -192,6 +215,8 @@ if [ "$second" = 1 ]; then
 fi
 cp "$W/hot.syms" "$W/churn.syms" "$W/perl.syms" "$st/lab/"
 install -m 755 "$G/perf-check.sh" "$st/lab/"
+sed -n 's/^host //p' "$W/readme.cmds" | sed 's/ -e cycles / -e cpu-clock /' > "$st/lab/readme-host"
+sed -n 's/^report //p' "$W/readme.cmds" > "$st/lab/readme-report"
 stage_perf "$st"
 install_init "$G/l1-init.sh" "$st"
 pack_initramfs "$st" "$W/l1-initramfs.cpio.gz" 1
@@ -622,11 +647,12 @@ if [ "${VMCTX_LINUX_RUNS:-}" = soak ]; then
 	soak
 	exit 0
 fi
-for pti in ${VMCTX_LINUX_RUNS:-on off chains}; do
+for pti in ${VMCTX_LINUX_RUNS:-on off chains readme}; do
 	t=$SECONDS
 	case $pti in
 	on) keys="vmctx.pti=on vmctx.host=lab-record" ;;
 	chains) keys="vmctx.pti=off vmctx.host=chains vmctx.secs=${VMCTX_LINUX_TREE_SECS:-8}" ;;
+	readme) keys="vmctx.pti=off vmctx.host=readme" ;;
 	*) keys="vmctx.pti=$pti vmctx.host=perf vmctx.churn=${VMCTX_LINUX_CHURN:-60} vmctx.guests=$((1 + second)) vmctx.together=${VMCTX_LINUX_TOGETHER:-0}"
 	   [ "${VMCTX_LINUX_COST:-0}" = 1 ] || keys="$keys vmctx.cost=0" ;;
 	esac
@@ -700,7 +726,7 @@ for pti in ${VMCTX_LINUX_RUNS:-on off chains}; do
 			cp "$W"/differ/handover/guest*.vmctx "$RESULTS_DIR/" &&
 			log "the bundles that differ: $(cd "$W/differ/handover" && ls guest*.vmctx | sed "s|^|$RESULTS_DIR/|" | tr '\n' ' ')"
 	fi
-	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record|perf-check|check-chains|perf-report-cost|# guest|----|vCPU|vcpu[0-9]|Steal)|^ +[0-9]+ +[0-9.]+ |^Total|^ +Samples' "$logf" |
+	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record|perf-check|check-chains|perf-report-cost|readme:|# guest|----|vCPU|vcpu[0-9]|Steal)|^ +[0-9]+ +[0-9.]+ |^Total|^ +Samples' "$logf" |
 		grep -avE '^lab-linux-check: (bundle task|root 0x)' | sed 's/\r$//' || true
 	if grep -aq "^VMCTX-LAB: RESULT PASS" "$logf" && [ "${outcome:-ok}" = ok ]; then
 		log "pti=$pti: ok$([ "$tries" -gt 1 ] && echo " at boot $tries (boots:$how)")"
