@@ -39,9 +39,14 @@ log "booting the patched kernel as a KVM host (QEMU TCG, AMD SVM); experiments $
 sed -n '/^lab-exp: ====/,/^VMCTX-LAB: RESULT/p' "$logf" | sed 's/\r$//' |
 	sed '/^VMCTX-LAB-FILE-BEGIN/,/^VMCTX-LAB-FILE-END/d'
 log "console log: $logf"
-missed=()
-grep -aq '^VMCTX-LAB: RESULT EXPERIMENTS-PASS' "$logf" ||
-	missed+=("the tiny-guest experiments: $(grep -a -m1 '^VMCTX-LAB: RESULT' "$logf" | sed 's/\r$//; s/^VMCTX-LAB: RESULT //' || echo 'no result line') (console $logf)")
+# missed: each part that failed, with where its console is; why: the
+# same, short, for the last line
+missed=() why=()
+if ! grep -aq '^VMCTX-LAB: RESULT EXPERIMENTS-PASS' "$logf"; then
+	w=$(grep -a -m1 '^VMCTX-LAB: RESULT' "$logf" | sed 's/\r$//; s/^VMCTX-LAB: RESULT //') || w='no result line'
+	missed+=("the tiny-guest experiments: $w (console $logf)")
+	why+=("the tiny-guest experiments: $w")
+fi
 
 if [ "${VMCTX_DEMO_LINUX:-1}" = 1 ]; then
 	log "two real Linux guests under the same host (Debian's 6.1 and 6.12 kernels): vmctx-agent record in each, perf record --vmcs-ctx -a and perf report --guest-maps in the host"
@@ -58,7 +63,9 @@ if [ "${VMCTX_DEMO_LINUX:-1}" = 1 ]; then
 	if [ $rc != 0 ]; then
 		# run-linux-lab.sh's own last line says what failed and how
 		# many boots it took
-		missed+=("the Linux guests: $(sed -n 's/.*ERROR: //p' "$linux_out" | tail -n 1) (the lab's log $linux_out)")
+		w=$(sed -n 's/.*ERROR: //p' "$linux_out" | tail -n 1 | sed 's/; console [^;]*$//')
+		missed+=("the Linux guests: $w (the lab's log $linux_out)")
+		why+=("the Linux guests: ${w:-run-linux-lab.sh exited $rc}")
 	fi
 fi
 
@@ -66,7 +73,8 @@ fi
 # failed and where its consoles are.
 if [ ${#missed[@]} -ne 0 ]; then
 	for m in "${missed[@]}"; do log "FAILED: $m"; done
-	log "the demo FAILED: ${#missed[@]} part(s) did not pass (above)"
+	w=$(printf '%s; ' "${why[@]}")
+	log "the demo FAILED: ${w%; } (consoles above)"
 	exit 1
 fi
 log "the demo passed: every check of the experiments$([ "${VMCTX_DEMO_LINUX:-1}" = 1 ] && echo ' and of the Linux guests')"
