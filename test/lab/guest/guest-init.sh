@@ -14,8 +14,11 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 # vmctx.backend: kmod (the module), bpf (no module loaded: BPF only), or
 # both (two agents over the same window, the module's bundle and BPF's,
 # which the host compares)
-secs=4 churn=0 backend=kmod work=hot
-lab_args secs churn backend work
+# vmctx.storm=1: a small switch ring (64 slots) and a storm of context
+# switches that overruns it (switch-storm, 1 s on vCPU 0): the log's
+# gaps, which the host's checks count
+secs=4 churn=0 backend=kmod work=hot storm=0
+lab_args secs churn backend work storm
 # the window covers the work: hot's secs, churn's if longer
 wsecs=$secs
 [ "$churn" -gt "$wsecs" ] && wsecs=$churn
@@ -105,7 +108,9 @@ fi
 agent() {
 	local t0 i=0
 	t0=$(cut -d. -f1 /proc/uptime)
-	vmctx-agent record -v --switches --backend=$1 -o $2 -d 900 2>$3 &
+	local sw=--switches
+	[ "$storm" = 1 ] && sw=--switches=64
+	vmctx-agent record -v $sw --backend=$1 -o $2 -d 900 2>$3 &
 	last=$!
 	# (the module's window opens at once: no polling then, whose short
 	# processes would run into the window's start)
@@ -154,6 +159,7 @@ if [ "$work" = tree ]; then
 	bye PASS
 fi
 sleep 1
+[ "$storm" = 1 ] && switch-storm 1 0 > /tmp/storm.out &
 # both on vCPU 1, so that the guest's scheduler shares it between them
 taskset -c 1 hot -t "$secs" > /tmp/hot1.out &
 hot1=$!
@@ -222,6 +228,7 @@ fi
 touch /tmp/stop
 wait
 [ "$churn" -gt 0 ] && say "churn: $(cat /tmp/churn.n) processes of 20 ms"
+[ "$storm" = 1 ] && say "switch storm: $(cat /tmp/storm.out) (round trips, seconds) on vCPU 0"
 # The host stops sampling when it reads this; give it a moment, so that
 # the processes below (outside the agent's window) are not sampled.
 say "window closed"

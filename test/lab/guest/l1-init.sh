@@ -109,13 +109,14 @@ case $host in perf|soak) backend1=both ;; esac
 [ "$host" = readme ] && { work=readme guests=1 backend1=bpf; }
 cat > /tmp/run-l2.sh <<EOS
 n=\$1 dir=/lab/l2 churn=$churn l2pti=$l2pti backend=$backend1 work=$work
-[ "\$n" = 1 ] || { dir=/lab/l2b; churn=$((churn / 3)); l2pti=pti=on; backend=bpf; }
+storm=0
+[ "\$n" = 1 ] || { dir=/lab/l2b; churn=$((churn / 3)); l2pti=pti=on; backend=bpf; storm=1; }
 dd if=/dev/zero of=/tmp/out-\$n.img bs=1M count=24 2>/dev/null
 qemu-system-x86_64 -accel kvm -cpu host -smp 2 -m 256M -nodefaults -no-reboot \
 	-display none -serial stdio -name guest\$n,debug-threads=on -L /share/qemu \
 	-drive file=/tmp/out-\$n.img,if=virtio,format=raw \
 	-kernel \$dir/bzImage -initrd \$dir/initramfs.cpio.gz \
-	-append "console=ttyS0 quiet panic=-1 tsc=reliable lapic=notscdeadline \$l2pti vmctx.secs=$secs vmctx.churn=\$churn vmctx.backend=\$backend vmctx.work=\$work" \
+	-append "console=ttyS0 quiet panic=-1 tsc=reliable lapic=notscdeadline \$l2pti vmctx.secs=$secs vmctx.churn=\$churn vmctx.backend=\$backend vmctx.work=\$work vmctx.storm=\$storm" \
 	> /tmp/l2-\$n.log 2>&1 &
 echo \$! > /tmp/l2-\$n.pid
 wait \$!
@@ -328,6 +329,11 @@ perls() {
 	tr -d '\r' < /tmp/l2-$1.log | sed -n 's/^VMCTX-L2: \(perl: .*\)/\1/p' > /tmp/perl-$1
 	echo /tmp/perl-$1
 }
+# the guest's switch storm, if it had one ("switch storm: ROUND_TRIPS SECS ...")
+storms() {
+	tr -d '\r' < /tmp/l2-$1.log | sed -n 's/^VMCTX-L2: \(switch storm: .*\)/\1/p' > /tmp/storm-$1
+	echo /tmp/storm-$1
+}
 # the guest's context switches ("CPU NS NEXT_PID"), 16 MiB into its disk
 scheds() {
 	local size
@@ -447,7 +453,7 @@ if [ "$host" = perf ] && [ "$checks" = host ]; then
 		ln /tmp/guest$n.vmctx $h/
 		# (BPF's, if the guest took one: the lab keeps both if they differ)
 		[ ! -f /tmp/guest$n-bpf.vmctx ] || ln /tmp/guest$n-bpf.vmctx $h/
-		cp "$(marks $n)" "$(perls $n)" "$(scheds $n)" $h/
+		cp "$(marks $n)" "$(perls $n)" "$(scheds $n)" "$(storms $n)" $h/
 		cp /tmp/l2-$n.pid $h/guest$n.pid
 		work $n > $h/guest$n.work
 		libc $n > $h/guest$n.libc
@@ -457,7 +463,7 @@ if [ "$host" = perf ] && [ "$checks" = host ]; then
 elif [ "$host" = perf ]; then
 	for n in $all; do
 		echo "perf-check: ==== guest$n ($(up $n))"
-		sh /lab/perf-check.sh /tmp/perf.data "$maps" guest$n "$(cat /tmp/l2-$n.pid)" "$(work $n)" "$(libc $n)" "$(marks $n)" "$(perls $n)" "$(scheds $n)" ||
+		sh /lab/perf-check.sh /tmp/perf.data "$maps" guest$n "$(cat /tmp/l2-$n.pid)" "$(work $n)" "$(libc $n)" "$(marks $n)" "$(perls $n)" "$(scheds $n)" "$(storms $n)" ||
 			bad="$bad guest$n"
 		stamp "guest$n checked"
 	done

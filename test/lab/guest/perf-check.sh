@@ -1,6 +1,6 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
-# perf-check.sh PERF.DATA MAPS NAME QEMU_PID WORK LIBC [MARKS [PERLS [SCHEDS]]]: the Linux-guest lab's
+# perf-check.sh PERF.DATA MAPS NAME QEMU_PID WORK LIBC [MARKS [PERLS [SCHEDS [STORM]]]]: the Linux-guest lab's
 # checks of what the user sees, for the guest NAME.  PERF.DATA is 'perf
 # record --vmcs-ctx -a' of the L1 host while the L2 guests ran; MAPS is
 # perf report's --guest-maps, NAME=BUNDLE for every guest, each bundle what
@@ -60,7 +60,7 @@
 # It runs in L1 (busybox) or, on what L1 handed back, on the lab's host
 # with the same busybox tools: PERF_CHECK_LAB is where the programs'
 # symbol lists lie (/lab in L1), PERF_CHECK_TMP its scratch directory.
-data=$1 maps=$2 name=$3 qpid=$4 work=$5 libc=${6:-} marks=${7:-} perls=${8:-} scheds=${9:-}
+data=$1 maps=$2 name=$3 qpid=$4 work=$5 libc=${6:-} marks=${7:-} perls=${8:-} scheds=${9:-} storm=${10:-}
 lab=${PERF_CHECK_LAB:-/lab} tmp=${PERF_CHECK_TMP:-/tmp}
 fail=0
 no() { echo "perf-check: FAIL $*"; fail=1; }
@@ -109,6 +109,12 @@ hex='function h(s,  i, n, c) { n = 0; s = tolower(s); sub(/^0x/, "", s)
 # guest clock read through its TSC pairs is that far off at worst
 sched='function sched_load(f,   l, a) {
 		while ((getline l < f) > 0) { split(l, a, " "); n[a[1]]++; t[a[1], n[a[1]]] = a[2]; p[a[1], n[a[1]]] = a[3]; logged = 1 } }
+	# the gaps of the log, "CPU FROM UNTIL" (until its next switch)
+	function gap_load(f,   l, a) {
+		while ((getline l < f) > 0) { split(l, a, " "); gn[a[1]]++; gs[a[1], gn[a[1]]] = a[2]; ge[a[1], gn[a[1]]] = a[3] } }
+	function in_gap(c, g,   i) {
+		for (i = 1; i <= gn[c]; i++) if (g >= gs[c, i] && g < ge[c, i]) return 1
+		return 0 }
 	# the switch log of the bundle, "CPU NS PID", under CPU "L" CPU
 	function log_load(f,   l, a, c) {
 		while ((getline l < f) > 0) { split(l, a, " "); c = "L" a[1]; n[c]++; t[c, n[c]] = a[2]; p[c, n[c]] = a[3] } }
@@ -382,8 +388,8 @@ fi
 # ($tmp/log-switches, "CPU NS PID"): "ALL SAME INSWITCH IDLE OTHER UNKNOWN
 # UALL USAME UNRES UUNRES"
 sched_cmp() {
-	awk -v q="$qpid" -v sl="$scheds" -v ll="$tmp/log-switches" "$sched"'
-		BEGIN { sched_load(sl); log_load(ll) }
+	awk -v q="$qpid" -v sl="$scheds" -v ll="$tmp/log-switches" -v gl="$tmp/log-gaps" "$sched"'
+		BEGIN { sched_load(sl); log_load(ll); gap_load(gl) }
 		# the log'"'"'s stamp of trace switch k on CPU c: its first switch to the
 		# same pid at or after the trace'"'"'s, within 1 ms; 0 if none
 		function log_stamp(c, k,   j, lc) {
@@ -397,6 +403,8 @@ sched_cmp() {
 			c = $3; sub(/^VCPU:0*/, "", c); c += 0
 			g = $7; sub(/^gtime:/, "", g); sub(/\./, "", g); g += 0
 			k = at(c, g)
+			# in a gap perf charges the page-table root'"'"'s owner: counted apart
+			if (in_gap(c, g)) { if ($6 == "cpl:3") gapu++; else gapk++; if (k && p[c, k] == $4) gapsame++; next }
 			# perf names nobody outside the bundle window: counted apart
 			if ($4 == -1) { if ($6 == "cpl:3") uunres++; else unres++; next }
 			if ($6 == "cpl:3") { if (k) { uall++; if (p[c, k] == $4) usame++ }; next }
@@ -406,11 +414,17 @@ sched_cmp() {
 			else if (k > 1 && p[c, k - 1] == $4 && (ls = log_stamp(c, k)) && g < ls) insw++
 			else if (p[c, k] == 0) idle++
 			else other++ }
-		END { printf "%d %d %d %d %d %d %d %d %d %d\n", all, same, insw, idle, other, unknown, uall, usame, unres, uunres }'
+		END { printf "%d %d %d %d %d %d %d %d %d %d %d %d %d\n", all, same, insw, idle, other, unknown, uall, usame, unres, uunres, gapk, gapu, gapsame }'
 }
 
 if [ -n "$scheds" ] && [ -s "$scheds" ]; then
 	zcat "$bundle" | awk '$1 == "switch" && $4 ~ /^pid=/ { print $2, $3, substr($4, 5) }' > $tmp/log-switches
+	# each gap of the log: who ran is unknown from its start until the
+	# CPU's next switch after its end (vmctx-bundle(5))
+	zcat "$bundle" | awk '$1 == "gap" { print $2, $3, $4 }' |
+		awk -v ll="$tmp/log-switches" "$sched"'
+		BEGIN { log_load(ll) }
+		{ lc = "L" $1; k = at(lc, $3) + 1; print $1, $2, (k <= n[lc] ? t[lc, k] : 9e18) }' > $tmp/log-gaps
 	# the log's stamp of each of the trace's switches, less the trace's
 	# (none: not in the log within 1 ms after it), in the bundle's window
 	awk -v ll="$tmp/log-switches" -v ws="${win_start:-0}" -v we="${win_end:-0}" "$sched"'
@@ -427,12 +441,36 @@ if [ -n "$scheds" ] && [ -s "$scheds" ]; then
 			m, none, d[int((m + 1) / 2)] / 1000, d[q] / 1000 }'
 	once perf script -i "$data" --guest-maps="$maps" -F machine_pid,vcpu,tid,ip,guest_cpl,guest_time 2>/dev/null |
 		sched_cmp > $tmp/kernel-owner
-	read kn ks kb ki ko ku un us kr ur < $tmp/kernel-owner
+	read kn ks kb ki ko ku un us kr ur gk gu gs < $tmp/kernel-owner
 	echo "perf-check: guest kernel samples against the guest's scheduler: $kn with its task known ($ku before its first switch, $kr unresolved by perf); $ks charged to the task that ran, $kb to the previous task inside the switch's probes (after the trace's stamp, before the log's), $ki to another while the idle loop ran, $ko to another while another task ran: $(awk -v n="$kn" -v w="$((ki + ko))" 'BEGIN { printf "%.2f", n ? 100 * w / n : 0 }')% charged otherwise; guest user samples: $us of $un charged to the thread that ran ($ur unresolved)"
 	owners=$(once perf report -i "$data" --guest-maps="$maps" --stdio --sort comm 2>/dev/null |
 		grep "^# guest tasks of VM[0-9]* ($name):")
 	if [ -n "$owners" ]; then
 		echo "perf-check: $owners"
+		# The log's gaps (where the agent's ring overran: the storm's
+		# guest, below): a sample in one is charged by the page-table
+		# root, and perf's line counts it so.  Here the guest-mode
+		# samples in them are counted from the gap records and each
+		# sample's guest time (a gap lasts until the CPU's next switch,
+		# not the end the record gives); perf's count also has the VM's
+		# kvm_exit samples in them, whose guest time perf script does not
+		# print: it lies between the guest-mode count and that plus the
+		# VM's kvm_exit samples.
+		gap_perf=$(echo "$owners" | sed -n "s/.* unresolved (\([0-9]*\) in the log's gaps).*/\1/p")
+		if [ -s $tmp/log-gaps ]; then
+			ne=$(once perf script -i "$data" -F pid,event 2>/dev/null |
+				awk -v q="$qpid" '$1 == q && $2 == "kvm:kvm_exit:" { n++ } END { print n + 0 }')
+			echo "perf-check: the switch log's gaps: $(wc -l < $tmp/log-gaps), $(awk '{ s += ($3 < 1e18 ? $3 : $2) - $2 } END { printf "%.1f ms", s / 1e6 }' $tmp/log-gaps) in all; $((gk + gu)) guest-mode samples in them ($gk kernel, $gu user), charged by the page-table root ($gs to the task that ran); perf's line says ${gap_perf:-?} (the VM has $ne kvm_exit samples)"
+			[ -n "$gap_perf" ] && [ "$gap_perf" -ge $((gk + gu)) ] && [ "$gap_perf" -le $((gk + gu + ne)) ] ||
+				no "perf counted ${gap_perf:-no} samples in the switch log's gaps, its gap records hold $((gk + gu)) guest-mode ones (and the VM has $ne kvm_exit samples)"
+		fi
+		if [ -n "$storm" ] && [ -s "$storm" ]; then
+			echo "perf-check: $(cat "$storm")"
+			[ -s $tmp/log-gaps ] ||
+				no "the switch storm overran no ring: no gap in the switch log"
+			[ $((gk + gu)) -gt 0 ] ||
+				no "the switch storm's gaps hold no guest-mode sample"
+		fi
 		# A figure: with the guest clock fitted from the samples, whom perf
 		# charged each sample to, against who ran at its guest time by the
 		# TSC chain (the same samples in the same order in both outputs)

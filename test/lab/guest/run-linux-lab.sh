@@ -90,6 +90,9 @@ gcc -static -O1 -g -D_GNU_SOURCE -Wl,-Ttext-segment=0x30000000 -o "$W/churn" "$G
 # mark: CPUIDs between two readings of the guest's clock, the ground
 # truth for perf-check's guest time
 gcc -static -O2 -o "$W/mark" "$G/mark.c"
+# the switch storm (two threads ping-ponging on pipes) that overruns
+# guest2's switch ring in the perf run
+gcc -static -O2 -pthread -o "$W/switch-storm" "$REPO_TOP/guest-agent/tests/switch-storm.c"
 # tree and its libtree.so, with frame pointers and no sibling calls: every
 # frame keeps its caller (tree.c)
 fp=(-O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls)
@@ -121,7 +124,7 @@ pack_l2() {
 	st=$W/l2-stage
 	rm -rf "$st"
 	mkdir -p "$st"/{bin,lib,proc,sys,dev,tmp}
-	cp /bin/busybox "$W/vmctx-agent" "$W/hot" "$W/churn" "$W/mark" "$st/bin/"
+	cp /bin/busybox "$W/vmctx-agent" "$W/hot" "$W/churn" "$W/mark" "$W/switch-storm" "$st/bin/"
 	cp "$W/hot" "$st/bin/blip"
 	cp "$W/tree" "$st/bin/"
 	mkdir -p "$st/usr/lib/tree"
@@ -274,7 +277,7 @@ EOS
 		echo "perf-check: ==== guest$n ($(cat "$h/guest$n.up"))"
 		PATH=$hc/bin PERF_CHECK_LAB=$W PERF_CHECK_TMP=$hc/tmp "$hc/bin/sh" "$G/perf-check.sh" \
 			"$h/perf.data" "$maps" "guest$n" "$(cat "$h/guest$n.pid")" "$(cat "$h/guest$n.work")" \
-			"$(cat "$h/guest$n.libc")" "$h/marks-$n" "$h/perl-$n" "$h/sched-$n" || bad="$bad guest$n"
+			"$(cat "$h/guest$n.libc")" "$h/marks-$n" "$h/perl-$n" "$h/sched-$n" "$h/storm-$n" || bad="$bad guest$n"
 	done
 	# One clock on the host too: each CPU's cpu-clock time in perf report
 	# (periods as perf counts them, a late sample for the ticks its timer
