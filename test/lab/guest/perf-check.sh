@@ -339,20 +339,42 @@ if [ -n "$perls" ] && [ -s "$perls" ]; then
 		no "perl: $pl_same of $pl_in samples named with the process whose text holds the IP (< 95%)"
 	[ $((pl_agree * 100)) -ge $((pl_known * 95)) ] && [ $((pl_wrong * 100)) -le "$pl_known" ] ||
 		no "perl: $pl_agree of $pl_known samples named as nm names their function (< 95%), $pl_wrong named otherwise (> 1%)"
-	# the split: each copy's share of the samples perf names with it (user
-	# and kernel, as times() counts), against its share of the CPU time,
-	# within 2 points, as the issue of the switch log asks.  (The guest's
-	# CPU time also counts time the real machine took from the emulator,
-	# in which L1 takes no sample: in quiet runs the two agreed within 0.7
-	# points, in one with other jobs on the machine they were 3.4 apart,
-	# before the switch log; with it, 0.4 and 1.4 points (30 November).
-	# Weighting the samples by their periods moved neither.  Which process
-	# a sample is named with is checked exactly above.)
-	awk '$1 == "perl-pid" {
-		d = $7 - $4; if (d < 0) d = -d
-		printf "perf-check: perl pid %s: %.2f s of CPU (%.1f%%); %d samples named with it (%.1f%%), %d of them in perl text\n", $2, $3, $4, $6, $7, $5
-		if (d > 2) { print "perf-check: FAIL perl pid " $2 " does not get its share of the samples (> 2 points)"; bad = 1 } }
-	    END { exit bad }' $tmp/perl.res || fail=1
+	# The split: each copy's share of the guest's time, as perf gives it,
+	# against its share of the CPU time the guest counted (times()),
+	# within 2 points, as the issue of the switch log asks.  Debian's
+	# kernels count a task's time while its vCPU was stolen (no
+	# PARAVIRT_TIME_ACCOUNTING), and here L1 shares its one CPU between
+	# the guest's two vCPUs, so for perf a copy's guest time is the
+	# periods of the samples named with it (user and kernel, as times()
+	# counts) and its vCPU's [steal] while it was current (the guest's
+	# own trace says when).  30 November: within 0.4-0.7 points in four
+	# runs, two on a loaded machine, where the samples alone were 1.4 to
+	# 2.0 points off by period and up to 3.7 by count (L1 steals unevenly
+	# over time).  Which process a sample is named with is checked exactly
+	# above.
+	once perf script -i "$data" --guest-maps="$maps" -F machine_pid,vcpu,pid,period,guest_cpl,guest_time 2>/dev/null |
+		awk -v q="$qpid" -v sl="$sched_log" -v pl="$perls" "$sched"'
+		BEGIN { sched_load(sl)
+			while ((getline l < pl) > 0) { split(l, a, " "); if (a[4] == "cpu") { x = a[3]; sub(/:$/, "", x); cpu[x] = a[5]; tc += a[5] } } }
+		{ sub(/^[ \t]*VM:[ \t]*/, "VM: ") }
+		$1 == "VM:" && $2 == q {
+			if ($4 in cpu) { ran[$4] += $5; nr[$4]++; next }
+			# [steal]: charged to the copy that was current on the vCPU
+			if ($4 != -2 || $7 !~ /^gtime:[0-9]/ || !logged) next
+			c = $3; sub(/^VCPU:0*/, "", c); c += 0
+			g = $7; sub(/^gtime:/, "", g); sub(/\./, "", g); g += 0
+			k = at(c, g)
+			if (k && (p[c, k] in cpu)) st[p[c, k]] += $5 }
+		END {
+			for (x in cpu) tt += ran[x] + st[x]
+			for (x in cpu) {
+				share = tt ? 100 * (ran[x] + st[x]) / tt : 0
+				d = share - 100 * cpu[x] / tc; if (d < 0) d = -d
+				printf "perf-check: perl pid %s: %.2f s of CPU (%.1f%%); %d samples named with it, %.2f s, and its vCPU'"'"'s steal while current %.2f s (%.1f%%)\n",
+					x, cpu[x], 100 * cpu[x] / tc, nr[x], ran[x] / 1e9, st[x] / 1e9, share
+				if (!logged) print "perf-check: FAIL no guest sched_switch trace to charge the steal by"
+				if (d > 2 || !logged) { print "perf-check: FAIL perl pid " x " does not get its share of the guest'"'"'s time (> 2 points)"; bad = 1 } }
+			exit bad }' || fail=1
 fi
 
 # Guest kernel samples and the guest's own scheduler.  Without a switch
