@@ -616,8 +616,11 @@ boot_once() {
 # tried again.  Prints how each ended and the counts, which soak.sh
 # judges against the stock L1's.
 soak() {
-	local n=${VMCTX_SOAK_BOOTS:-3} i t keys vmcs=1 ok=0 failed=0 oops=0 died=0 hung=0 stuck=0 l2=0 l2h=0 slow=0
+	local n=${VMCTX_SOAK_BOOTS:-3} i t keys l1_id emu_id vmcs=1 ok=0 failed=0 oops=0 died=0 hung=0 stuck=0 l2=0 l2h=0 slow=0
 	[ "$flavour" = stock ] && vmcs=0
+	# what was booted: the L1 kernel's and the emulator's SHA-256 (short)
+	l1_id=l1:$(sha256sum < "$l1" | cut -c1-12)
+	emu_id=qemu:$(sha256sum < "$L1_QEMU" | cut -c1-12)
 	keys="vmctx.pti=off vmctx.host=soak vmctx.vmcs=$vmcs vmctx.churn=${VMCTX_LINUX_CHURN:-60} vmctx.guests=$((1 + second))"
 	for i in $(seq 1 "$n"); do
 		t=$SECONDS
@@ -641,6 +644,11 @@ soak() {
 		slow) slow=$((slow + 1)) ;;
 		esac
 		echo "soak: boot $i $flavour: $outcome in $((SECONDS - t)) s, $resets CPU resets, $triples triple faults; $(grep -a -m1 '^VMCTX-LAB: RESULT' "$logf" | sed 's/\r$//; s/^VMCTX-LAB: //')"
+		# the ledger: every soak boot, with what was booted, so that
+		# boots of the same L1, emulator and shape add up across runs
+		printf '%s %s %s %s cpus=%s tcg=%s shape=%s %s %s\n' "$(date -u +%FT%TZ)" "$flavour" "$l1_id" "$emu_id" \
+			"${VMCTX_L1_CPUS:-1}" "${VMCTX_TCG:-tcg}" "${VMCTX_SOAK_SHAPE:-alone}" "$outcome" "$((SECONDS - t))" \
+			>> "$LAB_DIR/soak-ledger"
 	done
 	echo "soak: $flavour L1, ${VMCTX_TCG:-tcg}, $n boots: $ok passed, $failed failed otherwise, $oops L1 oops, $died L1 died, $hung L1 hung, $stuck L1 stuck, $l2 with an L2 reset, $l2h with an L2 hang, $slow too slow to judge"
 }

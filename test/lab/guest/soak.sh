@@ -37,6 +37,14 @@
 #                        have beyond the baseline's (default 1)
 #   VMCTX_TCG            QEMU's -accel options (default tcg: multi-threaded)
 #   VMCTX_L1_CPUS        L1's CPUs (default 1; 2 shows the emulator's faults)
+#
+# Every boot also goes into the ledger, $LAB_DIR/soak-ledger (one line a
+# boot: when, the L1 flavour, the L1 kernel's and the emulator's SHA-256,
+# L1's CPUs, the TCG mode, the soak's shape, the outcome, the seconds), so
+# that boots of one L1 on one emulator in one shape add up over several
+# runs (a boot of the Linux-guest lab takes 10 to 13 minutes beside
+# another); the summary gives the ledger's totals for what this run
+# booted, and how many of its last boots in a row ended ok.
 set -euo pipefail
 . "$(dirname "$0")/../lab-env.sh"
 
@@ -45,6 +53,11 @@ l1s=${VMCTX_SOAK_L1:-stock patched}
 together=${VMCTX_SOAK_TOGETHER:-0}
 mkdir -p "$RESULTS_DIR"
 load=
+# the shape, for the ledger: the L1s at once or one after the other, and
+# whether a loop ran beside
+shape=alone
+[ "$together" = 1 ] && shape=together
+[ "${VMCTX_SOAK_LOAD:-0}" != 1 ] || shape=$shape+loop
 if [ "${VMCTX_SOAK_LOAD:-0}" = 1 ]; then
 	sh -c 'while :; do :; done' &
 	load=$!
@@ -57,7 +70,7 @@ run_one() {
 	local f=$1 work=
 	[ "$together" = 1 ] && work=$LAB_DIR/linux-soak-$f
 	log "the $f L1: $boots boots (its log: $RESULTS_DIR/soak-$f.out)"
-	VMCTX_LINUX_RUNS=soak VMCTX_LINUX_L1=$f VMCTX_SOAK_BOOTS=$boots \
+	VMCTX_LINUX_RUNS=soak VMCTX_LINUX_L1=$f VMCTX_SOAK_BOOTS=$boots VMCTX_SOAK_SHAPE=$shape \
 		VMCTX_LINUX_WORK=$work "$LAB_SRC/guest/run-linux-lab.sh" > "$RESULTS_DIR/soak-$f.out" 2>&1 || :
 	grep -aE '^soak:|kernel complained|ERROR' "$RESULTS_DIR/soak-$f.out" || :
 }
@@ -114,5 +127,17 @@ for f in $l1s; do
 done
 echo "soak: summary ($boots boots each, slack $slack$([ "$together" = 1 ] && echo ', the L1s at once')$([ -n "$load" ] && echo ', a second CPU load beside'), ${VMCTX_TCG:-tcg}):"
 for l in "${lines[@]}"; do echo "  $l"; done
+# the ledger's totals for what this run booted
+for f in $l1s; do
+	k=$LAB_DIR/out/$f/arch/x86/boot/bzImage
+	[ -f "$k" ] || continue
+	id="$f l1:$(sha256sum < "$k" | cut -c1-12) qemu:$(sha256sum < "$L1_QEMU" | cut -c1-12) cpus=${VMCTX_L1_CPUS:-1} tcg=${VMCTX_TCG:-tcg} shape=$shape"
+	awk -v id="$id" '{ k = $2 " " $3 " " $4 " " $5 " " $6 " " $7 }
+		k == id { n++; c[$8]++; run = ($8 == "ok") ? run + 1 : 0; if (!first) first = $1; last = $1 }
+		END { if (!n) exit
+		      s = ""; for (o in c) s = s (s == "" ? "" : ", ") c[o] " " o
+		      printf "  ledger: %s: %d boots from %s to %s: %s; the last %d in a row ok\n", id, n, first, last, s, run }' \
+		"$LAB_DIR/soak-ledger" 2>/dev/null || :
+done
 [ $bad = 0 ] || die "the soak failed; consoles in $RESULTS_DIR/soak-*.log"
 log "the soak passed"
