@@ -188,10 +188,13 @@ if [ -d $tr/events/kvm/kvm_guest_callchain ]; then
 	fi
 	chains graph "" -- -n $vcpus -t $secs
 	# the walk is the same code on both vendors: its bounds are tried where
-	# the emulator is fast (bochs runs all of this at a tenth of the speed)
+	# the emulator is fast (bochs runs all of this at a tenth of the speed).
+	# 2 s each: lab-chain-check wants 20 chains that end with the stack's
+	# reason, and in 1 s an idle machine gave 40 to 73 of them, a cold CI
+	# run beside a CPU-bound loop 27 and another 18 (30 November)
 	if [ "$isa" = svm ]; then
 		for kind in loop kernel unmapped deep; do
-			chains $kind "-m 40" -- -n 1 -t 1 -Z $kind
+			chains $kind "-m 40" -- -n 1 -t 2 -Z $kind
 		done
 		echo 0 > $kvmp/perf_callchain_max_pages
 		chains pages "-B -m 40" -- -n 1 -t 1
