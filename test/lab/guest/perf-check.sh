@@ -109,6 +109,14 @@ hex='function h(s,  i, n, c) { n = 0; s = tolower(s); sub(/^0x/, "", s)
 # guest clock read through its TSC pairs is that far off at worst
 sched='function sched_load(f,   l, a) {
 		while ((getline l < f) > 0) { split(l, a, " "); n[a[1]]++; t[a[1], n[a[1]]] = a[2]; p[a[1], n[a[1]]] = a[3]; logged = 1 } }
+	# the log'"'"'s stamp of a switch the trace stamped at ns on CPU c to
+	# pid: the log'"'"'s first switch there to pid at or after ns, within
+	# 1 ms; 0 if none
+	function log_stamp(c, ns, pid,   j, lc) {
+		lc = "L" c
+		for (j = at(lc, ns - 1) + 1; j <= n[lc] && t[lc, j] - ns <= 1000000; j++)
+			if (p[lc, j] == pid) return t[lc, j]
+		return 0 }
 	# the gaps of the log, "CPU FROM UNTIL" (until its next switch)
 	function gap_load(f,   l, a) {
 		while ((getline l < f) > 0) { split(l, a, " "); gn[a[1]]++; gs[a[1], gn[a[1]]] = a[2]; ge[a[1], gn[a[1]]] = a[3] } }
@@ -140,8 +148,8 @@ hot_lo=$1 hot_hi=$2 churn_lo=$3 churn_hi=$4
 # that no task of the bundle owned (pid -1) is not the bundle's to name:
 # the guest ran on after its agent stopped recording.
 bundle=$(echo "$maps" | tr ',' '\n' | sed -n "s/^$name=//p")
-win_start=$(zcat "$bundle" | sed -n 's/^window start=\([0-9]*\) end=[0-9]*$/\1/p')
-win_end=$(zcat "$bundle" | sed -n 's/^window start=[0-9]* end=\([0-9]*\)$/\1/p')
+win=$(zcat "$bundle" | sed -n 's/^window start=\([0-9]*\) end=\([0-9]*\)$/\1 \2/p')
+win_start=${win% *} win_end=${win#* }
 # An IP in the libc.so.6 text of hot or blip ("PID:LO-HI" each) is
 # theirs only while they ran: another process may map its own code at
 # that address once (the guest's ASLR has put a blink's ld.so inside a
@@ -412,13 +420,6 @@ fi
 sched_cmp() {
 	awk -v q="$qpid" -v sl="$scheds" -v ll="$tmp/log-switches" -v gl="$tmp/log-gaps" "$sched"'
 		BEGIN { sched_load(sl); log_load(ll); gap_load(gl) }
-		# the log'"'"'s stamp of trace switch k on CPU c: its first switch to the
-		# same pid at or after the trace'"'"'s, within 1 ms; 0 if none
-		function log_stamp(c, k,   j, lc) {
-			lc = "L" c
-			for (j = at(lc, t[c, k] - 1) + 1; j <= n[lc] && t[lc, j] - t[c, k] <= 1000000; j++)
-				if (p[lc, j] == p[c, k]) return t[lc, j]
-			return 0 }
 		# "VM:%5d": a five-digit pid leaves no blank after the colon
 		{ sub(/^[ \t]*VM:[ \t]*/, "VM: ") }
 		$1 == "VM:" && $2 == q && ($6 == "cpl:0" || $6 == "cpl:3") && $7 ~ /^gtime:[0-9]/ {
@@ -433,7 +434,7 @@ sched_cmp() {
 			if (!k) { unknown++; next }
 			all++
 			if (p[c, k] == $4) same++
-			else if (k > 1 && p[c, k - 1] == $4 && (ls = log_stamp(c, k)) && g < ls) insw++
+			else if (k > 1 && p[c, k - 1] == $4 && (ls = log_stamp(c, t[c, k], p[c, k])) && g < ls) insw++
 			else if (p[c, k] == 0) idle++
 			else other++ }
 		END { printf "%d %d %d %d %d %d %d %d %d %d %d %d %d\n", all, same, insw, idle, other, unknown, uall, usame, unres, uunres, gapk, gapu, gapsame }'
@@ -452,10 +453,7 @@ if [ -n "$scheds" ] && [ -s "$scheds" ]; then
 	awk -v ll="$tmp/log-switches" -v ws="${win_start:-0}" -v we="${win_end:-0}" "$sched"'
 		BEGIN { log_load(ll) }
 		$2 + 0 < ws + 0 || (we > 0 && $2 + 0 > we + 0) { next }
-		{ c = $1; lc = "L" c
-		  for (k = at(lc, $2 - 1) + 1; k <= n[lc] && t[lc, k] - $2 <= 1000000; k++)
-			if (p[lc, k] == $3) break
-		  if (k > n[lc] || t[lc, k] - $2 > 1000000) print "none"; else print t[lc, k] - $2 }' "$scheds" |
+		{ ls = log_stamp($1, $2, $3); if (ls) print ls - $2; else print "none" }' "$scheds" |
 		sort -n | awk '$1 == "none" { none++; next } { d[++m] = $1 }
 		END { if (!m) { print "perf-check: the switch log has none of the trace'"'"'s switches within 1 ms after it"; exit }
 		      q = int(m * 0.99); if (q < 1) q = 1
