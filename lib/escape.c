@@ -100,6 +100,12 @@ size_t util_escape_char(const unsigned char *p, char *out, size_t *n)
 	return 4;
 }
 
+/* A byte that stands for itself: printable ASCII but the backslash. */
+static bool plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '\\';
+}
+
 int vmctx_escape(char *dst, size_t size, const char *src)
 {
 	const unsigned char *p = (const unsigned char *)src;
@@ -109,6 +115,23 @@ int vmctx_escape(char *dst, size_t size, const char *src)
 	if (!src || (!dst && size))
 		return -EINVAL;
 	for (; *p; p += n) {
+		/*
+		 * A run of printable ASCII, what nearly every name is, copies
+		 * as it is: as much of it as fits, since each byte is a piece.
+		 */
+		for (n = 0; plain(p[n]); n++)
+			;
+		if (n) {
+			if (len == end && size > end + 1) {
+				plen = n < size - end - 1 ? n : size - end - 1;
+				memcpy(dst + end, p, plen);
+				end += plen;
+			}
+			len += n;
+			if (len > INT_MAX)
+				return -EOVERFLOW;
+			continue;
+		}
 		plen = util_escape_char(p, piece, &n);
 		/* Cut short at a whole piece: never half an escape or a character. */
 		if (len == end && len + plen < size) {

@@ -76,6 +76,13 @@ static void escapes_are_exactly_as_documented(void)
 	CHECK(vmctx_escape(buf, 3, "a\xc3\xa9z") == 4 && !strcmp(buf, "a"),
 	      "a cut leaves no half character");
 	CHECK(vmctx_escape(buf, 1, "abc") == 3 && !buf[0], "size 1 gives an empty string");
+	/* a run of plain bytes is cut anywhere, and nothing after the cut is kept */
+	CHECK(vmctx_escape(buf, 4, "abcdef") == 6 && !strcmp(buf, "abc"),
+	      "a plain run fills the buffer (got \"%s\")", buf);
+	CHECK(vmctx_escape(buf, 4, "ab\\cd") == 6 && !strcmp(buf, "ab"),
+	      "a cut before a doubled backslash (got \"%s\")", buf);
+	CHECK(vmctx_escape(buf, sizeof(buf), "a\\b\x7f c") == 10 && !strcmp(buf, "a\\\\b\\x7f c"),
+	      "runs around a backslash and DEL (got \"%s\")", buf);
 	CHECK_EQ(vmctx_escape(buf, sizeof(buf), NULL), -EINVAL, "NULL source");
 	CHECK_EQ(vmctx_escape(NULL, 4, "a"), -EINVAL, "NULL buffer with a size");
 }
