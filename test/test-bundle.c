@@ -11,6 +11,7 @@
 #endif
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -460,6 +461,65 @@ static void test_write_file_is_atomic_and_reads_back(void)
 	}
 	CHECK(vmctx_bundle_read_file("/nonexistent/x", NULL, &b) == -ENOENT, "missing file");
 	CHECK(vmctx_bundle_read_file(dir, NULL, &b) == -EISDIR, "directory");
+	unlink(path);
+	rmdir(dir);
+	vmctx_bundle_free(a);
+}
+
+/*
+ * Bundles read in several threads at once (libvmctx(3): distinct objects
+ * from distinct threads), as perf reads a fleet's: each read gives the
+ * bundle that was written, and none fails.
+ */
+#define READERS		4
+#define READS		8
+
+struct reader_arg {
+	const char *path;
+	struct vmctx_bundle *got[READS];
+	int err[READS];
+};
+
+static void *read_repeatedly(void *p)
+{
+	struct reader_arg *r = p;
+	int i;
+
+	for (i = 0; i < READS; i++)
+		r->err[i] = vmctx_bundle_read_file(r->path, NULL, &r->got[i]);
+	return NULL;
+}
+
+static void test_bundles_read_in_threads(void)
+{
+	char dir[] = "/tmp/vmctx-test-XXXXXX", path[64];
+	struct vmctx_bundle *a = build_sample();
+	struct reader_arg r[READERS];
+	pthread_t t[READERS];
+	int i, j, started = 0, err;
+
+	CHECK(mkdtemp(dir), "mkdtemp");
+	snprintf(path, sizeof(path), "%s/g.vmctx", dir);
+	err = vmctx_bundle_write_file(a, path);
+	CHECK(!err, "write_file: %s", vmctx_strerror(err));
+	memset(r, 0, sizeof(r));
+	for (i = 0; i < READERS; i++) {
+		r[i].path = path;
+		if (pthread_create(&t[i], NULL, read_repeatedly, &r[i]))
+			break;
+		started++;
+	}
+	CHECK(started == READERS, "%d reader threads started", started);
+	for (i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < started; i++) {
+		for (j = 0; j < READS; j++) {
+			CHECK(!r[i].err[j], "thread %d read %d: %s", i, j, vmctx_strerror(r[i].err[j]));
+			if (r[i].got[j])
+				compare("threads", a, r[i].got[j]);
+			vmctx_bundle_free(r[i].got[j]);
+		}
+	}
 	unlink(path);
 	rmdir(dir);
 	vmctx_bundle_free(a);
@@ -2052,6 +2112,7 @@ int main(void)
 	test_written_text_is_the_documented_format();
 	test_empty_bundle_round_trips();
 	test_write_file_is_atomic_and_reads_back();
+	test_bundles_read_in_threads();
 	test_builder_rejects_bad_arguments();
 	test_seal_refuses_overlapping_maps();
 	test_sealed_bundle_takes_no_records();

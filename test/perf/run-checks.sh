@@ -145,11 +145,21 @@ gk="report -n --sort vm,comm,pid --guest-maps=guest1.vmctx"
 check "$($P $gk --stdio -i le-file.data 2>/dev/null | ev cpu-clock | rows)" "$want" "sort keys vm,comm,pid: the guest process is a thread of its VM"
 check "$($P $gk --stdio -i be-file.data 2>/dev/null | ev cpu-clock | rows)" "$want" "comm, pid: big-endian file"
 check "$($P $gk -i le-file.data 2>/dev/null | ev cpu-clock | rows)" "$want" "comm, pid: default output"
-check "$($P report -i le-file.data --stdio -F sample,comm --guest-maps=1000=guest1.vmctx 2>/dev/null | grep -v '^#' |
-	awk 'NF { $1 = $1; print }' | LC_ALL=C sort)" \
+# a time quantum finer than the vCPUs' turns (10 ticks): each wait its own sample
+check "$($P report -i le-file.data --stdio -F sample,comm --guest-maps=1000=guest1.vmctx --time-quantum=1ms 2>/dev/null |
+	grep -v '^#' | awk 'NF { $1 = $1; print }' | LC_ALL=C sort)" \
 	"$(printf '%s\n' '1000 [unresolved]' '1000 bench' '1000 make' '1000 swapper' '1 CPU 1/KVM' '199 [steal]' '1 [idle]' |
 		LC_ALL=C sort)" \
 	"-F sample,comm, bundle given by VM pid"
+# The default quantum (100 ms) holds five waits of each vCPU: at most one
+# [steal] sample a vCPU a quantum (2 vCPUs, 2 s: 42), the same time in all;
+# --time cuts anywhere, so each wait is its own sample again.
+steal() { $P report -i le-file.data --stdio -F sample,period,comm --guest-maps=1000=guest1.vmctx "$@" 2>/dev/null |
+	awk '$3 == "[steal]" { print $1, $2 }'; }
+s=$(steal)
+check "$([ "${s% *}" -ge 2 ] && [ "${s% *}" -le 42 ] && echo "${s#* }")" 1991000000 \
+	"[steal]: a vCPU's waits in one time quantum are one sample, their time summed (got $s)"
+check "$(steal --time 0.000001,)" "199 1991000000" "[steal] with --time: each wait its own sample"
 check "$($P report -i le-file.data --stdio -n --sort comm,sym --guest-maps=guest1.vmctx 2>/dev/null | grep ' bench ' | awk '{print $2, $5}')" \
 	"$(printf '700 work\n300 other')" "comm with sym: guest functions named from the bundle"
 check "$($P report -i le-file.data --stdio -n --sort comm,dso,sym --guest-maps=guest1.vmctx 2>/dev/null | ev cpu-clock |
