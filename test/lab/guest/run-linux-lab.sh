@@ -477,8 +477,12 @@ boot_once() {
 	# (the budget only bounds a run that crawls: a silence of
 	# VMCTX_L1_SILENCE_STOP s tells a hang.  PTI off takes 770 s of it on an
 	# idle 2-core machine, over 900 with a build beside it, most of it
-	# guest1's boot: 100 to 400 s)
+	# guest1's boot: 100 to 400 s.  It is in L1's time, as the silences
+	# are: it stretches with L1's pace, below, up to VMCTX_L1_PACE_MAX (4)
+	# times: a debug L1 beside a load runs at a third of the pace, and
+	# ran out of 1800 s with its first guest half done)
 	local logf=$1 try=$2 qemu panicked silent rc=0 budget=${VMCTX_QEMU_TIMEOUT:-1500}
+	local pace_max=${VMCTX_L1_PACE_MAX:-4} start=$SECONDS over= limit
 	shift 2
 	: > "$logf"	# before the watcher below reads it
 	rm -f "$W/handover.tgz"
@@ -489,7 +493,7 @@ boot_once() {
 	# QEMU's accelerator options (tcg,thread=single: one host thread for
 	# all of L1's CPUs)
 	rm -f "$W/l1-monitor.sock"
-	timeout "$budget" "$L1_QEMU" -accel "${VMCTX_TCG:-tcg}" -cpu max -smp "${VMCTX_L1_CPUS:-1}" \
+	timeout "$((budget * pace_max))" "$L1_QEMU" -accel "${VMCTX_TCG:-tcg}" -cpu max -smp "${VMCTX_L1_CPUS:-1}" \
 		-name l1,debug-threads=on -m 1536M -nographic -no-reboot -kernel "$l1" \
 		-initrd "$W/l1-initramfs.cpio.gz" -d cpu_reset -D "$logf.cpu-reset.$try" \
 		-serial mon:stdio -serial file:"$W/handover.tgz" \
@@ -543,6 +547,11 @@ boot_once() {
 		pace=$((gap > 30 ? gap : 30))
 		look=$((${VMCTX_L1_SILENCE:-300} * pace / 30))
 		stop=$((${VMCTX_L1_SILENCE_STOP:-600} * pace / 30))
+		limit=$((budget * (pace > 30 * pace_max ? 30 * pace_max : pace) / 30))
+		if [ -z "$over" ] && [ $((SECONDS - start)) -ge "$limit" ]; then
+			over=1
+			kill "$qemu" 2>/dev/null || true  # timeout passes it on
+		fi
 		# (and the guests' consoles growing, which the heartbeat says)
 		if [ "$n" != "$lines" ] || [ "$g" != "$grown" ]; then
 			[ -z "$looked" ] || log "L1 and its guests went on after $((SECONDS - heard)) s of silence: the look was no hang"
@@ -581,10 +590,12 @@ boot_once() {
 		log "L1 was alive but its run made no progress; its threads at the last beats (running, waiting uninterruptibly, and the L2 QEMUs' in any state): $(grep -a '^VMCTX-LAB: heartbeat task' "$logf" | tail -n 16 | sed 's/^VMCTX-LAB: heartbeat task //; s/\r$//' | tr '\n' ';')"
 	elif [ -n "$silent" ]; then
 		outcome=l1-hung
-	elif [ "$rc" = 124 ] && [ $((SECONDS - beat)) -lt 90 ] && ! grep -aq '^VMCTX-LAB: RESULT' "$logf"; then
-		# timeout's status: the budget ran out, and L1 was alive
+	elif { [ -n "$over" ] || [ "$rc" = 124 ]; } && [ $((SECONDS - beat)) -lt $((gap > 30 ? 3 * gap : 90)) ] &&
+	     ! grep -aq '^VMCTX-LAB: RESULT' "$logf"; then
+		# the budget ran out (at L1's pace, or timeout's cap), and L1
+		# was alive
 		outcome=slow
-		log "the boot ran out of its $budget s with L1 alive (its last heartbeat $((SECONDS - beat)) s before): too slow to judge; its last line: $(grep -av '^VMCTX-LAB: heartbeat' "$logf" | tail -n 1 | sed 's/\r$//')"
+		log "the boot ran out of its $limit s ($budget s at L1's pace, its heartbeats up to $gap s apart for 30 s) with L1 alive (its last heartbeat $((SECONDS - beat)) s before): too slow to judge; its last line: $(grep -av '^VMCTX-LAB: heartbeat' "$logf" | tail -n 1 | sed 's/\r$//')"
 	elif ! grep -aq '^VMCTX-LAB: RESULT' "$logf"; then
 		outcome=l1-died
 		log "L1 stopped with no result line (QEMU exit status $rc; $resets CPU resets and $triples triple faults logged in $logf.cpu-reset.$try)"
