@@ -28,7 +28,7 @@
  *
  * Man pages: libvmctx(3) for the overview, then one page per group below:
  * vmctx_strerror(3), vmctx_exit_reason(3), vmctx_bundle(3),
- * vmctx_bundle_add(3), vmctx_bundle_info(3), vmctx_resolve(3),
+ * vmctx_bundle_add(3), vmctx_bundle_info(3), vmctx_fetch(3), vmctx_resolve(3),
  * vmctx_clock(3), vmctx_clock_fit(3), vmctx_session(3), vmctx_table(3),
  * vmctx_export(3), vmctx_profile(3), vmctx_escape(3).
  */
@@ -275,6 +275,67 @@ int vmctx_bundle_write_mem(const struct vmctx_bundle *b, void **buf, size_t *len
  * Return: 0; -errno of the file operations; or as vmctx_bundle_write_mem().
  */
 int vmctx_bundle_write_file(const struct vmctx_bundle *b, const char *path);
+
+/* ---- Fetching a bundle from a guest's agent (vmctx_fetch(3)) -------------- */
+
+/* The vsock port vmctx-agent serve answers on by default. */
+#define VMCTX_FETCH_PORT	30317
+
+struct vmctx_fetch_opts {
+	size_t sz;			/* sizeof(struct vmctx_fetch_opts) */
+	unsigned int cid;		/* the guest's vsock CID (not 0, 1 or 2) */
+	unsigned int port;		/* 0: VMCTX_FETCH_PORT */
+	const char *unix_path;		/* a Unix socket instead of vsock; cid ignored */
+	uint64_t span_ns;		/* the last span of guest time wanted; 0: all kept */
+	unsigned int timeout_ms;	/* the whole exchange; 0: 5000 */
+	uint64_t max_size;		/* the bundle's bytes; 0: 64 MiB */
+};
+
+/**
+ * vmctx_fetch() - Ask a guest's agent for the bundle of its last span of time
+ * @opts: where the agent listens, what to ask for, and the bounds
+ * @data: set to the malloc'ed bundle bytes (gzip, vmctx-bundle(5)), which
+ *	  the caller frees, on success only
+ * @len: set to their number
+ *
+ * Connects, sends one request and reads the reply, all within the
+ * timeout.  The bytes come from the guest: read them with
+ * vmctx_bundle_read_mem(), which checks them.  An error the agent
+ * answered is logged (vmctx_set_log()), escaped.
+ *
+ * Return: 0; -EINVAL; -errno of socket(), connect(), send() or recv()
+ * (-ECONNREFUSED: nothing listens; -ETIMEDOUT: the timeout passed);
+ * -EREMOTEIO: the agent answered an error; -VMCTX_E_SYNTAX: no reply of
+ * this protocol; -VMCTX_E_LIMIT: a bundle over @opts->max_size;
+ * -VMCTX_E_TRUNCATED: the reply ended early; -ENOMEM.
+ */
+int vmctx_fetch(const struct vmctx_fetch_opts *opts, void **data, size_t *len);
+
+/**
+ * vmctx_fetch_read_request() - Read a fetch request, as an agent does
+ * @fd: a connected stream socket
+ * @timeout_ms: for the whole request; 0: 5000
+ * @span_ns: set to the span of guest time asked for (0: all kept)
+ *
+ * Return: 0; -EINVAL; -errno of recv(); -ETIMEDOUT;
+ * -VMCTX_E_TRUNCATED: the peer closed first; -VMCTX_E_SYNTAX: not a
+ * request of this protocol, or a line over 128 bytes.
+ */
+int vmctx_fetch_read_request(int fd, unsigned int timeout_ms, uint64_t *span_ns);
+
+/**
+ * vmctx_fetch_write_reply() - Answer a fetch request, as an agent does
+ * @fd: the connected stream socket the request came on
+ * @data: the bundle's bytes (vmctx_bundle_write_mem()), when @err is 0
+ * @len: their number
+ * @err: 0, or why there is no bundle: the reply then says
+ *	 vmctx_strerror(@err)
+ * @timeout_ms: for the whole reply; 0: 5000
+ *
+ * Return: 0; -EINVAL; -errno of send(); -ETIMEDOUT.
+ */
+int vmctx_fetch_write_reply(int fd, const void *data, size_t len, int err,
+			    unsigned int timeout_ms);
 
 /*
  * Building a bundle (vmctx_bundle_add(3)).  Strings are copied.  Every
