@@ -315,6 +315,12 @@ int agent_switch_log_drain(struct agent *a, bool final)
 
 	if (a->ops && a->ops->read_switches)
 		err = a->ops->read_switches(a, &sw, &n, &cap);
+	/* serve: kept, for each bundle asked for to replay */
+	if (!err && a->serving) {
+		err = agent_switch_store_add(&a->store, sw, n);
+		free(sw);
+		return err;
+	}
 	if (!err)
 		err = agent_switch_log_take(&a->switches, sw, n,
 					    final ? a->table.ns : guest_now(a));

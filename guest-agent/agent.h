@@ -8,6 +8,7 @@
  *   agent-proc.c   /proc: maps, kallsyms, modules, identity
  *   agent-elf.c    ELF objects: build-id, symbols, load bias (libelf)
  *   agent-clock.c  the guest clock: TSC/ns pairs for the host
+ *   agent-serve.c  serve: the switch records kept, the listener, the config file
  *   agent-msg.c    messages, bad lines, SIGINT and SIGTERM
  *   vmctx-agent.c  the commands, and the bundle they write
  * Every path the agent opens is under agent->root (the module's directory
@@ -275,6 +276,24 @@ struct agent_switch_log {
 	unsigned int refused_cpu;
 };
 
+/*
+ * serve: the backend's switch records of the last --keep seconds, each
+ * CPU's in ring order, replayed into a switch log for each bundle asked
+ * for (agent-serve.c).
+ */
+struct agent_switch_store {
+	size_t n;
+	size_t cap;
+	struct agent_switch *v;
+};
+
+/* serve --listen: vsock:PORT or unix:PATH */
+struct agent_listen {
+	bool vsock;
+	unsigned int port;
+	char path[108];
+};
+
 enum agent_backend {
 	AGENT_BACKEND_AUTO,
 	AGENT_BACKEND_BPF,
@@ -347,6 +366,8 @@ struct agent {
 	unsigned int switch_slots;	/* record --switches: ring slots per CPU; 0: off */
 	bool switch_slots_given;	/* ... as --switches=RING said */
 	struct agent_switch_log switches;
+	bool serving;			/* serve: switch records go to the store */
+	struct agent_switch_store store;
 	struct vmctx_bundle *bundle;
 	struct agent_elf_cache *elves;
 };
@@ -464,6 +485,22 @@ int agent_switch_log_drain(struct agent *a, bool final);
 /* The window ended at @end: take what waits, clip, and add every CPU's rest. */
 int agent_switch_log_finish(struct agent_switch_log *l, uint64_t end);
 void agent_switch_log_free(struct agent_switch_log *l);
+
+/* agent-serve.c */
+int agent_switch_store_add(struct agent_switch_store *st, const struct agent_switch *sw,
+			   size_t n);
+/* Forget what ended before @before, but each CPU's last switch before it. */
+void agent_switch_store_prune(struct agent_switch_store *st, uint64_t before);
+size_t agent_switch_store_bytes(const struct agent_switch_store *st);
+void agent_switch_store_free(struct agent_switch_store *st);
+int agent_listen_parse(const char *spec, struct agent_listen *l);
+/* A listening socket, nonblocking; an error said. */
+int agent_listen_open(const struct agent *a, const struct agent_listen *l);
+/* The next connection; -EAGAIN: none; -EPERM: not the host's (closed). */
+int agent_listen_accept(const struct agent_listen *l, int lfd, unsigned int *peer);
+/* Hand each "key = value" of @path to @set; errors said with file and line. */
+int agent_config_read(const struct agent *a, const char *path, bool optional,
+		      int (*set)(void *ctx, const char *key, const char *value), void *ctx);
 
 /* agent-elf.c */
 struct agent_elf_cache;

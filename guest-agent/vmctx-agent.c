@@ -8,6 +8,8 @@
  *   vmctx-agent record -o FILE -d SECONDS       every process of a window
  *   vmctx-agent record -o FILE -- CMD [ARG...]  ... for as long as CMD runs
  *   vmctx-agent record --switches ...            ... and each CPU's context switches
+ *   vmctx-agent serve                           keep a rolling record, and hand
+ *                                               the host its bundle over vsock
  */
 #include "agent.h"
 
@@ -17,6 +19,7 @@
 #include <linux/capability.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,12 +35,17 @@
 #define NEW_TASK_MAP_READS	2
 /* What vmctx_bundle_read_file() accepts by default (vmctx_read_opts.max_size 0). */
 #define READER_DEFAULT_MAX_MIB	64
+/* serve: its configuration file, and what it keeps by default */
+#define DEFAULT_CONFIG		SYSCONFDIR "/vmctx/agent.conf"
+#define DEFAULT_KEEP_S		600
+#define DEFAULT_MAX_MIB		64
 
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
 		"Usage: %s snapshot [OPTIONS]\n"
 		"       %s record [OPTIONS] [-d SECONDS | -- COMMAND [ARG...]]\n"
+		"       %s serve [OPTIONS]\n"
 		"\n"
 		"Write this guest's map bundle for vmctx on the host: page-table roots of\n"
 		"all processes, their mappings and symbols, and the kernel's symbols.\n"
@@ -48,9 +56,14 @@ static void usage(FILE *f, const char *prog)
 		"  -g, --group GROUP      make the bundle 0640 and owned by GROUP\n"
 		"  -d, --duration SECS    record: stop after SECS seconds (fractions allowed)\n"
 		"  -i, --interval MS      record: read the event ring every MS ms (default: %d)\n"
-		"      --switches[=RING]  record: also log which task each CPU runs, from every\n"
-		"                         context switch, in rings of RING switches a CPU\n"
+		"      --switches[=RING]  record, serve: also log which task each CPU runs, from\n"
+		"                         every context switch, in rings of RING switches a CPU\n"
 		"                         (default: %d; off without this option)\n"
+		"      --listen=WHERE     serve: vsock:PORT (default: vsock:%d; the host alone may\n"
+		"                         connect) or unix:PATH (made 0600)\n"
+		"      --keep=SECS        serve: keep the last SECS seconds (default: %d)\n"
+		"      --max-mib=MIB      serve: keep at most about MIB MiB of switches (default: %d)\n"
+		"      --config=FILE      serve: settings (default: " DEFAULT_CONFIG ", if it exists)\n"
 		"  -r, --root DIR         read /proc, /sys and ELF files under DIR (default: /)\n"
 		"      --backend=WHICH    auto (BPF if it loads, else the module), bpf or kmod\n"
 		"  -k, --kmod-dir DIR     the module's files (default: ROOT/proc/vmctx_guest,\n"
@@ -59,7 +72,8 @@ static void usage(FILE *f, const char *prog)
 		"  -v, --verbose          say what is read, and print a summary\n"
 		"  -h, --help             show this help\n"
 		"  -V, --version          show the version\n",
-		prog, prog, DEFAULT_INTERVAL_MS, AGENT_SWITCH_SLOTS);
+		prog, prog, prog, DEFAULT_INTERVAL_MS, AGENT_SWITCH_SLOTS, VMCTX_FETCH_PORT,
+		DEFAULT_KEEP_S, DEFAULT_MAX_MIB);
 }
 
 static uint64_t now_ns(void)
@@ -571,6 +585,14 @@ struct options {
 	double duration;	/* < 0: not given */
 	unsigned int interval_ms;
 	char **cmd;
+	/* serve */
+	struct agent_listen listen;
+	double keep;		/* seconds */
+	unsigned long max_mib;
+	const char *config;
+	/* what the command line gave, which the configuration file does not change */
+	bool interval_given, listen_given, keep_given, max_mib_given, backend_given;
+	bool switches_given;
 };
 
 static int collect(struct agent *a, bool record, const struct options *o)
@@ -738,6 +760,252 @@ static int run(struct agent *a, bool record, const struct options *o)
 	return 0;
 }
 
+/* ---- serve ------------------------------------------------------------------ */
+
+/* The guest's clock now: this machine's, or under a fake tree its table's. */
+static uint64_t guest_clock_now(const struct agent *a)
+{
+	return a->real_root ? now_ns() : a->table.ns;
+}
+
+/*
+ * Forget what ended before the last --keep seconds, and the oldest
+ * switches beyond --max-mib: *@kept_from is then the earliest time the
+ * agent can give a whole account of (not before it started).
+ */
+static void serve_prune(struct agent *a, const struct options *o, uint64_t started,
+			uint64_t *kept_from)
+{
+	uint64_t now = guest_clock_now(a), keep = (uint64_t)(o->keep * 1e9);
+	uint64_t from = now > keep ? now - keep : 0;
+	size_t max = o->max_mib * (1024 * 1024) / sizeof(*a->store.v), i;
+
+	if (from < started)
+		from = started;
+	agent_switch_store_prune(&a->store, from);
+	if (a->store.n > max && max) {
+		/* the switch store's bound: its oldest records go */
+		from = a->store.v[a->store.n - max].ns > from ? a->store.v[a->store.n - max].ns : from;
+		agent_switch_store_prune(&a->store, from);
+	}
+	agent_tasks_drop_before(&a->tasks, from);
+	/* the clock pairs: the last before the start stays, to reach back to it */
+	for (i = 0; i + 1 < a->pairs.n && a->pairs.v[i + 1].ns <= from; i++)
+		;
+	if (i) {
+		memmove(a->pairs.v, a->pairs.v + i, (a->pairs.n - i) * sizeof(*a->pairs.v));
+		a->pairs.n -= i;
+	}
+	*kept_from = from;
+}
+
+/*
+ * One request: the bundle of the span asked for (all that is kept when 0),
+ * built as record builds one, the switch log replayed from the store; or
+ * why not.  A request that is not one is dropped, said with -v.
+ */
+static int serve_answer(struct agent *a, int fd, uint64_t kept_from)
+{
+	struct vmctx_bundle *own_bundle = a->bundle;
+	struct agent_elf_cache *own_elves = a->elves;
+	uint64_t span, start, end;
+	size_t len = 0;
+	void *buf = NULL;
+	int err, ret;
+
+	err = vmctx_fetch_read_request(fd, 2000, &span);
+	if (err) {
+		agent_note(a, "serve: a request dropped: %s", vmctx_strerror(err));
+		return 0;
+	}
+	/* up to now: the table, the events, the switches, and the maps */
+	err = sync_tasks(a, false);
+	if (!err)
+		err = drain_switches(a, false);
+	if (!err)
+		err = read_all_maps(a);
+	if (err == -EINTR || err == -ENOMEM)
+		return err;
+	end = a->table.ns;
+	start = kept_from < end ? kept_from : end;
+	if (span && end - start > span)
+		start = end - span;
+	a->bundle = vmctx_bundle_new();
+	a->elves = agent_elf_cache_new();
+	a->has_window = true;
+	a->window_start = start;
+	a->window_end = end;
+	err = a->bundle && a->elves ? err : -ENOMEM;
+	if (!err && a->switch_slots) {
+		agent_switch_log_init(&a->switches, a->bundle, start);
+		err = agent_switch_log_take(&a->switches, a->store.v, a->store.n, end);
+		if (!err)
+			err = agent_switch_log_finish(&a->switches, end);
+	}
+	if (!err)
+		err = build_bundle(a);
+	if (!err)
+		err = vmctx_bundle_seal(a->bundle);
+	if (!err)
+		err = vmctx_bundle_write_mem(a->bundle, &buf, &len);
+	ret = vmctx_fetch_write_reply(fd, buf, len, err, 5000);
+	if (err)
+		agent_warn(a, "serve: no bundle for a request: %s", vmctx_strerror(err));
+	else
+		agent_note(a, "serve: %s %zu bytes: %zu tasks, %zu switches, %.3f s of guest time",
+			   ret ? "could not send" : "sent", len, vmctx_bundle_ntasks(a->bundle),
+			   vmctx_bundle_nswitches(a->bundle), (end - start) / 1e9);
+	free(buf);
+	agent_switch_log_free(&a->switches);
+	vmctx_bundle_free(a->bundle);
+	agent_elf_cache_free(a->elves);
+	a->bundle = own_bundle;
+	a->elves = own_elves;
+	a->has_window = false;
+	/* a failed build is the request's, not the service's end */
+	return err == -ENOMEM || err == -EINTR ? err : 0;
+}
+
+static int serve(struct agent *a, const struct options *o)
+{
+	const char *why = privilege_problem(a);
+	uint64_t started, kept_from;
+	unsigned int peer;
+	int lfd = -1, fd, n, err;
+
+	if (why) {
+		agent_err(a, "%s", why);
+		return -EPERM;
+	}
+	/* the first SIGINT or SIGTERM ends the service; more stop whatever it does */
+	a->signals_ok = 1;
+	a->serving = true;
+	err = open_backend(a);
+	if (!err)
+		err = sync_tasks(a, false);
+	if (!err)
+		err = drain_switches(a, false);
+	if (!err)
+		err = read_all_maps(a);
+	if (!err) {
+		lfd = agent_listen_open(a, &o->listen);
+		err = lfd < 0 ? lfd : 0;
+	}
+	started = kept_from = a->table.ns;
+	if (!err) {
+		if (o->listen.vsock)
+			agent_note(a, "serve: listening on vsock port %u, keeping %g s", o->listen.port,
+				   o->keep);
+		else
+			agent_note(a, "serve: listening on %s, keeping %g s", o->listen.path, o->keep);
+	}
+	while (!err && !agent_signals) {
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+		n = poll(&p, 1, (int)o->interval_ms);
+		if (n < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		err = poll_once(a);
+		if (!err)
+			serve_prune(a, o, started, &kept_from);
+		while (!err && n > 0 && !agent_signals) {
+			fd = agent_listen_accept(&o->listen, lfd, &peer);
+			if (fd == -EAGAIN)
+				break;
+			if (fd == -EPERM) {
+				agent_warn(a, "serve: refused a connection from vsock CID %u: only the host may fetch the bundle",
+					   peer);
+				continue;
+			}
+			if (fd < 0) {
+				agent_warn(a, "serve: accept: %s", strerror(-fd));
+				break;
+			}
+			err = serve_answer(a, fd, kept_from);
+			close(fd);
+		}
+	}
+	if (lfd >= 0)
+		close(lfd);
+	if (lfd >= 0 && !o->listen.vsock)
+		unlink(o->listen.path);
+	close_backend(a);
+	if (!err && agent_signals)
+		agent_note(a, "serve: stopped by %s", signal_name(agent_last_signal));
+	return err == -EINTR ? 0 : err;
+}
+
+/* A setting of serve's configuration file (agent_config_read()). */
+static bool parse_duration(const char *s, double *d);
+static bool parse_slots(const char *s, unsigned int *slots);
+
+struct config_ctx {
+	struct agent *a;
+	struct options *o;
+};
+
+static int config_set(void *ctx, const char *key, const char *value)
+{
+	struct config_ctx *c = ctx;
+	struct options *o = c->o;
+	struct agent_listen l;
+	unsigned int slots;
+	double d;
+	char *end;
+	unsigned long n;
+
+	if (!strcmp(key, "listen")) {
+		if (agent_listen_parse(value, &l))
+			return -EINVAL;
+		if (!o->listen_given)
+			o->listen = l;
+	} else if (!strcmp(key, "keep")) {
+		if (!parse_duration(value, &d) || d < 1)
+			return -EINVAL;
+		if (!o->keep_given)
+			o->keep = d;
+	} else if (!strcmp(key, "max-mib")) {
+		errno = 0;
+		n = strtoul(value, &end, 10);
+		if (errno || end == value || *end || *value == '-' || !n || n > 65536)
+			return -EINVAL;
+		if (!o->max_mib_given)
+			o->max_mib = n;
+	} else if (!strcmp(key, "interval")) {
+		errno = 0;
+		n = strtoul(value, &end, 10);
+		if (errno || end == value || *end || *value == '-' || !n || n > 60000)
+			return -EINVAL;
+		if (!o->interval_given)
+			o->interval_ms = n;
+	} else if (!strcmp(key, "switches")) {
+		if (!strcmp(value, "off"))
+			slots = 0;
+		else if (!parse_slots(!strcmp(value, "on") ? NULL : value, &slots))
+			return -EINVAL;
+		if (!o->switches_given)
+			c->a->switch_slots = slots;
+	} else if (!strcmp(key, "backend")) {
+		enum agent_backend b;
+
+		if (!strcmp(value, "auto"))
+			b = AGENT_BACKEND_AUTO;
+		else if (!strcmp(value, "bpf"))
+			b = AGENT_BACKEND_BPF;
+		else if (!strcmp(value, "kmod"))
+			b = AGENT_BACKEND_KMOD;
+		else
+			return -EINVAL;
+		if (!o->backend_given)
+			c->a->backend = b;
+	} else {
+		return -ENOENT;
+	}
+	return 0;
+}
+
 /* Why libvmctx refuses something (a bundle, a line of one): a note for -v. */
 static void lib_log(enum vmctx_log_level level, const char *msg, void *ctx)
 {
@@ -804,6 +1072,10 @@ int main(int argc, char **argv)
 		{ "backend", required_argument, NULL, 'B' },
 		{ "switches", optional_argument, NULL, 'S' },
 		{ "no-kallsyms", no_argument, NULL, 'K' },
+		{ "listen", required_argument, NULL, 'L' },
+		{ "keep", required_argument, NULL, 'e' },
+		{ "max-mib", required_argument, NULL, 'M' },
+		{ "config", required_argument, NULL, 'C' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -813,7 +1085,12 @@ int main(int argc, char **argv)
 		.output = DEFAULT_OUTPUT,
 		.duration = -1,
 		.interval_ms = DEFAULT_INTERVAL_MS,
+		.listen = { .vsock = true, .port = VMCTX_FETCH_PORT },
+		.keep = DEFAULT_KEEP_S,
+		.max_mib = DEFAULT_MAX_MIB,
 	};
+	struct config_ctx cfg = { .a = NULL, .o = &o };
+	bool serve_cmd, output_given = false;
 	struct agent a = {
 		.prog = "vmctx-agent",
 		.root = "/",
@@ -838,12 +1115,13 @@ int main(int argc, char **argv)
 		printf("vmctx-agent %s\n", PACKAGE_VERSION);
 		return 0;
 	}
-	if (strcmp(argv[1], "snapshot") && strcmp(argv[1], "record")) {
-		agent_err(&a, "unknown command '%s' (snapshot or record)", argv[1]);
+	if (strcmp(argv[1], "snapshot") && strcmp(argv[1], "record") && strcmp(argv[1], "serve")) {
+		agent_err(&a, "unknown command '%s' (snapshot, record or serve)", argv[1]);
 		usage(stderr, a.prog);
 		return 2;
 	}
 	record = !strcmp(argv[1], "record");
+	serve_cmd = !strcmp(argv[1], "serve");
 	argv++;
 	argc--;
 
@@ -851,6 +1129,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'o':
 			o.output = optarg;
+			output_given = true;
 			break;
 		case 'g':
 			if (!parse_group(optarg, &o.gid)) {
@@ -871,6 +1150,32 @@ int main(int argc, char **argv)
 				agent_err(&a, "bad interval '%s' (1 to 60000 ms)", optarg);
 				return 2;
 			}
+			o.interval_given = true;
+			break;
+		case 'L':
+			if (agent_listen_parse(optarg, &o.listen)) {
+				agent_err(&a, "--listen: '%s' is not vsock:PORT nor unix:/PATH", optarg);
+				return 2;
+			}
+			o.listen_given = true;
+			break;
+		case 'e':
+			if (!parse_duration(optarg, &o.keep) || o.keep < 1) {
+				agent_err(&a, "--keep: bad duration '%s' (seconds, at least 1)", optarg);
+				return 2;
+			}
+			o.keep_given = true;
+			break;
+		case 'M':
+			o.max_mib = strtoul(optarg, NULL, 10);
+			if (!o.max_mib || o.max_mib > 65536 || *optarg == '-') {
+				agent_err(&a, "--max-mib: bad size '%s' (1 to 65536 MiB)", optarg);
+				return 2;
+			}
+			o.max_mib_given = true;
+			break;
+		case 'C':
+			o.config = optarg;
 			break;
 		case 'r':
 			a.root = optarg;
@@ -889,6 +1194,7 @@ int main(int argc, char **argv)
 				agent_err(&a, "--backend: \"%s\" is not auto, bpf nor kmod", optarg);
 				return 2;
 			}
+			o.backend_given = true;
 			break;
 		case 'K':
 			a.no_kallsyms = true;
@@ -900,6 +1206,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			a.switch_slots_given = optarg != NULL;
+			o.switches_given = true;
 			break;
 		case 'v':
 			a.verbose = true;
@@ -917,12 +1224,26 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		o.cmd = argv + optind;
+	if (serve_cmd && (o.cmd || o.duration >= 0 || output_given || o.group)) {
+		agent_err(&a, "serve takes no output, group, duration nor command: it hands its bundles out on --listen");
+		return 2;
+	}
+	if (!serve_cmd && (o.listen_given || o.keep_given || o.max_mib_given || o.config)) {
+		agent_err(&a, "--listen, --keep, --max-mib and --config are for serve");
+		return 2;
+	}
+	/* serve: the configuration file fills in what the command line did not say */
+	if (serve_cmd) {
+		cfg.a = &a;
+		if (agent_config_read(&a, o.config ?: DEFAULT_CONFIG, !o.config, config_set, &cfg))
+			return 2;
+	}
 	if (!record && (o.cmd || o.duration >= 0)) {
 		agent_err(&a, "snapshot takes neither a duration nor a command");
 		return 2;
 	}
-	if (!record && a.switch_slots) {
-		agent_err(&a, "--switches is for record: a snapshot has no window to log switches in");
+	if (!record && !serve_cmd && a.switch_slots) {
+		agent_err(&a, "--switches is for record and serve: a snapshot has no window to log switches in");
 		return 2;
 	}
 	if (record && o.cmd && o.duration >= 0) {
@@ -951,7 +1272,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	vmctx_set_log(lib_log, &a);
 
-	err = run(&a, record, &o);
+	err = serve_cmd ? serve(&a, &o) : run(&a, record, &o);
 	if (err && !agent_said_error())
 		agent_err(&a, "failed: %s", vmctx_strerror(err));
 out:
@@ -959,6 +1280,7 @@ out:
 	vmctx_bundle_free(a.bundle);
 	agent_tasks_free(&a.tasks);
 	agent_switch_log_free(&a.switches);
+	agent_switch_store_free(&a.store);
 	free(a.pairs.v);
 	agent_task_table_free(&a.table);
 	free(a.kmod_dir);

@@ -861,6 +861,42 @@ static void test_switch_log_reads_back(void)
 	vmctx_bundle_free(b);
 }
 
+/*
+ * serve's switch store, pruned at 1000: each CPU keeps its last switch
+ * before (what it ran when a window opens there) and everything after; a
+ * loss that reaches past 1000, or is still under way, stays; older ones go.
+ */
+static void test_switch_store_prune(void)
+{
+	static const struct agent_switch in[] = {
+		{ .type = AGENT_SWITCH, .cpu = 0, .ns = 100, .pid = 1 },
+		{ .type = AGENT_SWITCH, .cpu = 1, .ns = 200, .pid = 2 },
+		{ .type = AGENT_SWITCH, .cpu = 0, .ns = 300, .pid = 3 },	/* CPU 0's last before */
+		{ .type = AGENT_SWITCH_LOST, .cpu = 1, .ns = 400, .lost_to = 500, .nlost = 2 },
+		{ .type = AGENT_SWITCH_LOST, .cpu = 1, .ns = 600, .lost_to = 1200, .nlost = 2 },
+		{ .type = AGENT_SWITCH, .cpu = 0, .ns = 1000, .pid = 4 },
+		{ .type = AGENT_SWITCH_LOST, .cpu = 2, .ns = 700, .lost_to = AGENT_TIME_NONE, .nlost = 9 },
+		{ .type = AGENT_SWITCH, .cpu = 1, .ns = 1500, .pid = 5 },
+	};
+	static const int kept_pid[] = { 2, 3, -1, 4, -1, 5 };	/* -1: a loss */
+	struct agent_switch_store st = { 0 };
+	size_t i;
+
+	CHECK(!agent_switch_store_add(&st, in, 4) && !agent_switch_store_add(&st, in + 4, 4),
+	      "records added in two reads");
+	CHECK_EQ(st.n, 8, "all kept before pruning");
+	agent_switch_store_prune(&st, 1000);
+	CHECK_EQ(st.n, 6, "two switches and a loss that ended before 1000 go");
+	for (i = 0; i < st.n && i < 6; i++)
+		CHECK(kept_pid[i] < 0 ? st.v[i].type == AGENT_SWITCH_LOST :
+		      st.v[i].type == AGENT_SWITCH && st.v[i].pid == kept_pid[i],
+		      "record %zu kept, in order", i);
+	agent_switch_store_prune(&st, 1000);
+	CHECK_EQ(st.n, 6, "pruning again at the same time keeps the same");
+	agent_switch_store_free(&st);
+	CHECK(!st.v && !st.n, "freed");
+}
+
 int main(void)
 {
 	test_clock_pairs();
@@ -878,5 +914,6 @@ int main(void)
 	test_switch_hostile();
 	test_switch_later_than_clock();
 	test_switch_log_reads_back();
+	test_switch_store_prune();
 	return check_result("test-agent-units");
 }

@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1117,6 +1119,114 @@ static void test_sigterm_record(void)
 }
 
 /*
+ * serve: the agent keeps its record and hands out bundles on a Unix
+ * socket (vsock in a guest): each fetch gives a sealed bundle that
+ * resolves the processes as a snapshot's does, with a window; a request
+ * not of the protocol is dropped and the service goes on; the socket is
+ * 0600; SIGTERM ends the service with status 0 and removes the socket.
+ * Settings come from the configuration file where the command line does
+ * not give them, and a bad one is refused with its file and line.
+ */
+static void test_serve(const struct proc *p1, const struct proc *p2)
+{
+	char *sock = fmt("%s/agent.sock", top), *conf = fmt("%s/agent.conf", top), *err;
+	char *sws = fmt("%s/proc/vmctx_guest/switches", fake);
+	char *param = fmt("%s/sys/module/vmctx_guest/parameters", fake);
+	enum vmctx_task_kind kind = VMCTX_TASK_USER;
+	struct timespec nap = { .tv_nsec = 20000000 };
+	VMCTX_OPTS(vmctx_fetch_opts, o, .unix_path = sock, .timeout_ms = 5000);
+	struct vmctx_bundle *b = NULL;
+	uint64_t start, end;
+	struct stat st;
+	size_t len;
+	void *data;
+	int i, t1, fd, rc;
+	FILE *f;
+	pid_t pid;
+
+	f = fopen(conf, "w");
+	if (!f)
+		die("%s: %s", conf, strerror(errno));
+	fprintf(f, "# the service's settings\n  keep = 120\nlisten = unix:%s\n\ninterval=10\nswitches = 128\n",
+		sock);
+	fclose(f);
+	unlink(sock);
+	/* a switch log: each request replays what the service kept into its window */
+	put(sws, "switch 0 900000000 1 1 task init\nswitch 1 950000000 0 0 idle swapper/1\n");
+	sh(fmt("mkdir -p %s", param));
+	put(fmt("%s/switch_ring_size", param), "4096\n");
+	pid = spawn_agent(fmt("serve -v -r %s --config %s", fake, conf));
+	for (i = 0; i < 500 && access(sock, F_OK); i++)
+		nanosleep(&nap, NULL);
+	CHECK(!stat(sock, &st) && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0600,
+	      "serve listens on the configured socket, mode 0600 (mode %o)", st.st_mode & 0777);
+
+	/* a request not of the protocol: dropped, and the service goes on */
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	{
+		struct sockaddr_un un = { .sun_family = AF_UNIX };
+
+		snprintf(un.sun_path, sizeof(un.sun_path), "%s", sock);
+		if (fd >= 0 && !connect(fd, (struct sockaddr *)&un, sizeof(un)))
+			CHECK(write(fd, "GET / HTTP/1.0\n", 15) == 15, "a stray request sent");
+		if (fd >= 0)
+			close(fd);
+	}
+	for (i = 0; i < 2; i++) {
+		data = NULL;
+		rc = vmctx_fetch(&o, &data, &len);
+		CHECK(!rc, "fetch %d from serve: %s", i, vmctx_strerror(rc));
+		b = NULL;
+		rc = data ? vmctx_bundle_read_mem(data, len, NULL, &b) : -1;
+		CHECK(!rc, "fetch %d: the bundle reads (%d)", i, rc);
+		free(data);
+		if (!b)
+			continue;
+		t1 = vmctx_bundle_find_task(b, 0x10000 | 0x1000, VMCTX_TIME_NONE);
+		CHECK(t1 >= 0 && resolves(b, t1, p1->hot, "vmctx_fix_hot", "prog") &&
+		      resolves(b, t1, p1->lib, "vmctx_fix_lib", "libvmctxfix.so"),
+		      "fetch %d: the served bundle resolves the process as a snapshot's", i);
+		CHECK(!vmctx_bundle_window(b, &start, &end) && start <= end,
+		      "fetch %d: the served bundle has a window", i);
+		CHECK(!strcmp(vmctx_bundle_agent(b), "vmctx-agent " PACKAGE_VERSION " backend=kmod"),
+		      "fetch %d: it says which agent served it", i);
+		CHECK(ran(b, 0, end, &kind) == 1 && kind == VMCTX_TASK_USER &&
+		      ran(b, 1, end, &kind) == 0 && kind == VMCTX_TASK_IDLE,
+		      "fetch %d: each CPU's switch before the window, kept, says what it ran", i);
+		vmctx_bundle_free(b);
+	}
+	kill(pid, SIGTERM);
+	rc = wait_agent(pid, 10, &err);
+	CHECK(rc == 0 && strstr(err, "serve: stopped by SIGTERM") && strstr(err, "a request dropped"),
+	      "SIGTERM ends serve with status 0, the stray request said with -v (status %d: %s)",
+	      rc, err);
+	CHECK(access(sock, F_OK), "the socket is gone after serve ends");
+	free(err);
+	unlink(sws);
+	sh(fmt("rm -r %s/sys", fake));
+	write_tree(p1, p2);
+
+	f = fopen(conf, "w");
+	if (!f)
+		die("%s: %s", conf, strerror(errno));
+	fprintf(f, "keep = 120\nlisten = tcp:80\n");
+	fclose(f);
+	rc = run_agent(fmt("serve -r %s --config %s", fake, conf), &err);
+	CHECK(rc == 2 && strstr(err, "agent.conf:2: listen = 'tcp:80': bad value"),
+	      "a bad setting is refused with its file and line (status %d: %s)", rc, err);
+	free(err);
+	rc = run_agent(fmt("serve -r %s --config %s/nowhere.conf", fake, top), &err);
+	CHECK(rc == 2 && strstr(err, "nowhere.conf: No such file"),
+	      "a configuration file named but missing is an error (status %d: %s)", rc, err);
+	free(err);
+	rc = run_agent(fmt("serve -r %s -o %s/x.vmctx", fake, top), &err);
+	CHECK(rc == 2 && strstr(err, "serve takes no output"),
+	      "serve refuses an output file (status %d: %s)", rc, err);
+	free(err);
+	unlink(conf);
+}
+
+/*
  * The bundle is its owner's alone, whatever the umask: it holds the
  * guest's KASLR and ASLR.  --group shares it read-only with one group.
  */
@@ -1322,6 +1432,7 @@ int main(void)
 	test_map_events(&p1, &p2);
 	test_sigterm_snapshot(&p1, &p2);
 	test_sigterm_record();
+	test_serve(&p1, &p2);
 	test_too_big(&p1, &p2);
 	test_bundle_mode(&p1, &p2);
 	test_endless_maps(&p1, &p2);
