@@ -16,6 +16,7 @@ fail=0
 check() { if [ "$1" = "$2" ]; then echo "ok   $3"; else echo "FAIL $3: got '$1', want '$2'"; fail=1; fi; }
 
 cc -O1 -o gen-bundle "$src/gen-bundle.c" $(pkg-config --cflags --libs libvmctx) || exit 2
+cc -O1 -o serve-bundle "$src/serve-bundle.c" $(pkg-config --cflags --libs libvmctx) || exit 2
 cc -O1 -shared -fPIC -o fake-guest-ctx.so "$src/fake-guest-ctx.c" -ldl || exit 2
 cp "$src"/gen-perfdata.py "$src"/gen-wakeup.py .
 # a bundle this libvmctx does not read (version 9), and a truncated one
@@ -542,6 +543,57 @@ check "$(printf '%s' "$out" | grep -c "$esc\|$bel\|$cr")" 0 "-v: a VM name's con
 if [ -n "${PERF_NO_LIBVMCTX:-}" ]; then
 	check "$($PERF_NO_LIBVMCTX report -i le-file.data --stdio --guest-maps=guest1.vmctx 2>&1 | grep -c 'needs perf built with libvmctx')" 1 "--guest-maps in a perf without libvmctx: message"
 fi
+# perf record --vmcs-ctx fetches each guest's bundle from its agent when it
+# ends (here an agent's end on a Unix socket, --guest-cid), for the
+# recording's span, into OUTPUT.guests; report, script and inject read
+# them there without --guest-maps
+rm -rf fetch.data fetch.data.guests
+./serve-bundle "$PWD/agent.sock" guest1.vmctx 1 > spans.txt &
+srv=$!
+for i in $(seq 50); do [ -S agent.sock ] && break; sleep 0.1; done
+out=$(LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -o fetch.data \
+	--guest-cid=1000=unix:$PWD/agent.sock -- sleep 0.3 2>&1); rc=$?
+wait $srv
+check "$rc $(echo "$out" | grep -c '1 of 1 guest bundles fetched into fetch.data.guests')" "0 1" \
+	"record --vmcs-ctx: the guest's bundle fetched, and said"
+check "$(cmp -s fetch.data.guests/1000.vmctx guest1.vmctx && stat -c %a fetch.data.guests/1000.vmctx)" 600 \
+	"the fetched bundle is the agent's, kept 0600 in OUTPUT.guests/PID.vmctx"
+span=$(awk '{ print $2 }' spans.txt)
+check "$([ "${span:-0}" -ge 1300000000 ] && [ "${span:-0}" -le 30000000000 ] && echo ok)" ok \
+	"the span asked for is the recording's and a second more (${span:-none} ns for 0.3 s)"
+rm -rf le-file.data.guests && mkdir -m 700 le-file.data.guests && cp guest1.vmctx le-file.data.guests/1000.vmctx
+want=$($P report -i le-file.data --stdio -F sample,comm --sort comm --guest-maps=1000=guest1.vmctx 2>/dev/null | grep -v '^#')
+check "$($P report -i le-file.data --stdio -F sample,comm --sort comm 2>/dev/null | grep -v '^#')" "$want" \
+	"report without --guest-maps reads the bundles perf record fetched"
+check "$($P script -i le-file.data -F comm 2>/dev/null | grep -c 'bench')" 1000 \
+	"script without --guest-maps reads them"
+check "$($P report -i le-file.data --stdio -F sample,comm --sort comm --guest-maps=1000=v9.vmctx 2>&1 | grep -c 'v9.vmctx: Unsupported bundle version')" 1 \
+	"an explicit --guest-maps wins over the fetched bundles"
+# only what perf record writes there: a symlink, or another name, is not read
+rm le-file.data.guests/1000.vmctx && ln -s "$PWD/guest1.vmctx" le-file.data.guests/1000.vmctx &&
+	cp guest1.vmctx le-file.data.guests/x1000.vmctx
+check "$($P report -i le-file.data --stdio -F sample,comm --sort comm 2>/dev/null | grep -c 'bench')" 0 \
+	"a symlink or another name in OUTPUT.guests is not read"
+rm -rf le-file.data.guests
+# an agent that answers an error, and none at all: one warning each, the recording stands
+./serve-bundle "$PWD/agent.sock" - 1 > /dev/null &
+srv=$!
+for i in $(seq 50); do [ -S agent.sock ] && break; sleep 0.1; done
+out=$(LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -o fetch.data \
+	--guest-cid=1000=unix:$PWD/agent.sock,2000=unix:$PWD/nobody.sock -- sleep 0.2 2>&1); rc=$?
+wait $srv
+check "$rc $(echo "$out" | grep -c 'WARNING: --vmcs-ctx: VM 1000: no bundle from .*agent.sock: Remote I/O error') $(echo "$out" | grep -c 'WARNING: --vmcs-ctx: VM 2000: no bundle from .*nobody.sock') $(echo "$out" | grep -c '0 of 2 guest bundles')" \
+	"0 1 1 1" "record: an agent's error and a missing agent are one warning each, and the recording stands"
+rm -rf fetch.data fetch.data.guests
+LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -o fetch.data --no-guest-fetch \
+	--guest-cid=1000=unix:$PWD/agent.sock -- sleep 0.1 >/dev/null 2>&1
+check "$([ -e fetch.data.guests ] && echo made || echo none)" none "--no-guest-fetch: nothing fetched"
+out=$(LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -o fetch.data \
+	--guest-cid=1000=2,x -- sleep 0.1 2>&1)
+check "$(echo "$out" | grep -c "WARNING: --guest-cid: VM 1000: '2' is no guest's CID") $(echo "$out" | grep -c "WARNING: --guest-cid: 'x' is not VM=CID")" \
+	"1 1" "--guest-cid: a host CID and a malformed entry are refused, each said"
+rm -rf fetch.data fetch.data.guests
+
 if [ -f /tmp/tp.data ]; then
 	python3 gen-wakeup.py /tmp/tp.data wakeup.data >/dev/null
 	check "$($P report -i wakeup.data --guest-maps=guest1.vmctx --stdio --guest-view=vcpu 2>&1 | grep '^#   vcpu0: ' | sed 's/.*= //')" \
