@@ -803,8 +803,14 @@ static void serve_prune(struct agent *a, const struct options *o, uint64_t start
  * One request: the bundle of the span asked for (all that is kept when 0),
  * built as record builds one, the switch log replayed from the store; or
  * why not.  A request that is not one is dropped, said with -v.
+ *
+ * The records are brought up to now here; the bundle is built and sent by
+ * a child (*@child), which has its own copy of them, so that the service
+ * goes on reading the backend's rings meanwhile: building a bundle takes
+ * a second or two (every object's symbols, the kernel's), long enough for
+ * a busy guest to overrun the switch rings.  Without a child, here.
  */
-static int serve_answer(struct agent *a, int fd, uint64_t kept_from)
+static int serve_answer(struct agent *a, int fd, uint64_t kept_from, pid_t *child)
 {
 	struct vmctx_bundle *own_bundle = a->bundle;
 	struct agent_elf_cache *own_elves = a->elves;
@@ -830,6 +836,9 @@ static int serve_answer(struct agent *a, int fd, uint64_t kept_from)
 	start = kept_from < end ? kept_from : end;
 	if (span && end - start > span)
 		start = end - span;
+	*child = fork();
+	if (*child > 0)
+		return 0;
 	a->bundle = vmctx_bundle_new();
 	a->elves = agent_elf_cache_new();
 	a->has_window = true;
@@ -859,6 +868,8 @@ static int serve_answer(struct agent *a, int fd, uint64_t kept_from)
 	agent_switch_log_free(&a->switches);
 	vmctx_bundle_free(a->bundle);
 	agent_elf_cache_free(a->elves);
+	if (!*child)
+		_exit(err ? 1 : 0);
 	a->bundle = own_bundle;
 	a->elves = own_elves;
 	a->has_window = false;
@@ -870,8 +881,9 @@ static int serve(struct agent *a, const struct options *o)
 {
 	const char *why = privilege_problem(a);
 	uint64_t started, kept_from;
+	pid_t child = -1;
 	unsigned int peer;
-	int lfd = -1, fd, n, err;
+	int lfd = -1, fd, n, st, err;
 
 	if (why) {
 		agent_err(a, "%s", why);
@@ -910,6 +922,8 @@ static int serve(struct agent *a, const struct options *o)
 		err = poll_once(a);
 		if (!err)
 			serve_prune(a, o, started, &kept_from);
+		if (child > 0 && waitpid(child, &st, WNOHANG) == child)
+			child = -1;
 		while (!err && n > 0 && !agent_signals) {
 			fd = agent_listen_accept(&o->listen, lfd, &peer);
 			if (fd == -EAGAIN)
@@ -923,10 +937,16 @@ static int serve(struct agent *a, const struct options *o)
 				agent_warn(a, "serve: accept: %s", strerror(-fd));
 				break;
 			}
-			err = serve_answer(a, fd, kept_from);
+			/* one bundle at a time: a second asker is told to come back */
+			if (child > 0)
+				vmctx_fetch_write_reply(fd, NULL, 0, -EBUSY, 1000);
+			else
+				err = serve_answer(a, fd, kept_from, &child);
 			close(fd);
 		}
 	}
+	if (child > 0)
+		waitpid(child, &st, 0);
 	if (lfd >= 0)
 		close(lfd);
 	if (lfd >= 0 && !o->listen.vsock)
