@@ -961,6 +961,16 @@ static int serve(struct agent *a, const struct options *o)
 static bool parse_duration(const char *s, double *d);
 static bool parse_slots(const char *s, unsigned int *slots);
 
+/* A decimal number from @lo to @hi, the whole of @s. */
+static bool parse_bounded(const char *s, unsigned long lo, unsigned long hi, unsigned long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return !errno && end != s && !*end && *s != '-' && *v >= lo && *v <= hi;
+}
+
 struct config_ctx {
 	struct agent *a;
 	struct options *o;
@@ -973,7 +983,6 @@ static int config_set(void *ctx, const char *key, const char *value)
 	struct agent_listen l;
 	unsigned int slots;
 	double d;
-	char *end;
 	unsigned long n;
 
 	if (!strcmp(key, "listen")) {
@@ -987,16 +996,12 @@ static int config_set(void *ctx, const char *key, const char *value)
 		if (!o->keep_given)
 			o->keep = d;
 	} else if (!strcmp(key, "max-mib")) {
-		errno = 0;
-		n = strtoul(value, &end, 10);
-		if (errno || end == value || *end || *value == '-' || !n || n > 65536)
+		if (!parse_bounded(value, 1, 65536, &n))
 			return -EINVAL;
 		if (!o->max_mib_given)
 			o->max_mib = n;
 	} else if (!strcmp(key, "interval")) {
-		errno = 0;
-		n = strtoul(value, &end, 10);
-		if (errno || end == value || *end || *value == '-' || !n || n > 60000)
+		if (!parse_bounded(value, 1, 60000, &n))
 			return -EINVAL;
 		if (!o->interval_given)
 			o->interval_ms = n;
@@ -1121,6 +1126,7 @@ int main(int argc, char **argv)
 	char real[PATH_MAX];
 	struct sigaction sa;
 	bool record;
+	unsigned long n;
 	int c, err;
 
 	if (argc < 2) {
@@ -1165,11 +1171,11 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'i':
-			o.interval_ms = strtoul(optarg, NULL, 10);
-			if (!o.interval_ms || o.interval_ms > 60000) {
+			if (!parse_bounded(optarg, 1, 60000, &n)) {
 				agent_err(&a, "bad interval '%s' (1 to 60000 ms)", optarg);
 				return 2;
 			}
+			o.interval_ms = n;
 			o.interval_given = true;
 			break;
 		case 'L':
@@ -1187,8 +1193,7 @@ int main(int argc, char **argv)
 			o.keep_given = true;
 			break;
 		case 'M':
-			o.max_mib = strtoul(optarg, NULL, 10);
-			if (!o.max_mib || o.max_mib > 65536 || *optarg == '-') {
+			if (!parse_bounded(optarg, 1, 65536, &o.max_mib)) {
 				agent_err(&a, "--max-mib: bad size '%s' (1 to 65536 MiB)", optarg);
 				return 2;
 			}

@@ -1219,6 +1219,14 @@ static void test_serve(const struct proc *p1, const struct proc *p2)
 	CHECK(rc == 2 && strstr(err, "nowhere.conf: No such file"),
 	      "a configuration file named but missing is an error (status %d: %s)", rc, err);
 	free(err);
+	rc = run_agent(fmt("serve -r %s --max-mib=5x --config %s/nowhere.conf", fake, top), &err);
+	CHECK(rc == 2 && strstr(err, "--max-mib: bad size '5x'"),
+	      "a size with junk after it is refused (status %d: %s)", rc, err);
+	free(err);
+	rc = run_agent(fmt("record -i 50x -d 0 -r %s -o %s/x.vmctx", fake, top), &err);
+	CHECK(rc == 2 && strstr(err, "bad interval '50x'"),
+	      "an interval with junk after it is refused (status %d: %s)", rc, err);
+	free(err);
 	rc = run_agent(fmt("serve -r %s -o %s/x.vmctx", fake, top), &err);
 	CHECK(rc == 2 && strstr(err, "serve takes no output"),
 	      "serve refuses an output file (status %d: %s)", rc, err);
