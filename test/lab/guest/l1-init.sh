@@ -141,32 +141,47 @@ cat > /tmp/window.sh <<EOS
 # poll N: wait 0.2 s more for guest N; the 1500th poll in a row in which
 # its console did not grow is its last: a guest is hung when it says
 # nothing for that long, however slow the machine makes its work (a
-# KASAN L1 on a loaded machine took 330 s to boot a guest)
+# KASAN L1 on a loaded machine took 330 s to boot a guest).  Once the
+# guest says it is up, the silence allowed is three times its boot, if
+# that is more: a guest that took 413 s to boot (a KASAN L1 beside
+# another emulator and builds) then ran its agents and churn as slowly,
+# and was stopped for 5 minutes of silence with its window about to
+# close.
 # (its size is read every tenth poll: a process more each time, and
-# processes started often have gone with more emulator resets)
+# processes started often have gone with more emulator resets; its
+# console is searched for "up" only when it grew, until found)
 poll() {
 	usleep 200000
 	i=\$((i + 1))
+	[ -n "\$up" ] || bp=\$((bp + 1))
 	if [ \$((i % 10)) = 0 ]; then
 		size=\$(stat -c %s /tmp/l2-\$1.log 2>/dev/null || echo 0)
-		[ "\$size" = "\${last:-}" ] || { last=\$size; i=0; }
+		if [ "\$size" != "\$last" ]; then
+			last=\$size
+			i=0
+			[ -n "\$up" ] || ! grep -aq '^VMCTX-L2: up' /tmp/l2-\$1.log || up=\$bp
+		fi
 	fi
-	[ \$i -lt 1500 ] && return
-	echo "VMCTX-LAB: GUEST-HUNG guest\$1: its console said nothing for 1500 polls (5 minutes or more)"
+	limit=1500
+	[ -z "\$up" ] || [ \$((up * 3)) -le 1500 ] || limit=\$((up * 3))
+	[ \$i -lt \$limit ] && return
+	echo "VMCTX-LAB: GUEST-HUNG guest\$1: its console said nothing for \$limit polls (\$((limit / 300)) minutes or more; it came up after \${up:-no} polls)"
 	kill \$(cat /tmp/l2-\$1.pid)
 	exit 1
 }
+# a guest's polls: since its console last grew, to its "up", its size
+start_polls() { i=0; bp=0; up=; last=; }
 for n in $all; do
 	echo "VMCTX-LAB: at \$(cut -d' ' -f1 /proc/uptime) s: guest\$n starts"
 	sh /tmp/run-l2.sh \$n &
 	# (the last guest's window closing ends the recording, below)
 	[ "$together" = 1 ] || [ \$n = $guests ] && continue
-	i=0
+	start_polls
 	while [ ! -f /tmp/l2-\$n.exit ]; do poll \$n; done
 	grep -aq '^VMCTX-L2: window closed' /tmp/l2-\$n.log || exit 1
 done
 for n in $all; do
-	i=0
+	start_polls
 	while ! grep -aq '^VMCTX-L2: window closed' /tmp/l2-\$n.log 2>/dev/null; do
 		[ -f /tmp/l2-\$n.exit ] && exit 1
 		poll \$n
