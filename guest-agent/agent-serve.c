@@ -30,6 +30,8 @@ int agent_switch_store_add(struct agent_switch_store *st, const struct agent_swi
 {
 	size_t cap;
 
+	if (!n)
+		return 0;
 	if (st->n + n > st->cap) {
 		struct agent_switch *v;
 
