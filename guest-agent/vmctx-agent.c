@@ -808,9 +808,13 @@ static void serve_prune(struct agent *a, const struct options *o, uint64_t start
  * a child (*@child), which has its own copy of them, so that the service
  * goes on reading the backend's rings meanwhile: building a bundle takes
  * a second or two (every object's symbols, the kernel's), long enough for
- * a busy guest to overrun the switch rings.  Without a child, here.
+ * a busy guest to overrun the switch rings.  Without a child, here.  When
+ * @busy, the request is read and answered that the agent is busy.
  */
-static int serve_answer(struct agent *a, int fd, uint64_t kept_from, pid_t *child)
+/* Bundles built at once, each by a child: a sequential asker never waits on one. */
+#define SERVE_CHILDREN	2
+
+static int serve_answer(struct agent *a, int fd, uint64_t kept_from, bool busy, pid_t *child)
 {
 	struct vmctx_bundle *own_bundle = a->bundle;
 	struct agent_elf_cache *own_elves = a->elves;
@@ -819,9 +823,16 @@ static int serve_answer(struct agent *a, int fd, uint64_t kept_from, pid_t *chil
 	void *buf = NULL;
 	int err, ret;
 
+	*child = -1;
 	err = vmctx_fetch_read_request(fd, 2000, &span);
 	if (err) {
 		agent_note(a, "serve: a request dropped: %s", vmctx_strerror(err));
+		return 0;
+	}
+	if (busy) {
+		vmctx_fetch_write_reply(fd, NULL, 0, -EBUSY, 1000);
+		agent_note(a, "serve: a request answered busy: %d bundles are being built",
+			   SERVE_CHILDREN);
 		return 0;
 	}
 	/* up to now: the table, the events, the switches, and the maps */
@@ -881,8 +892,8 @@ static int serve(struct agent *a, const struct options *o)
 {
 	const char *why = privilege_problem(a);
 	uint64_t started, kept_from;
-	pid_t child = -1;
-	unsigned int peer;
+	unsigned int peer, children = 0;
+	pid_t child;
 	int lfd = -1, fd, n, st, err;
 
 	if (why) {
@@ -922,8 +933,8 @@ static int serve(struct agent *a, const struct options *o)
 		err = poll_once(a);
 		if (!err)
 			serve_prune(a, o, started, &kept_from);
-		if (child > 0 && waitpid(child, &st, WNOHANG) == child)
-			child = -1;
+		while (children && waitpid(-1, &st, WNOHANG) > 0)
+			children--;
 		while (!err && n > 0 && !agent_signals) {
 			fd = agent_listen_accept(&o->listen, lfd, &peer);
 			if (fd == -EAGAIN)
@@ -937,16 +948,16 @@ static int serve(struct agent *a, const struct options *o)
 				agent_warn(a, "serve: accept: %s", strerror(-fd));
 				break;
 			}
-			/* one bundle at a time: a second asker is told to come back */
-			if (child > 0)
-				vmctx_fetch_write_reply(fd, NULL, 0, -EBUSY, 1000);
-			else
-				err = serve_answer(a, fd, kept_from, &child);
+			/* the children that are done; at most SERVE_CHILDREN at work */
+			while (children && waitpid(-1, &st, WNOHANG) > 0)
+				children--;
+			err = serve_answer(a, fd, kept_from, children >= SERVE_CHILDREN, &child);
+			children += child > 0;
 			close(fd);
 		}
 	}
-	if (child > 0)
-		waitpid(child, &st, 0);
+	while (children && wait(&st) > 0)
+		children--;
 	if (lfd >= 0)
 		close(lfd);
 	if (lfd >= 0 && !o->listen.vsock)
