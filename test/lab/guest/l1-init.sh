@@ -300,8 +300,15 @@ if [ "$host" = soak ]; then
 	# the soak's verdict is run-linux-lab.sh's: L1's console, its log and
 	# the guests' GUEST-RESET lines
 	tails | grep -aE '^VMCTX-LAB: (GUEST-RESET|L2 SHUTDOWN)'
+	# a guest that stopped early: its console's end, for the next look
+	# (on 30 November a guest reset after its window closed, and L1's
+	# log kept nothing of it)
 	for n in $all; do
-		grep -aq '^VMCTX-L2: DONE' /tmp/l2-$n.log || finish "SOAK-FAIL guest$n did not say DONE"
+		grep -aq '^VMCTX-L2: DONE' /tmp/l2-$n.log && continue
+		echo "-- guest$n, the end of its console:"
+		tail -n 40 /tmp/l2-$n.log
+		cat /tmp/l2-$n.exit 2>/dev/null
+		finish "SOAK-FAIL guest$n did not say DONE"
 	done
 	finish "SOAK guests=$guests vmcs=$vmcs $(sed -n 's/.*(\([0-9]* samples\)).*/\1/p' /tmp/perf-record.err)"
 fi
