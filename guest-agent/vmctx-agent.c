@@ -972,6 +972,20 @@ static int serve(struct agent *a, const struct options *o)
 static bool parse_duration(const char *s, double *d);
 static bool parse_slots(const char *s, unsigned int *slots);
 
+/* --backend's and the backend setting's values. */
+static bool parse_backend(const char *s, enum agent_backend *b)
+{
+	if (!strcmp(s, "auto"))
+		*b = AGENT_BACKEND_AUTO;
+	else if (!strcmp(s, "bpf"))
+		*b = AGENT_BACKEND_BPF;
+	else if (!strcmp(s, "kmod"))
+		*b = AGENT_BACKEND_KMOD;
+	else
+		return false;
+	return true;
+}
+
 /* A decimal number from @lo to @hi, the whole of @s. */
 static bool parse_bounded(const char *s, unsigned long lo, unsigned long hi, unsigned long *v)
 {
@@ -1026,13 +1040,7 @@ static int config_set(void *ctx, const char *key, const char *value)
 	} else if (!strcmp(key, "backend")) {
 		enum agent_backend b;
 
-		if (!strcmp(value, "auto"))
-			b = AGENT_BACKEND_AUTO;
-		else if (!strcmp(value, "bpf"))
-			b = AGENT_BACKEND_BPF;
-		else if (!strcmp(value, "kmod"))
-			b = AGENT_BACKEND_KMOD;
-		else
+		if (!parse_backend(value, &b))
 			return -EINVAL;
 		if (!o->backend_given)
 			c->a->backend = b;
@@ -1220,13 +1228,7 @@ int main(int argc, char **argv)
 			kmod_dir = optarg;
 			break;
 		case 'B':
-			if (!strcmp(optarg, "auto"))
-				a.backend = AGENT_BACKEND_AUTO;
-			else if (!strcmp(optarg, "bpf"))
-				a.backend = AGENT_BACKEND_BPF;
-			else if (!strcmp(optarg, "kmod"))
-				a.backend = AGENT_BACKEND_KMOD;
-			else {
+			if (!parse_backend(optarg, &a.backend)) {
 				agent_err(&a, "--backend: \"%s\" is not auto, bpf nor kmod", optarg);
 				return 2;
 			}
