@@ -569,6 +569,11 @@ check "$($P script -i le-file.data -F comm 2>/dev/null | grep -c 'bench')" 1000 
 	"script without --guest-maps reads them"
 check "$($P report -i le-file.data --stdio -F sample,comm --sort comm --guest-maps=1000=v9.vmctx 2>&1 | grep -c 'v9.vmctx: Unsupported bundle version')" 1 \
 	"an explicit --guest-maps wins over the fetched bundles"
+want=$($P diff le-file.data le-file.data --guest-maps=1000=guest1.vmctx --guest-maps=1000=guest1.vmctx 2>/dev/null | grep -v '^#')
+check "$($P diff le-file.data le-file.data 2>/dev/null | grep -v '^#')" "$want" \
+	"diff without --guest-maps reads each file's fetched bundles"
+check "$($P annotate -i le-file.data --stdio 2>&1 | grep -c "The guest kernel's code is not on this host")" 1 \
+	"annotate without --guest-maps reads them (a guest function named, said not annotated)"
 # only what perf record writes there: a symlink, or another name, is not read
 rm le-file.data.guests/1000.vmctx && ln -s "$PWD/guest1.vmctx" le-file.data.guests/1000.vmctx &&
 	cp guest1.vmctx le-file.data.guests/x1000.vmctx
