@@ -35,7 +35,10 @@
 #define NEW_TASK_MAP_READS	2
 /* What vmctx_bundle_read_file() accepts by default (vmctx_read_opts.max_size 0). */
 #define READER_DEFAULT_MAX_MIB	64
-/* serve: its configuration file, and what it keeps by default */
+/* serve: its configuration file (the build's sysconfdir), and what it keeps by default */
+#ifndef SYSCONFDIR
+#define SYSCONFDIR		"/etc"
+#endif
 #define DEFAULT_CONFIG		SYSCONFDIR "/vmctx/agent.conf"
 #define DEFAULT_KEEP_S		600
 #define DEFAULT_MAX_MIB		64
