@@ -195,6 +195,14 @@ tails() {
 	local n
 
 	for n in $all; do
+		# a guest kernel's report whole, from its first line: the last
+		# 30 lines of its console cut the head off a panic (30 November)
+		first=$(awk '/(BUG:|Oops:|general protection|double fault|Kernel panic)/ { print NR; exit }' \
+			/tmp/l2-$n.log 2>/dev/null)
+		if [ -n "$first" ]; then
+			echo "-- guest$n, its kernel's first report:"
+			sed -n "$first,$((first + 80))p" /tmp/l2-$n.log
+		fi
 		echo "-- guest$n:"
 		tail -30 /tmp/l2-$n.log
 		cat /tmp/l2-$n.exit 2>/dev/null
