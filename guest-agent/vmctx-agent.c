@@ -817,7 +817,8 @@ static void serve_prune(struct agent *a, const struct options *o, uint64_t start
 /* Bundles built at once, each by a child: a sequential asker never waits on one. */
 #define SERVE_CHILDREN	2
 
-static int serve_answer(struct agent *a, int fd, uint64_t kept_from, bool busy, pid_t *child)
+static int serve_answer(struct agent *a, int fd, uint64_t started, uint64_t kept_from, bool busy,
+			pid_t *child)
 {
 	struct vmctx_bundle *own_bundle = a->bundle;
 	struct agent_elf_cache *own_elves = a->elves;
@@ -850,6 +851,17 @@ static int serve_answer(struct agent *a, int fd, uint64_t kept_from, bool busy, 
 	start = kept_from < end ? kept_from : end;
 	if (span && end - start > span)
 		start = end - span;
+	/*
+	 * A span reaching back past what is kept is said (a warning when
+	 * --keep or --max-mib dropped it), and what is kept is sent: the host
+	 * compares the bundle's window with its recording.
+	 */
+	if (span && end - start < span && kept_from > started)
+		agent_warn(a, "serve: asked for the last %.3f s, holding only the last %.3f s (--keep, --max-mib)",
+			   span / 1e9, (end - start) / 1e9);
+	else if (span && end - start < span)
+		agent_note(a, "serve: asked for the last %.3f s, serving since %.3f s ago", span / 1e9,
+			   (end - start) / 1e9);
 	*child = fork();
 	if (*child > 0)
 		return 0;
@@ -954,7 +966,8 @@ static int serve(struct agent *a, const struct options *o)
 			/* the children that are done; at most SERVE_CHILDREN at work */
 			while (children && waitpid(-1, &st, WNOHANG) > 0)
 				children--;
-			err = serve_answer(a, fd, kept_from, children >= SERVE_CHILDREN, &child);
+			err = serve_answer(a, fd, started, kept_from, children >= SERVE_CHILDREN,
+					   &child);
 			children += child > 0;
 			close(fd);
 		}

@@ -1172,7 +1172,9 @@ static void test_serve(const struct proc *p1, const struct proc *p2)
 		if (fd >= 0)
 			close(fd);
 	}
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
+		/* the third asks for more than the agent has been keeping */
+		o.span_ns = i == 2 ? 1000000000000ull : 0;
 		data = NULL;
 		rc = vmctx_fetch(&o, &data, &len);
 		CHECK(!rc, "fetch %d from serve: %s", i, vmctx_strerror(rc));
@@ -1200,6 +1202,8 @@ static void test_serve(const struct proc *p1, const struct proc *p2)
 	CHECK(rc == 0 && strstr(err, "serve: stopped by SIGTERM") && strstr(err, "a request dropped"),
 	      "SIGTERM ends serve with status 0, the stray request said with -v (status %d: %s)",
 	      rc, err);
+	CHECK(strstr(err, "serve: asked for the last 1000.000 s, serving since "),
+	      "a span longer than the agent has kept is said: %s", err);
 	CHECK(access(sock, F_OK), "the socket is gone after serve ends");
 	free(err);
 	unlink(sws);
