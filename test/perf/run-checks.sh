@@ -558,9 +558,21 @@ check "$rc $(echo "$out" | grep -c '1 of 1 guest bundles fetched into fetch.data
 	"record --vmcs-ctx: the guest's bundle fetched, and said"
 check "$(cmp -s fetch.data.guests/1000.vmctx guest1.vmctx && stat -c %a fetch.data.guests/1000.vmctx)" 600 \
 	"the fetched bundle is the agent's, kept 0600 in OUTPUT.guests/PID.vmctx"
+check "$(echo "$out" | grep -c 'covers the last')" 0 "a bundle without a window is not said to fall short"
 span=$(awk '{ print $2 }' spans.txt)
 check "$([ "${span:-0}" -ge 1300000000 ] && [ "${span:-0}" -le 30000000000 ] && echo ok)" ok \
 	"the span asked for is the recording's and a second more (${span:-none} ns for 0.3 s)"
+# an agent whose bundle covers less than the recording (gen-bundle window:
+# 1.3 s) is said to, in one line; the bundle is kept
+rm -rf fetch.data fetch.data.guests
+./serve-bundle "$PWD/agent.sock" window.vmctx 1 > /dev/null &
+srv=$!
+for i in $(seq 50); do [ -S agent.sock ] && break; sleep 0.1; done
+out=$(LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -o fetch.data \
+	--guest-cid=1000=unix:$PWD/agent.sock -- sleep 3 2>&1); rc=$?
+wait $srv
+check "$rc $(echo "$out" | grep -c 'WARNING: --vmcs-ctx: VM 1000: its agent.s bundle covers the last 1.3 s of the [4-9][0-9.]* s asked for') $(cmp -s fetch.data.guests/1000.vmctx window.vmctx && echo kept)" \
+	"0 1 kept" "a bundle covering less than the recording is said, and kept"
 rm -rf le-file.data.guests && mkdir -m 700 le-file.data.guests && cp guest1.vmctx le-file.data.guests/1000.vmctx
 want=$($P report -i le-file.data --stdio -F sample,comm --sort comm --guest-maps=1000=guest1.vmctx 2>/dev/null | grep -v '^#')
 check "$($P report -i le-file.data --stdio -F sample,comm --sort comm 2>/dev/null | grep -v '^#')" "$want" \
