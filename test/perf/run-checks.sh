@@ -601,6 +601,33 @@ out=$(LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -o fet
 wait $srv
 check "$rc $(echo "$out" | grep -c 'WARNING: --vmcs-ctx: VM 1000: no bundle from .*agent.sock: Remote I/O error') $(echo "$out" | grep -c 'WARNING: --vmcs-ctx: VM 2000: no bundle from .*nobody.sock') $(echo "$out" | grep -c '0 of 2 guest bundles')" \
 	"0 1 1 1" "record: an agent's error and a missing agent are one warning each, and the recording stands"
+# hostile agents, one a VM: garbage, a byte a second, 4 GiB, cut short.
+# Each is named in one warning and kept nowhere; perf record ends within
+# its bounds (3 s a VM), its memory bounded (64 MiB a bundle at most)
+rm -rf fetch.data fetch.data.guests
+for m in garbage slow huge cut; do
+	./serve-bundle "$PWD/$m.sock" @$m 1 > /dev/null &
+done
+for m in garbage slow huge cut; do
+	for i in $(seq 50); do [ -S $m.sock ] && break; sleep 0.1; done
+done
+t0=$(date +%s%N)
+out=$(LD_PRELOAD=./fake-guest-ctx.so python3 -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[1:])
+print("maxrss_kb %d" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)
+sys.exit(rc)' $P record --vmcs-ctx -e cpu-clock -a \
+	-o fetch.data --guest-cid=1001=unix:$PWD/garbage.sock,1002=unix:$PWD/slow.sock,1003=unix:$PWD/huge.sock,1004=unix:$PWD/cut.sock \
+	-- sleep 0.1 2>&1); rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill $(jobs -p) 2>/dev/null
+wait
+rss=$(echo "$out" | sed -n 's/^maxrss_kb //p')
+check "$rc $(for v in 1001 1002 1003 1004; do echo "$out" | grep -c "WARNING: --vmcs-ctx: VM $v: no bundle from "; done | paste -sd' ') $(echo "$out" | grep -c '0 of 4 guest bundles') $(ls fetch.data.guests | wc -l)" \
+	"0 1 1 1 1 1 0" "record: garbage, a slow, a 4 GiB and a cut agent are one warning each, nothing kept"
+echo "$out" | grep 'WARNING: --vmcs-ctx: VM 100' | sed 's/^/     /'
+check "$([ "$ms" -lt 16000 ] && echo ok)" ok "record with four hostile agents ends within 4 x 3 s and its own time (${ms} ms)"
+check "$([ "${rss:-999999}" -lt 200000 ] && echo ok)" ok "record's memory stays bounded with a 4 GiB answer (max RSS ${rss:-?} kB)"
+rm -f garbage.sock slow.sock huge.sock cut.sock
 rm -rf fetch.data fetch.data.guests
 LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -o fetch.data --no-guest-fetch \
 	--guest-cid=1000=unix:$PWD/agent.sock -- sleep 0.1 >/dev/null 2>&1
