@@ -552,7 +552,7 @@ rm -rf fetch.data fetch.data.guests
 srv=$!
 for i in $(seq 50); do [ -S agent.sock ] && break; sleep 0.1; done
 out=$(LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -o fetch.data \
-	--guest-cid=1000=unix:$PWD/agent.sock -- sleep 0.3 2>&1); rc=$?
+	--guest-cid=1000=unix:$PWD/agent.sock --guest-fetch-timeout=20 -- sleep 0.3 2>&1); rc=$?
 wait $srv
 check "$rc $(echo "$out" | grep -c '1 of 1 guest bundles fetched into fetch.data.guests')" "0 1" \
 	"record --vmcs-ctx: the guest's bundle fetched, and said"
@@ -636,6 +636,13 @@ out=$(LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -o fet
 	--guest-cid=1000=2,x -- sleep 0.1 2>&1)
 check "$(echo "$out" | grep -c "WARNING: --guest-cid: VM 1000: '2' is no guest's CID") $(echo "$out" | grep -c "WARNING: --guest-cid: 'x' is not VM=CID")" \
 	"1 1" "--guest-cid: a host CID and a malformed entry are refused, each said"
+n=0
+for t in 0 3601; do
+	LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -o fetch.data \
+		--guest-fetch-timeout=$t -- true 2>&1 | grep -q "guest-fetch-timeout: $t is not 1 to 3600 seconds" &&
+		n=$((n + 1))
+done
+check "$n $([ -e fetch.data.guests ] && echo made || echo none)" "2 none" "--guest-fetch-timeout: 0 and 3601 s refused"
 rm -rf fetch.data fetch.data.guests
 
 if [ -f /tmp/tp.data ]; then
