@@ -14,8 +14,8 @@
 # call chains perf report, perf script and the exports give.  Exits 0 only
 # if every check passed.
 #
-# Needs the L1 kernel and lab-record from the main lab (build-kernel.sh
-# patched, build-tools.sh); builds them if missing.  Environment as in
+# Builds the L1 kernel and perf (build-kernel.sh, build-perf.sh: up to
+# date in seconds) and lab-record (build-tools.sh) if missing.  Environment as in
 # lab-env.sh, plus VMCTX_LINUX_RUNS="on off chains readme" (the runs to
 # do: the guest's PTI on, off, the call-chain run, and the README's
 # "On a real KVM host" as written),
@@ -46,7 +46,10 @@ esac
 [ "$flavour" = patched ] || [ "${VMCTX_LINUX_RUNS:-}" = soak ] ||
 	die "VMCTX_LINUX_L1=$flavour runs only the soak (VMCTX_LINUX_RUNS=soak)"
 l1=$LAB_DIR/out/$flavour/arch/x86/boot/bzImage
-[ -f "$l1" ] || "$LAB_SRC/build-kernel.sh" "$flavour"
+# each time, not only when missing: both builds are incremental, and a
+# kernel or perf left from an older l1.config or series would run stale
+"$LAB_SRC/build-kernel.sh" "$flavour"
+"$LAB_SRC/build-perf.sh"
 [ -x "$TOOLS_DIR/lab-record" ] || "$LAB_SRC/build-tools.sh"
 
 # ---- the L2 guests: the agent and workloads, then for each guest its
@@ -140,14 +143,15 @@ pack_l2() {
 		done
 	cp "$W/kmod-$series/vmctx_guest.ko" "$st/lib/"
 	# Debian's modules: virtio for the disk that carries the bundle back,
-	# and the generic crypto modules, loaded as a distro guest loads dozens
+	# virtio-vsock, through which a serving guest's agent answers perf
+	# record (vmctx.serve), and the generic crypto modules, loaded as a distro guest loads dozens
 	# of modules; each with what it depends on (modprobe --show-depends on
 	# the unpacked tree); what the kernel has built in is left out (not
 	# tcrypt, the crypto self-test module, which refuses to stay loaded by
 	# design, nor jitterentropy_rng, which finds no usable timer jitter in
 	# TCG)
 	modlist=
-	for m in virtio_pci virtio_blk $(ls "$gmods/kernel/crypto" | sed -n 's/\.ko$//p' | tr - _ |
+	for m in virtio_pci virtio_blk vmw_vsock_virtio_transport $(ls "$gmods/kernel/crypto" | sed -n 's/\.ko$//p' | tr - _ |
 		grep -vx -e tcrypt -e jitterentropy_rng); do
 		modprobe -d "$root" -S "$kver" --show-depends "$m" 2>/dev/null | grep -q '^insmod ' &&
 			modlist="$modlist $m"
