@@ -17,8 +17,12 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 # vmctx.storm=1: a small switch ring (64 slots) and a storm of context
 # switches that overruns it (switch-storm, 1 s on vCPU 0): the log's
 # gaps, which the host's checks count
-secs=4 churn=0 backend=kmod work=hot storm=0
-lab_args secs churn backend work storm
+# vmctx.serve=1: no bundle written here: vmctx-agent serve keeps the
+# records and answers on vsock (the host's perf record --vmcs-ctx asks
+# when its recording ends); the guest ends once the agent says it sent
+# a bundle.  Needs the BPF backend (vmctx.backend=bpf).
+secs=4 churn=0 backend=kmod work=hot storm=0 serve=0
+lab_args secs churn backend work storm serve
 # the window covers the work: hot's secs, churn's if longer
 wsecs=$secs
 [ "$churn" -gt "$wsecs" ] && wsecs=$churn
@@ -110,13 +114,22 @@ agent() {
 	t0=$(cut -d. -f1 /proc/uptime)
 	local sw=--switches
 	[ "$storm" = 1 ] && sw=--switches=64
-	vmctx-agent record -v $sw --backend=$1 -o $2 -d 900 2>$3 &
-	last=$!
+	local cmd="record" open='the window is open'
+	if [ "$serve" = 1 ]; then
+		cmd=serve open='serve: listening on vsock'
+		# (not a job of this shell: the work's end below waits for
+		# every job, and the service goes on after it)
+		(vmctx-agent serve -v $sw --backend=$1 2>$3 & echo $! > /tmp/agent.pid)
+		last=$(cat /tmp/agent.pid)
+	else
+		vmctx-agent record -v $sw --backend=$1 -o $2 -d 900 2>$3 &
+		last=$!
+	fi
 	# (the module's window opens at once: no polling then, whose short
 	# processes would run into the window's start)
 	[ "$backend" = kmod ] && return
-	while ! grep -q 'the window is open' $3; do
-		kill -0 $last 2>/dev/null || { cat $3; bye "FAIL vmctx-agent record --backend=$1 exited"; }
+	while ! grep -q "$open" $3; do
+		kill -0 $last 2>/dev/null || { cat $3; bye "FAIL vmctx-agent $cmd --backend=$1 exited"; }
 		i=$((i + 1))
 		[ $i -lt 1500 ] || bye "FAIL vmctx-agent --backend=$1: no window after 300 s"
 		usleep 200000
@@ -219,9 +232,9 @@ while [ ! -f /tmp/blink.done ] || [ ! -f /tmp/perl.done ] ||
 	awk -v s="$window_t0" -v w="$((wsecs + 2))" '{ exit !($1 < s + w) }' /proc/uptime; do
 	usleep 100000
 done
-kill -INT $agent
+[ "$serve" = 1 ] || kill -INT $agent
 [ -n "${agent_bpf:-}" ] && (sleep 10; kill -INT $agent_bpf) &
-wait $agent || { cat /tmp/agent.err; bye "FAIL vmctx-agent record"; }
+[ "$serve" = 1 ] || wait $agent || { cat /tmp/agent.err; bye "FAIL vmctx-agent record"; }
 if [ -n "${agent_bpf:-}" ]; then
 	wait $agent_bpf || { cat /tmp/agent-bpf.err; bye "FAIL vmctx-agent record --backend=bpf"; }
 fi
@@ -233,6 +246,28 @@ wait
 # the processes below (outside the agent's window) are not sampled.
 say "window closed"
 sleep 1
+# A serving agent: the host's perf record, whose recording this line
+# ended, asks for the bundle as it finishes; the agent builds it in a
+# child and sends it, or fails to, and says which.  It is stopped once it
+# has (the host gives it 900 s: l1-init.sh; its console says where it
+# is every 10 s meanwhile, so that the host does not take it for hung).
+if [ "$serve" = 1 ]; then
+	i=0
+	until grep -qE 'serve: (sent|could not send) [0-9]* bytes|serve: no bundle for a request' /tmp/agent.err; do
+		kill -0 $agent 2>/dev/null || { cat /tmp/agent.err; bye "FAIL vmctx-agent serve exited"; }
+		i=$((i + 1))
+		[ $((i % 50)) != 0 ] || say "serve: waiting for the host's request, or the bundle's build ($((i / 5)) s)"
+		[ $i -lt 4500 ] || { grep '^vmctx-agent: ' /tmp/agent.err | tail -n 6; bye "FAIL vmctx-agent serve sent no bundle in 900 s"; }
+		usleep 200000
+	done
+	grep -q 'serve: sent [0-9]* bytes' /tmp/agent.err ||
+		{ grep '^vmctx-agent: ' /tmp/agent.err | tail -n 6; bye "FAIL vmctx-agent serve could not send its bundle"; }
+	kill -TERM $agent
+	i=0
+	while ! grep -q 'serve: stopped by' /tmp/agent.err && [ $i -lt 300 ]; do usleep 100000; i=$((i + 1)); done
+	grep -q 'serve: stopped by SIGTERM' /tmp/agent.err || { cat /tmp/agent.err; bye "FAIL vmctx-agent serve did not stop cleanly on SIGTERM"; }
+	say "bundle served: $(sed -n 's/.*serve: \(sent [0-9]* bytes.*\)/\1/p' /tmp/agent.err | head -n 1)"
+fi
 # the context switches, "CPU NS NEXT_PID" each
 if [ -n "${sched_trace:-}" ]; then
 	echo 0 > $T/tracing_on
@@ -278,9 +313,12 @@ rm -f /tmp/bundle.txt
 { cat /tmp/hot1.out /tmp/hot2.out; grep 'libc text' /tmp/blip.out; cat /tmp/mark.out
   cat /tmp/perl1.out /tmp/perl2.out 2>/dev/null; } |
 	while read -r line; do say "$line"; done
-# The bundle goes out on the virtio disk the host gave us (/dev/vda).
-dd if=/tmp/guest1.vmctx of=/dev/vda bs=65536 conv=fsync 2>/dev/null || bye "FAIL writing the bundle to /dev/vda"
-say "bundle $(wc -c < /tmp/guest1.vmctx) bytes on vda"
+# The bundle goes out on the virtio disk the host gave us (/dev/vda),
+# unless the agent served it.
+if [ "$serve" = 0 ]; then
+	dd if=/tmp/guest1.vmctx of=/dev/vda bs=65536 conv=fsync 2>/dev/null || bye "FAIL writing the bundle to /dev/vda"
+	say "bundle $(wc -c < /tmp/guest1.vmctx) bytes on vda"
+fi
 # BPF's bundle of the same window, 8 MiB into the disk
 if [ -f /tmp/guest1-bpf.vmctx ]; then
 	[ "$(wc -c < /tmp/guest1.vmctx)" -le 8388608 ] && [ "$(wc -c < /tmp/guest1-bpf.vmctx)" -le 8388608 ] ||

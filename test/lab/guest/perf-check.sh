@@ -626,5 +626,30 @@ while read -r v ms; do
 done < $tmp/vcpu.time
 [ "$nv" -gt 0 ] || no "perf report's vCPU view has no vCPU of VM $qpid"
 
+# A served guest: its agent answered perf record, which kept the bundle
+# in DATA.guests/QPID.vmctx (the bundle MAPS gives for it).  perf report
+# with no option reads it: the user's 'perf report --sort
+# comm,pid,dso,sym' names its hot processes with hot's functions, and
+# this guest's rows (vm key: its samples alone) are those perf report
+# prints with MAPS given, row for row: every check above holds for what
+# a plain perf report shows.
+if [ -f "$data.guests/$qpid.vmctx" ]; then
+	plain=$(once perf report -i "$data" --stdio --sort comm,pid,dso,sym 2>$tmp/plain.err |
+		grep -cE '^ +[0-9.]+% +hot +[0-9]+:hot +hot +\[u\] hot_(alpha|beta|gamma) *$')
+	echo "perf-check: perf report --sort comm,pid,dso,sym, no other option: $plain rows of hot's functions in hot processes"
+	[ "$plain" -gt 0 ] || { tail -n 5 $tmp/plain.err; no "perf report with no option names no hot process's function of the served guest"; }
+	for how in plain given; do
+		if [ $how = plain ]; then set -- ; else set -- --guest-maps="$maps"; fi
+		once perf report -i "$data" "$@" --stdio -n --sort vm,comm,pid,dso,sym \
+			-F sample,vm,comm,pid,dso,sym 2>/dev/null |
+			awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q' > $tmp/served.$how
+	done
+	echo "perf-check: the served guest's rows, perf report with no option: $(wc -l < $tmp/served.plain), with --guest-maps: $(wc -l < $tmp/served.given)"
+	if [ ! -s $tmp/served.given ] || ! cmp -s $tmp/served.plain $tmp/served.given; then
+		diff $tmp/served.given $tmp/served.plain | head -n 10 | sed 's/^/perf-check:   /'
+		no "perf report with no option names the served guest's samples otherwise than with --guest-maps"
+	fi
+fi
+
 [ $fail = 0 ] && echo "perf-check: all checks passed"
 exit $fail
