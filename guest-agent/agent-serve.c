@@ -23,6 +23,69 @@
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
+/* ---- What the service keeps, within --max-mib -------------------------------- */
+
+/* The bytes a task record holds: the record and its mappings. */
+size_t agent_task_bytes(const struct agent_task *t)
+{
+	size_t n = sizeof(*t), i;
+
+	for (i = 0; i < t->nmaps; i++)
+		n += sizeof(t->maps[i]) + (t->maps[i].path ? strlen(t->maps[i].path) + 1 : 0);
+	return n;
+}
+
+struct kept {
+	uint64_t ns;
+	size_t bytes;
+};
+
+static int kept_newest_first(const void *a, const void *b)
+{
+	const struct kept *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+uint64_t agent_budget_from(const struct agent_tasks *ts, const struct agent_switch_store *st,
+			   uint64_t from, size_t max)
+{
+	size_t used = 0, ended = 0, total, n = 0, i, bytes;
+	uint64_t cut = from;
+	struct kept *k;
+
+	total = st->n * sizeof(*st->v);
+	for (i = 0; i < ts->n; i++) {
+		bytes = agent_task_bytes(&ts->v[i]);
+		total += bytes;
+		if (ts->v[i].exit == AGENT_TIME_NONE)
+			used += bytes;
+		else
+			ended++;
+	}
+	if (!max || total <= max)
+		return from;
+	k = malloc((st->n + ended ? st->n + ended : 1) * sizeof(*k));
+	if (!k)
+		return from;	/* kept longer: tried again at the next prune */
+	for (i = 0; i < st->n; i++)
+		k[n++] = (struct kept){ st->v[i].ns, sizeof(*st->v) };
+	for (i = 0; i < ts->n; i++)
+		if (ts->v[i].exit != AGENT_TIME_NONE)
+			k[n++] = (struct kept){ ts->v[i].exit, agent_task_bytes(&ts->v[i]) };
+	qsort(k, n, sizeof(*k), kept_newest_first);
+	/* down to nine tenths, so that the next prunes have room to fill */
+	for (i = 0; i < n; i++) {
+		if (used + k[i].bytes > max / 10 * 9) {
+			cut = k[i].ns + 1;
+			break;
+		}
+		used += k[i].bytes;
+	}
+	free(k);
+	return cut > from ? cut : from;
+}
+
 /* ---- The switch store ---------------------------------------------------- */
 
 int agent_switch_store_add(struct agent_switch_store *st, const struct agent_switch *sw,

@@ -491,6 +491,17 @@ int agent_switch_store_add(struct agent_switch_store *st, const struct agent_swi
 			   size_t n);
 /* Forget what ended before @before, but each CPU's last switch before it. */
 void agent_switch_store_prune(struct agent_switch_store *st, uint64_t before);
+/* The bytes a task record holds: the record and its mappings. */
+size_t agent_task_bytes(const struct agent_task *t);
+/*
+ * The time from which what serve keeps fits @max bytes (0: no bound):
+ * the switch store's records and the ended tasks, newest first, live
+ * tasks whatever they cost; @from when all fits, else the time that
+ * leaves nine tenths of @max (a margin for the next prunes), never before
+ * @from.
+ */
+uint64_t agent_budget_from(const struct agent_tasks *ts, const struct agent_switch_store *st,
+			   uint64_t from, size_t max);
 size_t agent_switch_store_bytes(const struct agent_switch_store *st);
 void agent_switch_store_free(struct agent_switch_store *st);
 int agent_listen_parse(const char *spec, struct agent_listen *l);

@@ -65,7 +65,8 @@ static void usage(FILE *f, const char *prog)
 		"      --listen=WHERE     serve: vsock:PORT (default: vsock:%d; the host alone may\n"
 		"                         connect) or unix:PATH (made 0600)\n"
 		"      --keep=SECS        serve: keep the last SECS seconds (default: %d)\n"
-		"      --max-mib=MIB      serve: keep at most about MIB MiB of switches (default: %d)\n"
+		"      --max-mib=MIB      serve: keep at most about MIB MiB of switches and ended\n"
+		"                         processes (default: %d)\n"
 		"      --config=FILE      serve: settings (default: " DEFAULT_CONFIG ", if it exists)\n"
 		"  -r, --root DIR         read /proc, /sys and ELF files under DIR (default: /)\n"
 		"      --backend=WHICH    auto (BPF if it loads, else the module), bpf or kmod\n"
@@ -773,25 +774,30 @@ static uint64_t guest_clock_now(const struct agent *a)
 
 /*
  * Forget what ended before the last --keep seconds, and the oldest
- * switches beyond --max-mib: *@kept_from is then the earliest time the
+ * switches and ended tasks beyond --max-mib: *@kept_from is then the earliest time the
  * agent can give a whole account of (not before it started).
  */
 static void serve_prune(struct agent *a, const struct options *o, uint64_t started,
 			uint64_t *kept_from)
 {
-	uint64_t now = guest_clock_now(a), keep = (uint64_t)(o->keep * 1e9);
+	uint64_t now = guest_clock_now(a), keep = (uint64_t)(o->keep * 1e9), cut;
 	uint64_t from = now > keep ? now - keep : 0;
-	size_t max = o->max_mib * (1024 * 1024) / sizeof(*a->store.v), i;
+	size_t i;
 
+	/* (never back before what an earlier prune let go) */
 	if (from < started)
 		from = started;
+	if (from < *kept_from)
+		from = *kept_from;
 	agent_switch_store_prune(&a->store, from);
-	if (a->store.n > max && max) {
-		/* the switch store's bound: its oldest records go */
-		from = a->store.v[a->store.n - max].ns > from ? a->store.v[a->store.n - max].ns : from;
-		agent_switch_store_prune(&a->store, from);
-	}
 	agent_tasks_drop_before(&a->tasks, from);
+	/* --max-mib: the oldest switches and ended tasks go */
+	cut = agent_budget_from(&a->tasks, &a->store, from, (size_t)o->max_mib * 1024 * 1024);
+	if (cut > from) {
+		from = cut;
+		agent_switch_store_prune(&a->store, from);
+		agent_tasks_drop_before(&a->tasks, from);
+	}
 	/* the clock pairs: the last before the start stays, to reach back to it */
 	for (i = 0; i + 1 < a->pairs.n && a->pairs.v[i + 1].ns <= from; i++)
 		;

@@ -897,6 +897,46 @@ static void test_switch_store_prune(void)
 	CHECK(!st.v && !st.n, "freed");
 }
 
+/*
+ * serve's --max-mib: what is kept (switches and ended tasks, newest
+ * first; live tasks whatever they cost) is cut at the first record that
+ * would pass nine tenths of the bound, and nothing when all fits.
+ */
+static void test_budget(void)
+{
+	static char lib[] = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	struct agent_map maps[2] = { { .path = lib }, { .path = (char *)"" } };
+	struct agent_task v[4] = {
+		{ .pid = 1, .exit = AGENT_TIME_NONE, .nmaps = 2, .maps = maps },	/* alive */
+		{ .pid = 2, .exit = 100 },
+		{ .pid = 3, .exit = 200 },
+		{ .pid = 4, .exit = 300 },
+	};
+	static const struct agent_switch sw[] = {
+		{ .type = AGENT_SWITCH, .cpu = 0, .ns = 50, .pid = 2 },
+		{ .type = AGENT_SWITCH, .cpu = 0, .ns = 250, .pid = 4 },
+	};
+	struct agent_tasks ts = { .n = 4, .cap = 4, .v = v };
+	struct agent_switch_store st = { 0 };
+	size_t t = sizeof(struct agent_task), w = sizeof(struct agent_switch);
+	size_t alive = t + 2 * sizeof(struct agent_map) + sizeof(lib) + 1;
+	size_t all = alive + 3 * t + 2 * w, four;
+
+	CHECK_EQ(agent_task_bytes(&v[0]), alive, "a task's bytes: the record, its maps, their paths");
+	CHECK(!agent_switch_store_add(&st, sw, 2), "switches stored");
+	CHECK_EQ(agent_budget_from(&ts, &st, 10, all), 10, "all fits: nothing cut");
+	CHECK_EQ(agent_budget_from(&ts, &st, 10, 0), 10, "no bound: nothing cut");
+	/* the alive task, and the newest three (300, the switch at 250, 200) in 9/10 */
+	four = alive + 2 * t + w;
+	CHECK_EQ(agent_budget_from(&ts, &st, 10, four * 10 / 9 + 10), 101,
+		 "over the bound: cut after the task that ended at 100, the switch at 50 too");
+	CHECK_EQ(agent_budget_from(&ts, &st, 150, four * 10 / 9 + 10), 150,
+		 "never before the time given");
+	CHECK_EQ(agent_budget_from(&ts, &st, 10, alive + 1), 301,
+		 "a bound the live task alone fills: every ended record goes");
+	agent_switch_store_free(&st);
+}
+
 int main(void)
 {
 	test_clock_pairs();
@@ -915,5 +955,6 @@ int main(void)
 	test_switch_later_than_clock();
 	test_switch_log_reads_back();
 	test_switch_store_prune();
+	test_budget();
 	return check_result("test-agent-units");
 }
