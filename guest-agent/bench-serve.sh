@@ -3,10 +3,12 @@
 #
 # What does vmctx-agent serve cost a guest at rest, between the host's
 # requests?  The service runs with the switch log (--switches) on a Unix
-# socket for SECS seconds on an idle machine, then SECS seconds while
-# every CPU forks and execs /bin/true in a loop (processes come and go,
-# each a few context switches: the busy guest's tasks and switches the
-# agent must keep).  For each phase it prints the agent's CPU time (user
+# socket for SECS seconds on an idle machine; SECS seconds while every
+# CPU spins in a shell loop (busy, few switches, no new process); then
+# twice SECS seconds while every CPU forks and execs /bin/true in a loop
+# (a fork storm: thousands of processes a second come and go, each a few
+# context switches, which the agent must keep).  For each phase it
+# prints the agent's CPU time (user
 # and system, as a share of one CPU), its resident memory at the end and
 # the peak, and what the machine did (context switches and new
 # processes a second, from /proc/stat).  No request is made: a request's
@@ -17,8 +19,8 @@
 #
 # AGENT defaults to $VMCTX_AGENT, else guest-agent/vmctx-agent in the
 # current directory (a build tree); SECS 60; BACKEND bpf; KEEP (--keep)
-# 600.  The busy phase runs twice in a row: with KEEP no longer than
-# SECS, the second shows the memory of a full kept span, which no longer
+# 600.  The storm runs twice in a row: with KEEP no longer than SECS,
+# the second shows the memory of a full kept span, which no longer
 # grows.
 set -eu
 
@@ -69,12 +71,20 @@ phase() {
 # (a first poll of every process is the start's cost, not the rest's)
 sleep 2
 phase idle
-for c in $(seq "$(nproc)"); do
-	(while :; do /bin/true; done) &
-	loops="$loops $!"
-done
-phase busy
-phase busy
+# load CMD: CMD in a loop on every CPU
+load() {
+	for c in $(seq "$(nproc)"); do
+		(while :; do $1; done) &
+		loops="$loops $!"
+	done
+}
+load :
+phase spin
+kill $loops
+loops=
+load /bin/true
+phase storm
+phase storm
 kill $loops
 loops=
 grep -E 'serve: |switch log' "$tmp/agent.err" | tail -n 3 | sed 's/^/bench-serve: agent: /'
