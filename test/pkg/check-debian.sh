@@ -15,8 +15,9 @@
 #      apt-get install ./*.deb, then pkg-config, a program built against
 #      libvmctx-dev, trace-cmd report -O vmctx:maps=FILE with the plugin
 #      from the system directory, dkms build against linux-headers-amd64,
-#      vmctx-agent --help, and apt-get remove --purge leaving the root as
-#      it was before.
+#      vmctx-agent --help, its service's unit verified and off until
+#      enabled, and apt-get remove --purge leaving the root as it was
+#      before.
 # As root (chroot, mounts).  Exit 77 (skip) when not root or a tool is
 # missing; ./run check installs the tools.
 #
@@ -180,7 +181,7 @@ phase "apt-get: the packages' dependencies ($deps) and the test's tools"
 apt_in_root update >"$work/apt.log" 2>&1 || { tail "$work/apt.log" >&2; die "apt-get update failed"; }
 apt_in_root satisfy "$deps" >>"$work/apt.log" 2>&1 ||
 	{ tail "$work/apt.log" >&2; die "the packages' dependencies cannot be installed"; }
-apt_in_root install trace-cmd gcc libc6-dev pkg-config make linux-headers-amd64 >>"$work/apt.log" 2>&1 ||
+apt_in_root install trace-cmd gcc libc6-dev pkg-config make linux-headers-amd64 systemd man-db >>"$work/apt.log" 2>&1 ||
 	{ tail "$work/apt.log" >&2; die "the test's tools cannot be installed"; }
 
 # The headers come without the kernel image, whose postinst runs depmod:
@@ -190,8 +191,9 @@ kver=$(in_root dpkg-query -W -f '${Depends}' linux-headers-amd64 | sed 's/^linux
 in_root depmod -a "$kver"
 
 # every file of the root except what apt, dpkg and the test change anyway
+# (/run: a tmpfs on a running system, where systemctl leaves its state)
 snapshot() {
-	(cd "$root" && find . -xdev \( -path ./proc -o -path ./dev -o -path ./tmp -o -path ./var/cache \
+	(cd "$root" && find . -xdev \( -path ./proc -o -path ./dev -o -path ./tmp -o -path ./run -o -path ./var/cache \
 		-o -path ./var/log -o -path ./var/lib/apt -o -path ./root \) -prune -o -print |
 		grep -Ev '^./var/lib/dpkg/(status|status-old|available|lock.*|triggers/.*|[a-z]*-old)$' | sort)
 }
@@ -261,6 +263,23 @@ help=$(in_root vmctx-agent --help 2>&1) || die "vmctx-agent --help failed: $help
 grep -q snapshot <<<"$help" && grep -q record <<<"$help" ||
 	die "vmctx-agent --help names neither snapshot nor record: $help"
 say "  $(head -n 1 <<<"$help")"
+
+# The service: its unit as systemd reads it (systemd-analyze verify: its
+# keys, its command, its man page), off until enabled, its settings a
+# conffile.  Not started: a container is no VM, which the unit asks for
+# (ConditionVirtualization=vm: the agent serves a VM's host over vsock),
+# and booting one needs systemd as PID 1 on this machine (CI's have none).
+phase "in the root: the vmctx-agent service"
+unit=/lib/systemd/system/vmctx-agent.service
+[ -f "$root$unit" ] || die "no $unit in the root"
+ver=$(in_root systemd-analyze verify "$unit" 2>&1) || die "systemd-analyze verify $unit: $ver"
+[ -z "$ver" ] || die "systemd-analyze verify $unit says: $ver"
+state=$(in_root systemctl is-enabled vmctx-agent.service 2>&1) || true
+[ "$state" = disabled ] || die "vmctx-agent.service is '$state' after install, not disabled"
+grep -qx 'ConditionVirtualization=vm' "$root$unit" || die "$unit does not ask for a VM"
+in_root dpkg-query -W -f '${Conffiles}\n' vmctx-agent | grep -q '^ /etc/vmctx/agent.conf ' ||
+	die "/etc/vmctx/agent.conf is not a conffile of vmctx-agent"
+say "  $unit: systemd-analyze verify clean, $state, /etc/vmctx/agent.conf a conffile; not started: a container is no VM (ConditionVirtualization=vm), and no systemd runs as PID 1 here to boot one"
 
 phase "in the root: apt-get remove --purge"
 apt_in_root remove --purge $ours >"$work/purge.log" 2>&1 ||
