@@ -774,8 +774,9 @@ static uint64_t guest_clock_now(const struct agent *a)
 
 /*
  * Forget what ended before the last --keep seconds, and the oldest
- * switches and ended tasks beyond --max-mib: *@kept_from is then the earliest time the
- * agent can give a whole account of (not before it started).
+ * switches and ended tasks beyond --max-mib: *@kept_from is then the
+ * earliest time the agent can give a whole account of (not before it
+ * started).  Once, at the later of the two times.
  */
 static void serve_prune(struct agent *a, const struct options *o, uint64_t started,
 			uint64_t *kept_from)
@@ -789,15 +790,12 @@ static void serve_prune(struct agent *a, const struct options *o, uint64_t start
 		from = started;
 	if (from < *kept_from)
 		from = *kept_from;
+	/* --max-mib: the oldest switches and ended tasks go too */
+	cut = agent_budget_from(&a->tasks, &a->store, from, (size_t)o->max_mib * 1024 * 1024);
+	if (cut > from)
+		from = cut;
 	agent_switch_store_prune(&a->store, from);
 	agent_tasks_drop_before(&a->tasks, from);
-	/* --max-mib: the oldest switches and ended tasks go */
-	cut = agent_budget_from(&a->tasks, &a->store, from, (size_t)o->max_mib * 1024 * 1024);
-	if (cut > from) {
-		from = cut;
-		agent_switch_store_prune(&a->store, from);
-		agent_tasks_drop_before(&a->tasks, from);
-	}
 	/* the clock pairs: the last before the start stays, to reach back to it */
 	for (i = 0; i + 1 < a->pairs.n && a->pairs.v[i + 1].ns <= from; i++)
 		;
@@ -912,7 +910,7 @@ static int serve_answer(struct agent *a, int fd, uint64_t started, uint64_t kept
 static int serve(struct agent *a, const struct options *o)
 {
 	const char *why = privilege_problem(a);
-	uint64_t started, kept_from, pruned = 0;
+	uint64_t started, kept_from, pruned = 0, now;
 	unsigned int peer, children = 0;
 	pid_t child;
 	int lfd = -1, fd, n, st, err;
@@ -957,9 +955,10 @@ static int serve(struct agent *a, const struct options *o)
 		 * poll (a guest forking 3,000 processes a second kept the
 		 * agent at 41% of a CPU pruning at every 50 ms poll)
 		 */
-		if (!err && guest_clock_now(a) - pruned >= 1000000000ull) {
+		now = guest_clock_now(a);
+		if (!err && now - pruned >= 1000000000ull) {
 			serve_prune(a, o, started, &kept_from);
-			pruned = guest_clock_now(a);
+			pruned = now;
 		}
 		while (children && waitpid(-1, &st, WNOHANG) > 0)
 			children--;
