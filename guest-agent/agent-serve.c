@@ -145,11 +145,6 @@ void agent_switch_store_prune(struct agent_switch_store *st, uint64_t before)
 	free(last);
 }
 
-size_t agent_switch_store_bytes(const struct agent_switch_store *st)
-{
-	return st->cap * sizeof(*st->v);
-}
-
 void agent_switch_store_free(struct agent_switch_store *st)
 {
 	free(st->v);

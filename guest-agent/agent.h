@@ -502,7 +502,6 @@ size_t agent_task_bytes(const struct agent_task *t);
  */
 uint64_t agent_budget_from(const struct agent_tasks *ts, const struct agent_switch_store *st,
 			   uint64_t from, size_t max);
-size_t agent_switch_store_bytes(const struct agent_switch_store *st);
 void agent_switch_store_free(struct agent_switch_store *st);
 int agent_listen_parse(const char *spec, struct agent_listen *l);
 /* A listening socket, nonblocking; an error said. */
