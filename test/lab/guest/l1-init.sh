@@ -334,10 +334,10 @@ fi
 maps=
 for n in $all; do
 	grep -aq '^VMCTX-L2: DONE PASS' /tmp/l2-$n.log || { tails; finish "FAIL L2 guest$n"; }
-	# a serving guest's bundle: the one perf record fetched (its
-	# checks read it as the others' and as perf report reads it with no
-	# option, perf-check.sh)
-	if [ "$serve2" = 1 ] && [ "$n" = 2 ]; then
+	# a guest that served its bundle (its word): the one perf record
+	# fetched (its checks read it as the others' and as perf report
+	# reads it with no option, perf-check.sh)
+	if grep -aq '^VMCTX-L2: bundle served' /tmp/l2-$n.log; then
 		f=/tmp/perf.data.guests/$(cat /tmp/l2-$n.pid).vmctx
 		[ -f "$f" ] || { ls -l /tmp/perf.data.guests; finish "FAIL perf record fetched no bundle from guest$n's agent"; }
 		echo "guest$n: its bundle fetched by perf record: $(stat -c %s "$f") bytes, mode $(stat -c %a "$f")"

@@ -638,12 +638,14 @@ if [ -f "$data.guests/$qpid.vmctx" ]; then
 		grep -cE '^ +[0-9.]+% +hot +[0-9]+:hot +hot +\[u\] hot_(alpha|beta|gamma) *$')
 	echo "perf-check: perf report --sort comm,pid,dso,sym, no other option: $plain rows of hot's functions in hot processes"
 	[ "$plain" -gt 0 ] || { tail -n 5 $tmp/plain.err; no "perf report with no option names no hot process's function of the served guest"; }
-	for how in plain given; do
-		if [ $how = plain ]; then set -- ; else set -- --guest-maps="$maps"; fi
+	# served_rows [OPTION]: this guest's rows of perf report
+	served_rows() {
 		once perf report -i "$data" "$@" --stdio -n --sort vm,comm,pid,dso,sym \
 			-F sample,vm,comm,pid,dso,sym 2>/dev/null |
-			awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q' > $tmp/served.$how
-	done
+			awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q'
+	}
+	served_rows > $tmp/served.plain
+	served_rows --guest-maps="$maps" > $tmp/served.given
 	echo "perf-check: the served guest's rows, perf report with no option: $(wc -l < $tmp/served.plain), with --guest-maps: $(wc -l < $tmp/served.given)"
 	if [ ! -s $tmp/served.given ] || ! cmp -s $tmp/served.plain $tmp/served.given; then
 		diff $tmp/served.given $tmp/served.plain | head -n 10 | sed 's/^/perf-check:   /'

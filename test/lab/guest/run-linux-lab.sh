@@ -144,12 +144,12 @@ pack_l2() {
 	cp "$W/kmod-$series/vmctx_guest.ko" "$st/lib/"
 	# Debian's modules: virtio for the disk that carries the bundle back,
 	# virtio-vsock, through which a serving guest's agent answers perf
-	# record (vmctx.serve), and the generic crypto modules, loaded as a distro guest loads dozens
-	# of modules; each with what it depends on (modprobe --show-depends on
-	# the unpacked tree); what the kernel has built in is left out (not
-	# tcrypt, the crypto self-test module, which refuses to stay loaded by
-	# design, nor jitterentropy_rng, which finds no usable timer jitter in
-	# TCG)
+	# record (vmctx.serve), and the generic crypto modules, loaded as a
+	# distro guest loads dozens of modules; each with what it depends on
+	# (modprobe --show-depends on the unpacked tree); what the kernel has
+	# built in is left out (not tcrypt, the crypto self-test module, which
+	# refuses to stay loaded by design, nor jitterentropy_rng, which finds
+	# no usable timer jitter in TCG)
 	modlist=
 	for m in virtio_pci virtio_blk vmw_vsock_virtio_transport $(ls "$gmods/kernel/crypto" | sed -n 's/\.ko$//p' | tr - _ |
 		grep -vx -e tcrypt -e jitterentropy_rng); do
