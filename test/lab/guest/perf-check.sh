@@ -629,27 +629,46 @@ done < $tmp/vcpu.time
 # A served guest: its agent answered perf record, which kept the bundle
 # in DATA.guests/QPID.vmctx (the bundle MAPS gives for it).  perf report
 # with no option reads it: the user's 'perf report --sort
-# comm,pid,dso,sym' names its hot processes with hot's functions, and
+# comm,pid,dso,sym' names its hot processes with hot's functions; and
 # this guest's rows (vm key: its samples alone) are those perf report
-# prints with MAPS given, row for row: every check above holds for what
-# a plain perf report shows.
+# prints with that bundle given (--guest-maps=NAME=BUNDLE), which is what
+# the option's absence claims, and those it prints with MAPS (every
+# guest's bundle) given, which every check above judged, row for row.
 if [ -f "$data.guests/$qpid.vmctx" ]; then
 	plain=$(once perf report -i "$data" --stdio --sort comm,pid,dso,sym 2>$tmp/plain.err |
 		grep -cE '^ +[0-9.]+% +hot +[0-9]+:hot +hot +\[u\] hot_(alpha|beta|gamma) *$')
 	echo "perf-check: perf report --sort comm,pid,dso,sym, no other option: $plain rows of hot's functions in hot processes"
 	[ "$plain" -gt 0 ] || { tail -n 5 $tmp/plain.err; no "perf report with no option names no hot process's function of the served guest"; }
-	# served_rows [OPTION]: this guest's rows of perf report
+	# served_rows [OPTION]: this guest's rows of perf report, each field
+	# with no padding: perf pads a column to its longest entry in the
+	# whole report, which another guest's names (there with its bundle
+	# only) can widen.  A perf that fails is a FAIL, with its last words.
 	served_rows() {
 		once perf report -i "$data" "$@" --stdio -n --sort vm,comm,pid,dso,sym \
-			-F sample,vm,comm,pid,dso,sym 2>/dev/null |
-			awk -v q="$qpid" '$1 ~ /^[0-9]+$/ && $2 == q'
+			-F sample,vm,comm,pid,dso,sym -t '|' > $tmp/served.out 2> $tmp/served.err ||
+			{ tail -n 3 $tmp/served.err | sed 's/^/perf-check: FAIL (perf report) /'
+			  no "perf report $* failed"; } >&2
+		awk -F'|' -v OFS='|' -v q="$qpid" '{ for (i = 1; i <= NF; i++) gsub(/^ +| +$/, "", $i) }
+			$1 ~ /^[0-9]+$/ && $2 == q' $tmp/served.out
+	}
+	# differ A B WHAT: how A's rows (-) and B's (+) differ, the first five
+	# of each, each after WHAT (FAIL: a log's summary, run-lab.sh, keeps them)
+	differ() {
+		diff -U0 "$1" "$2" > $tmp/served.diff
+		{ grep -E '^-[0-9]' $tmp/served.diff | head -n 5
+		  grep -E '^[+][0-9]' $tmp/served.diff | head -n 5; } | sed "s/^/perf-check: $3 /"
 	}
 	served_rows > $tmp/served.plain
+	served_rows --guest-maps="$name=$data.guests/$qpid.vmctx" > $tmp/served.own
 	served_rows --guest-maps="$maps" > $tmp/served.given
-	echo "perf-check: the served guest's rows, perf report with no option: $(wc -l < $tmp/served.plain), with --guest-maps: $(wc -l < $tmp/served.given)"
-	if [ ! -s $tmp/served.given ] || ! cmp -s $tmp/served.plain $tmp/served.given; then
-		diff $tmp/served.given $tmp/served.plain | head -n 10 | sed 's/^/perf-check:   /'
-		no "perf report with no option names the served guest's samples otherwise than with --guest-maps"
+	echo "perf-check: the served guest's rows, perf report with no option: $(wc -l < $tmp/served.plain), with its bundle given: $(wc -l < $tmp/served.own), with every guest's: $(wc -l < $tmp/served.given)"
+	if [ ! -s $tmp/served.own ] || ! cmp -s $tmp/served.own $tmp/served.plain; then
+		differ $tmp/served.own $tmp/served.plain "FAIL (--guest-maps=$name=BUNDLE -, no option +)"
+		no "perf report with no option names the served guest's samples otherwise than with its bundle given"
+	fi
+	if [ ! -s $tmp/served.given ] || ! cmp -s $tmp/served.given $tmp/served.plain; then
+		differ $tmp/served.given $tmp/served.plain "FAIL (--guest-maps with every bundle -, no option +)"
+		no "perf report with no option names the served guest's samples otherwise than with every guest's bundle given"
 	fi
 fi
 
