@@ -34,4 +34,13 @@ lab_args() {
 SPLATS='WARNING:|BUG:|KASAN:|UBSAN:|possible circular locking|inconsistent lock state|suspicious RCU usage|Call Trace:'
 kernel_splats() {
 	echo "VMCTX-LAB: kernel splats: $(dmesg | grep -cE "$SPLATS")"
+	clock_source
+}
+
+# clock_source: L1's clocksource, and the watchdog's word if it changed
+# it: perf's timestamps (local_clock) follow the clocksource once the TSC
+# is marked unstable, while a KVM guest's kvm-clock still runs on the TSC
+# ("VMCTX-LAB: clocksource tsc", or "hpet: clocksource: Marking ...")
+clock_source() {
+	echo "VMCTX-LAB: clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)$(dmesg | grep -m 1 -E 'Marking clocksource|unstable' | sed 's/^\[[ 0-9.]*\] */: /')"
 }
