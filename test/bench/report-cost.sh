@@ -44,9 +44,12 @@ best() {
 	echo "$bw $bc"
 }
 k=--kallsyms=$h/kallsyms
-base=$(best "$perf" report -i "$h/perf.data" $k --stdio)
+# the recording alone, under a name with no DATA.guests beside it: a
+# plain perf report or script reads the bundles perf record fetched there
+ln -s "$h/perf.data" "$work/alone.data"
+base=$(best "$perf" report -i "$work/alone.data" $k --stdio)
 mapped=$(best "$perf" report -i "$h/perf.data" $k --stdio --guest-maps="$maps")
-sbase=$(best "$perf" script -i "$h/perf.data" $k)
+sbase=$(best "$perf" script -i "$work/alone.data" $k)
 smapped=$(best "$perf" script -i "$h/perf.data" $k --guest-maps="$maps")
 inject_only=$(best sh -c "rm -rf '$work/inj.data'; '$perf' inject -i '$h/perf.data' --guest-maps='$maps' -o '$work/inj.data'")
 stock_only=
