@@ -288,6 +288,16 @@ else
 	lab-record -c "$period" -o /tmp/samples.txt -- sh /tmp/window.sh ||
 		{ tails; finish "FAIL recording the L2 guest"; }
 fi
+# Each running VM's vCPU TSC offsets (KVM's debugfs): KVM keeps a VM's
+# kvm-clock on one master clock only while its vCPUs' TSCs match; else
+# each vCPU's kvm-clock is its own, and the guest's clock can stall
+# until the slower catches up.  (A VMX run once saw a guest's task
+# start 4.7 s of L1's time before the task it started 27 ms after.)
+for d in /sys/kernel/debug/kvm/*-*; do
+	[ -d "$d" ] || continue
+	echo "VMCTX-LAB: VM ${d##*/}: vCPU TSC offsets:$(for v in "$d"/vcpu*; do
+		printf ' %s %s' "${v##*/}" "$(cat "$v/tsc-offset" 2>/dev/null)"; done)"
+done
 # Show the guests' progress lines while they hand over the bundles.
 for n in $all; do
 	# (but mark's 200 readings, which perf-check.sh reads from the log)
