@@ -25,10 +25,12 @@ install -m 755 "$LAB_SRC/experiments.sh" "$REPO_TOP/test/bench/lab-overhead.sh" 
 
 stage_perf "$stage"
 # experiment 6: trace-cmd and plugin_vmctx (perf already brought libtraceevent)
+# (at a path of its own: L1 mounts a tmpfs on /tmp, which would hide a
+# lab directory's there, VMCTX_LAB_DIR=/tmp/...)
 plugin=$LAB_DIR/vmctx/lib/traceevent/plugins/plugin_vmctx.so
 [ -f "$plugin" ] || die "$plugin not built (build-libvmctx.sh)"
-mkdir -p "$stage$(dirname "$plugin")"
-cp "$plugin" "$stage$plugin"
+mkdir -p "$stage/lab/plugins"
+cp "$plugin" "$stage/lab/plugins/"
 tc=$(command -v trace-cmd) || die "no trace-cmd (apt-get install trace-cmd)"
 cp "$tc" "$stage/bin/trace-cmd"
 for lib in $(ldd "$tc" "$plugin" | awk '/=> \// { print $3 }'); do
@@ -36,7 +38,7 @@ for lib in $(ldd "$tc" "$plugin" | awk '/=> \// { print $3 }'); do
 	mkdir -p "$stage$(dirname "$lib")"
 	cp -L "$lib" "$stage$lib"
 done
-echo "$(dirname "$plugin")" > "$stage/lab/plugin-dir"
+echo /lab/plugins > "$stage/lab/plugin-dir"
 install_init "$LAB_SRC/init.sh" "$stage"
 pack_initramfs "$stage" "$LAB_DIR/initramfs.cpio.gz" 9
 log "initramfs: $LAB_DIR/initramfs.cpio.gz ($(du -k "$LAB_DIR/initramfs.cpio.gz" | cut -f1) KiB)"
