@@ -17,7 +17,10 @@
 #      from the system directory, dkms build against linux-headers-amd64,
 #      vmctx-agent --help, its service's unit verified and off until
 #      enabled, and apt-get remove --purge leaving the root as it was
-#      before.
+#      before;
+#   6. in that root, the README's "On a real KVM host" steps 1 and 2 as
+#      written: the series pushed onto Debian's linux-source-6.12 with
+#      quilt, perf built from it against the installed libvmctx-dev.
 # As root (chroot, mounts).  Exit 77 (skip) when not root or a tool is
 # missing; ./run check installs the tools.
 #
@@ -36,9 +39,6 @@ base_days=${VMCTX_PKG_BASE_DAYS:-7}
 suite=bookworm
 start=$SECONDS
 phase_start=$SECONDS
-
-# the lab's locations, lock and tree_state (its log and die are replaced below)
-. "$top/test/lab/lab-env.sh"
 
 say() { printf '[pkg %4ds] %s\n' $((SECONDS - start)) "$*" >&2; }
 die() { say "FAIL: $*"; exit 1; }
@@ -289,49 +289,73 @@ diff "$work/before.list" "$work/after.list" >&2 ||
 	die "apt-get remove --purge left the root different (< before the packages, > after their purge)"
 say "  $(wc -l <"$work/before.list") paths, the same before the packages and after their purge"
 
-# ---- 6. perf from the patched tree against the packaged libvmctx-dev
-# The lab's tree (make check-lab, which ./run check runs first), put in the
-# patched state under the lab's lock; or VMCTX_PKG_LINUX_TREE, patched.
-if [ -n "${VMCTX_PKG_LINUX_TREE:-}" ]; then
-	tree=$VMCTX_PKG_LINUX_TREE
-	[ -f "$tree/tools/build/feature/test-libvmctx.c" ] || die "$tree lacks the perf patches (0013)"
-else
-	tree=$LINUX_TREE
-fi
-if [ ! -d "$tree/tools/perf" ]; then
-	say "no Linux tree in $tree (make check-lab unpacks one): perf against libvmctx-dev not built"
-else
-	if [ -z "${VMCTX_PKG_LINUX_TREE:-}" ]; then
-		lab_lock
-		tree_state patched
-	fi
-	phase "perf from $tree, against the packaged libvmctx-dev (log: perf.log)"
-	apt_in_root install "/tmp/pkg/$(basename "$work"/libvmctx0_*.deb)" \
-		"/tmp/pkg/$(basename "$work"/libvmctx-dev_*.deb)" \
-		flex bison libelf-dev libdw-dev libtraceevent-dev zlib1g-dev >"$work/perf.log" 2>&1 ||
-		{ tail "$work/perf.log" >&2; die "perf's build dependencies cannot be installed"; }
-	mkdir -p "$root/usr/src/linux" "$root/tmp/perf"
-	mount --bind "$tree" "$root/usr/src/linux"; mounts+=("$root/usr/src/linux")
-	mount -o remount,bind,ro "$root/usr/src/linux"
-	# pkg-config's flags only: no PKG_CONFIG_PATH, no rpath (the lab's
-	# build-perf.sh has both, for its private libvmctx); the options that
-	# would need more build dependencies are off, as in the lab
-	in_root nice make -s -C /usr/src/linux/tools/perf O=/tmp/perf -j"$(nproc)" \
-		NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1 NO_SLANG=1 NO_LIBUNWIND=1 NO_LIBNUMA=1 \
-		NO_LIBBPF=1 NO_JVMTI=1 NO_LIBCRYPTO=1 NO_LIBCAP=1 NO_LIBBABELTRACE=1 NO_LIBZSTD=1 \
-		NO_LZMA=1 NO_LIBDEBUGINFOD=1 NO_LIBBFD=1 NO_LIBLLVM=1 NO_CAPSTONE=1 >>"$work/perf.log" 2>&1 ||
-		{ tail -n 30 "$work/perf.log" >&2; die "perf does not build against libvmctx-dev"; }
-	in_root /tmp/perf/perf version --build-options | grep -q 'libvmctx: *\[ on' ||
-		die "perf was built without libvmctx (see perf.log)"
-	# ld.so.cache names /lib/<triplet> (merged /usr): the file behind it
-	lib=$(in_root ldd /tmp/perf/perf | sed -n 's/.*libvmctx[.]so[.]0 => \([^ ]*\) .*/\1/p')
-	[ -n "$lib" ] && lib=$(in_root readlink -f "$lib")
-	owner=$(in_root dpkg -S "${lib:-none}" 2>/dev/null | cut -d: -f1) || true
-	[ "$owner" = libvmctx0 ] || die "perf loads libvmctx.so.0 from '${lib:-nowhere}', not from libvmctx0"
-	n=$(in_root /tmp/perf/perf test 'Sample parsing' 2>&1 | grep -c ': Ok') || true
-	[ "$n" = 2 ] || die "perf test 'Sample parsing': $n of 2 Ok"
-	say "  perf: libvmctx on, $lib of libvmctx0 loaded, perf test 'Sample parsing' Ok"
-fi
+# ---- 6. the README's "On a real KVM host", steps 1 and 2, as written
+# (test/pkg/README): its apt-get lines (with -y: there is no one to say
+# yes), Debian's linux-source-6.12 unpacked and the series pushed with
+# quilt, then step 2's dpkg -i of the packages phase 1 built, and perf
+# built and asked for libvmctx.  Step 1's kernel build and boot are the
+# lab's (build-kernel.sh builds the same series, and its L1 boots it);
+# so is step 2's dpkg-buildpackage (phase 1 above).
+# readme_block N: the lines of step N's code block, unindented
+readme_block() {
+	awk -v n="$1" '/^## / { in_sec = ($0 == "## On a real KVM host") }
+		in_sec && /^[0-9]+\. / { step = $1 + 0 }
+		in_sec && step == n && /^ *```/ { block = !block; next }
+		in_sec && step == n && block { sub(/^ +/, ""); print }' "$top/README.md"
+}
+step1=$(readme_block 1) step2=$(readme_block 2)
+# script STEP LINES: the step's lines as one shell script for the root,
+# each as written but: apt-get install with -y; /path/to/vmctx the tree
+# (read-only, at /tmp/vmctx); step 1's kernel build and boot left out;
+# step 2's dpkg-buildpackage phase 1's, its dpkg -i run beside those
+# packages.  A step that no longer has the lines this runs fails here.
+script() {
+	local l n=0
+	while IFS= read -r l; do
+		case $l in
+		"cp /boot/config-"*"bindeb-pkg"|"dpkg -i ../linux-image-"*) continue ;;
+		"cd /path/to/vmctx && dpkg-buildpackage -us -uc -b && "*)
+			l="mkdir -p /tmp/pkg/build && cd /tmp/pkg/build && ${l#cd /path/to/vmctx && dpkg-buildpackage -us -uc -b && }" ;;
+		"apt-get install "*) l="apt-get -q -y -o APT::Keep-Downloaded-Packages=true install ${l#apt-get install }" ;;
+		esac
+		l=${l//\/path\/to\/vmctx//tmp/vmctx}
+		printf 'echo "+ %s"\n%s\n' "$(sed 's/["$`\\]/\\&/g' <<<"$l")" "$l"
+		n=$((n + 1))
+	done <<<"$2"
+	[ "$n" -gt 0 ] || die "README.md's \"On a real KVM host\" step $1 has no commands"
+}
+grep -q '^QUILT_PATCHES=/path/to/vmctx/kernel-patches quilt push -a$' <<<"$step1" &&
+	grep -q '^cd /path/to/vmctx && dpkg-buildpackage -us -uc -b && dpkg -i ' <<<"$step2" &&
+	grep -q 'perf version --build-options | grep libvmctx' <<<"$step2" ||
+	die "README.md's \"On a real KVM host\" steps 1 and 2 have not the lines this test runs: $(tr '\n' ';' <<<"$step1$step2")"
+mkdir -p "$root/tmp/vmctx"
+mount --bind "$top" "$root/tmp/vmctx"; mounts+=("$root/tmp/vmctx")
+mount -o remount,bind,ro "$root/tmp/vmctx"
+script 1 "$step1" >"$root/tmp/readme-1.sh"
+script 2 "$step2" >"$root/tmp/readme-2.sh"
+phase "README step 1 as written, but the kernel's build and boot (log: readme.log)"
+in_root sh -e /tmp/readme-1.sh >"$work/readme.log" 2>&1 ||
+	{ tail -n 30 "$work/readme.log" >&2; die "README step 1 failed in a clean root (see readme.log)"; }
+src=/root/linux-source-6.12
+n=$(in_root sh -c "cd $src && quilt applied | wc -l")
+[ "$n" = "$(grep -c . "$top/kernel-patches/series")" ] || die "quilt applied $n patches, not the series' $(grep -c . "$top/kernel-patches/series")"
+say "  quilt push -a: $n patches applied to linux-source-6.12"
+phase "README step 2 as written, but dpkg-buildpackage (phase 1's) (log: readme.log)"
+in_root sh -e /tmp/readme-2.sh >>"$work/readme.log" 2>&1 ||
+	{ tail -n 30 "$work/readme.log" >&2; die "README step 2 failed in a clean root (see readme.log)"; }
+out=$(grep -A3 '^+ .*perf version --build-options' "$work/readme.log" | grep libvmctx | grep -v '^+') ||
+	die "README step 2's perf version --build-options printed no libvmctx line (see readme.log)"
+say "  perf version --build-options: $(sed 's/^ *//' <<<"$out")"
+grep -q 'libvmctx: *\[ on' <<<"$out" || die "perf was built without libvmctx (see readme.log)"
+perf=/root/perf-build/perf
+# ld.so.cache names /lib/<triplet> (merged /usr): the file behind it
+lib=$(in_root ldd "$perf" | sed -n 's/.*libvmctx[.]so[.]0 => \([^ ]*\) .*/\1/p')
+[ -n "$lib" ] && lib=$(in_root readlink -f "$lib")
+owner=$(in_root dpkg -S "${lib:-none}" 2>/dev/null | cut -d: -f1) || true
+[ "$owner" = libvmctx0 ] || die "perf loads libvmctx.so.0 from '${lib:-nowhere}', not from libvmctx0"
+n=$(in_root "$perf" test 'Sample parsing' 2>&1 | grep -c ': Ok') || true
+[ "$n" = 2 ] || die "perf test 'Sample parsing': $n of 2 Ok"
+say "  perf: libvmctx on, $lib of libvmctx0 loaded, perf test 'Sample parsing' Ok"
 
 phase "done"
 say "all package checks passed in $((SECONDS - start)) s"
