@@ -297,20 +297,15 @@ say "  $(wc -l <"$work/before.list") paths, the same before the packages and aft
 # lab's (build-kernel.sh builds the same series, and its L1 boots it);
 # so is step 2's dpkg-buildpackage (phase 1 above).
 # readme_block N: the lines of step N's code block, unindented
-readme_block() {
-	awk -v n="$1" '/^## / { in_sec = ($0 == "## On a real KVM host") }
-		in_sec && /^[0-9]+\. / { step = $1 + 0 }
-		in_sec && step == n && /^ *```/ { block = !block; next }
-		in_sec && step == n && block { sub(/^ +/, ""); print }' "$top/README.md"
-}
+readme_block() { awk -v n="$1" -f "$top/test/lab/readme-step.awk" "$top/README.md"; }
 step1=$(readme_block 1) step2=$(readme_block 2)
-# script STEP LINES: the step's lines as one shell script for the root,
+# script LINES: a step's lines as one shell script for the root,
 # each as written but: apt-get install with -y; /path/to/vmctx the tree
 # (read-only, at /tmp/vmctx); step 1's kernel build and boot left out;
 # step 2's dpkg-buildpackage phase 1's, its dpkg -i run beside those
-# packages.  A step that no longer has the lines this runs fails here.
+# packages.  (The lines this test needs are checked below.)
 script() {
-	local l n=0
+	local l
 	while IFS= read -r l; do
 		case $l in
 		"cp /boot/config-"*"bindeb-pkg"|"dpkg -i ../linux-image-"*) continue ;;
@@ -320,9 +315,7 @@ script() {
 		esac
 		l=${l//\/path\/to\/vmctx//tmp/vmctx}
 		printf 'echo "+ %s"\n%s\n' "$(sed 's/["$`\\]/\\&/g' <<<"$l")" "$l"
-		n=$((n + 1))
-	done <<<"$2"
-	[ "$n" -gt 0 ] || die "README.md's \"On a real KVM host\" step $1 has no commands"
+	done <<<"$1"
 }
 grep -q '^QUILT_PATCHES=/path/to/vmctx/kernel-patches quilt push -a$' <<<"$step1" &&
 	grep -q '^cd /path/to/vmctx && dpkg-buildpackage -us -uc -b && dpkg -i ' <<<"$step2" &&
@@ -331,8 +324,8 @@ grep -q '^QUILT_PATCHES=/path/to/vmctx/kernel-patches quilt push -a$' <<<"$step1
 mkdir -p "$root/tmp/vmctx"
 mount --bind "$top" "$root/tmp/vmctx"; mounts+=("$root/tmp/vmctx")
 mount -o remount,bind,ro "$root/tmp/vmctx"
-script 1 "$step1" >"$root/tmp/readme-1.sh"
-script 2 "$step2" >"$root/tmp/readme-2.sh"
+script "$step1" >"$root/tmp/readme-1.sh"
+script "$step2" >"$root/tmp/readme-2.sh"
 phase "README step 1 as written, but the kernel's build and boot (log: readme.log)"
 in_root sh -e /tmp/readme-1.sh >"$work/readme.log" 2>&1 ||
 	{ tail -n 30 "$work/readme.log" >&2; die "README step 1 failed in a clean root (see readme.log)"; }

@@ -180,14 +180,11 @@ pack_l2() {
 # "-e cycles" becomes "-e cpu-clock".  A README whose section no longer
 # has these lines fails the run here, before any boot.
 readme_cmds() {
-	awk '/^## / { in_sec = ($0 == "## On a real KVM host") }
-	     in_sec && /^[0-9]+\. / { step = $1 + 0 }
-	     in_sec && /^ *```/ { block = !block; next }
-	     in_sec && block {
-		line = $0; sub(/^ +/, "", line)
-		if (step == 4 && line ~ /# in the guest/) { sub(/ +#.*$/, "", line); print "guest " line }
-		else if (step == 4 && line ~ /# on the host/) { sub(/ +#.*$/, "", line); print "host " line }
-		else if (step == 5 && line ~ /^perf report /) print "report " line }' "$REPO_TOP/README.md"
+	awk -v n=4 -f "$LAB_SRC/readme-step.awk" "$REPO_TOP/README.md" |
+		awk '/# in the guest/ { sub(/ +#.*$/, ""); print "guest " $0; next }
+		     /# on the host/ { sub(/ +#.*$/, ""); print "host " $0 }'
+	awk -v n=5 -f "$LAB_SRC/readme-step.awk" "$REPO_TOP/README.md" |
+		awk '/^perf report / { print "report " $0 }'
 }
 readme_cmds > "$W/readme.cmds"
 [ "$(grep -c '^guest vmctx-agent record ' "$W/readme.cmds")" = 1 ] &&
