@@ -629,6 +629,52 @@ check "$([ "$ms" -lt 16000 ] && echo ok)" ok "record with four hostile agents en
 check "$([ "${rss:-999999}" -lt 200000 ] && echo ok)" ok "record's memory stays bounded with a 4 GiB answer (max RSS ${rss:-?} kB)"
 rm -f garbage.sock slow.sock huge.sock cut.sock
 rm -rf fetch.data fetch.data.guests
+# perf top --vmcs-ctx asks each agent for the bundle of its last seconds
+# every --guest-refresh seconds (here 1: a span of 2 x 1 + 10 s): a good
+# agent answers every round; garbage, a byte a second, 4 GiB and a cut
+# answer are each one warning however many rounds fail, in bounded memory;
+# perf top ends at once on SIGINT.  (No sample: the shim's kernel gives
+# them no guest context, and the period is 1,000 s.)
+check "$($P test 'Guest bundles replaced live' 2>&1 | grep -c ': Ok')" 1 "perf test: a guest's bundle replaced live, as perf top does"
+./serve-bundle "$PWD/agent.sock" guest1.vmctx 3 > spans.txt &
+for m in garbage slow huge cut; do
+	./serve-bundle "$PWD/$m.sock" @$m 5 > /dev/null &
+done
+for m in agent garbage slow huge cut; do
+	for i in $(seq 50); do [ -S $m.sock ] && break; sleep 0.1; done
+done
+t0=$(date +%s%N)
+out=$(LD_PRELOAD=./fake-guest-ctx.so python3 -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[1:])
+print("maxrss_kb %d" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)
+sys.exit(rc)' timeout -s INT 6 $P top --vmcs-ctx -e cpu-clock -c 1000000000000 --stdio -a \
+	--guest-refresh=1 --guest-fetch-timeout=1 \
+	--guest-cid=1000=unix:$PWD/agent.sock,1001=unix:$PWD/garbage.sock,1002=unix:$PWD/slow.sock,1003=unix:$PWD/huge.sock,1004=unix:$PWD/cut.sock \
+	< /dev/null 2>&1 > /dev/null)
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill $(jobs -p) 2>/dev/null
+wait
+rss=$(echo "$out" | sed -n 's/^maxrss_kb //p')
+check "$(for v in 1001 1002 1003 1004; do echo "$out" | grep -c "WARNING: perf top --vmcs-ctx: VM $v: no bundle from "; done | paste -sd' ') $(echo "$out" | grep -c 'VM 1000')" \
+	"1 1 1 1 0" "top: four hostile agents are one warning each over several rounds; the good one none"
+echo "$out" | grep 'WARNING: perf top --vmcs-ctx: VM 100' | sed 's/^/     /'
+check "$(grep -c '^span_ns 12000000000$' spans.txt)" 3 "top: the good agent asked each round (--guest-refresh=1) for 2 x 1 + 10 s"
+check "$([ "$ms" -lt 9000 ] && echo ok)" ok "top with hostile agents ends within 2 s of SIGINT at 6 s (${ms} ms)"
+check "$([ "${rss:-999999}" -lt 200000 ] && echo ok)" ok "top's memory stays bounded with a 4 GiB answer (max RSS ${rss:-?} kB)"
+# an agent that starts late: said not to answer, then to answer again
+rm -f agent.sock
+(sleep 2.5; exec ./serve-bundle "$PWD/agent.sock" guest1.vmctx 20 > /dev/null) &
+out=$(LD_PRELOAD=./fake-guest-ctx.so timeout -s INT 6 $P top --vmcs-ctx -e cpu-clock -c 1000000000000 --stdio -a \
+	--guest-refresh=1 --guest-cid=1000=unix:$PWD/agent.sock < /dev/null 2>&1 > /dev/null)
+kill $(jobs -p) 2>/dev/null
+wait
+check "$(echo "$out" | grep -c 'WARNING: perf top --vmcs-ctx: VM 1000: no bundle from .*agent.sock') $(echo "$out" | grep -c 'perf top --vmcs-ctx: VM 1000: its agent answers again')" \
+	"1 1" "top: an agent that starts late is said missing once, then said to answer"
+out=$($P top --guest-refresh=5 2>&1; $P top --vmcs-ctx --guest-refresh=3601 2>&1)
+check "$(echo "$out" | grep -c 'go with --vmcs-ctx') $(echo "$out" | grep -c 'at most 3600 seconds')" "1 1" \
+	"top: the guest options without --vmcs-ctx, and past an hour, are refused"
+check "$(LD_PRELOAD=./fake-guest-ctx.so $P top --vmcs-ctx -e cpu-clock:P --stdio 2>&1 | grep -c 'perf top: --vmcs-ctx: cpu-clock:P is a precise event')" 1 \
+	"top --vmcs-ctx refuses a precise event"
 LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -o fetch.data --no-guest-fetch \
 	--guest-cid=1000=unix:$PWD/agent.sock -- sleep 0.1 >/dev/null 2>&1
 check "$([ -e fetch.data.guests ] && echo made || echo none)" none "--no-guest-fetch: nothing fetched"
