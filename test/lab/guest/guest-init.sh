@@ -21,8 +21,11 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 # records and answers on vsock (the host's perf record --vmcs-ctx asks
 # when its recording ends); the guest ends once the agent says it sent
 # a bundle.  Needs the BPF backend (vmctx.backend=bpf).
-secs=4 churn=0 backend=kmod work=hot storm=0 serve=0
-lab_args secs churn backend work storm serve
+# vmctx.top=1 (with serve): the host's perf top --vmcs-ctx follows this
+# guest live once the recording has ended; "late" starts once perf top
+# has had a bundle, and runs until it has had two more (below).
+secs=4 churn=0 backend=kmod work=hot storm=0 serve=0 top=0
+lab_args secs churn backend work storm serve top
 # the window covers the work: hot's secs, churn's if longer
 wsecs=$secs
 [ "$churn" -gt "$wsecs" ] && wsecs=$churn
@@ -262,6 +265,40 @@ if [ "$serve" = 1 ]; then
 	done
 	grep -q 'serve: sent [0-9]* bytes' /tmp/agent.err ||
 		{ grep '^vmctx-agent: ' /tmp/agent.err | tail -n 6; bye "FAIL vmctx-agent serve could not send its bundle"; }
+	# vmctx.top=1: the host's perf top --vmcs-ctx (l1-init.sh) asks the
+	# agent for a bundle every few seconds.  Once it has had one (the
+	# agent's second bundle: the first was perf record's), "late" starts:
+	# hot under a name of its own, a process perf top's bundle cannot
+	# hold yet, on vCPU 1 beside nothing.  perf top must name it with
+	# hot's functions once its next bundle comes; it runs until perf top
+	# has had two more (the second begun after late's start, whatever the
+	# first), then stops, and the service with it, as below.
+	if [ "$top" = 1 ]; then
+		served() { grep -c 'serve: sent [0-9]* bytes' /tmp/agent.err; }
+		i=0
+		until [ "$(served)" -ge 2 ]; do
+			kill -0 $agent 2>/dev/null || { cat /tmp/agent.err; bye "FAIL vmctx-agent serve exited"; }
+			i=$((i + 1))
+			[ $((i % 50)) != 0 ] || say "top: waiting for perf top's first bundle ($((i / 5)) s)"
+			[ $i -lt 3000 ] || bye "FAIL top: the host's perf top fetched no bundle in 600 s"
+			usleep 200000
+		done
+		ln -sf hot /bin/late
+		n=$(served)
+		taskset -c 1 late -t 900 > /dev/null &
+		late=$!
+		say "top: late started, pid $late, after $n bundles served"
+		i=0
+		until [ "$(served)" -ge $((n + 2)) ]; do
+			i=$((i + 1))
+			[ $((i % 50)) != 0 ] || say "top: late runs, $(served) bundles served ($((i / 5)) s)"
+			[ $i -lt 3000 ] || { kill $late; bye "FAIL top: the host's perf top fetched no more bundles in 600 s"; }
+			usleep 200000
+		done
+		kill $late
+		wait $late 2>/dev/null
+		say "top: late stopped, after $(served) bundles served"
+	fi
 	kill -TERM $agent
 	i=0
 	while ! grep -q 'serve: stopped by' /tmp/agent.err && [ $i -lt 300 ]; do usleep 100000; i=$((i + 1)); done

@@ -115,13 +115,14 @@ cat > /tmp/run-l2.sh <<EOS
 n=\$1 dir=/lab/l2 churn=$churn l2pti=$l2pti backend=$backend1 work=$work
 storm=0 serve=0 vsock=
 [ "\$n" = 1 ] || { dir=/lab/l2b; churn=$((churn / 3)); l2pti=pti=on; backend=bpf; storm=1; serve=$serve2; }
+top=\$serve
 [ "\$serve" = 0 ] || vsock="-device vhost-vsock-pci,guest-cid=\$((n + 2))"
 dd if=/dev/zero of=/tmp/out-\$n.img bs=1M count=24 2>/dev/null
 qemu-system-x86_64 -accel kvm -cpu host -smp 2 -m 256M -nodefaults -no-reboot \
 	-display none -serial stdio -name guest\$n,debug-threads=on -L /share/qemu \
 	-drive file=/tmp/out-\$n.img,if=virtio,format=raw \$vsock \
 	-kernel \$dir/bzImage -initrd \$dir/initramfs.cpio.gz \
-	-append "console=ttyS0 quiet panic=-1 tsc=reliable lapic=notscdeadline \$l2pti vmctx.secs=$secs vmctx.churn=\$churn vmctx.backend=\$backend vmctx.work=\$work vmctx.storm=\$storm vmctx.serve=\$serve" \
+	-append "console=ttyS0 quiet panic=-1 tsc=reliable lapic=notscdeadline \$l2pti vmctx.secs=$secs vmctx.churn=\$churn vmctx.backend=\$backend vmctx.work=\$work vmctx.storm=\$storm vmctx.serve=\$serve vmctx.top=\$top" \
 	> /tmp/l2-\$n.log 2>&1 &
 echo \$! > /tmp/l2-\$n.pid
 wait \$!
@@ -304,6 +305,17 @@ for n in $all; do
 	tail -f /tmp/l2-$n.log | awk -v p="guest$n: " '/^VMCTX-L2/ && !/^VMCTX-L2: mark [0-9]/ { print p $0; fflush() }' &
 	progress="${progress:-} $!"
 done
+# The served guest (vmctx.top=1) then runs "late" for the host's perf
+# top --vmcs-ctx, which top-check.sh drives under tmux (its own bounds:
+# the guest says where it is every 10 s meanwhile).
+if [ "$serve2" = 1 ] && [ "$guests" -ge 2 ]; then
+	stamp "perf top starts"
+	sh /lab/top-check.sh 2 "$period" 5 > /tmp/top-check.out 2>&1
+	top_rc=$?
+	cat /tmp/top-check.out
+	[ $top_rc = 0 ] || { kill $progress; tails; finish "FAIL perf top --vmcs-ctx (top-check.sh)"; }
+	stamp "perf top ended"
+fi
 # A guest hands its bundle over at its own pace (a slow boot's second
 # guest took more than 240 s): it has hung only when its console has not
 # grown for l2_timeout seconds (its size read every other second).

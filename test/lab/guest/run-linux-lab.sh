@@ -218,7 +218,20 @@ if [ "$second" = 1 ]; then
 	cp "$W/l2b/bzImage" "$W/l2b/initramfs.cpio.gz" "$st/lab/l2b/"
 fi
 cp "$W/hot.syms" "$W/churn.syms" "$W/perl.syms" "$st/lab/"
-install -m 755 "$G/perf-check.sh" "$st/lab/"
+install -m 755 "$G/perf-check.sh" "$G/top-check.sh" "$st/lab/"
+# tmux, for top-check.sh, with the terminfo of its client (TERM=screen)
+# and of its panes (tmux-256color), and the UTF-8 locale it insists on
+cp /usr/bin/tmux "$st/bin/"
+ldd /usr/bin/tmux | awk '/=> \// { print $3 }' |
+	while read -r lib; do
+		[ -f "$st$lib" ] && continue
+		mkdir -p "$st$(dirname "$lib")"
+		cp -L "$lib" "$st$lib"
+	done
+mkdir -p "$st/lab/terminfo/s" "$st/lab/terminfo/t" "$st/usr/lib/locale"
+cp -L /lib/terminfo/s/screen "$st/lab/terminfo/s/"
+cp -L /lib/terminfo/t/tmux-256color "$st/lab/terminfo/t/"
+cp -rL /usr/lib/locale/C.utf8 "$st/usr/lib/locale/"
 sed -n 's/^host //p' "$W/readme.cmds" | sed 's/ -e cycles / -e cpu-clock /' > "$st/lab/readme-host"
 sed -n 's/^report //p' "$W/readme.cmds" > "$st/lab/readme-report"
 stage_perf "$st"
