@@ -49,14 +49,15 @@ if ! grep -aq '^VMCTX-LAB: RESULT EXPERIMENTS-PASS' "$logf"; then
 fi
 
 if [ "${VMCTX_DEMO_LINUX:-1}" = 1 ]; then
-	log "two real Linux guests under the same host (Debian's 6.1 and 6.12 kernels): vmctx-agent record in each, perf record --vmcs-ctx -a and perf report --guest-maps in the host"
+	log "two real Linux guests under the same host (Debian's 6.1 and 6.12 kernels): vmctx-agent record in each, perf record --vmcs-ctx -a and perf report --guest-maps in the host, then perf top --vmcs-ctx live"
 	linux_out=$RESULTS_DIR/demo-linux.out
 	rc=0
 	rm -f "$RESULTS_DIR/linux-pti-off.log"
 	VMCTX_LINUX_RUNS=off "$LAB_SRC/guest/run-linux-lab.sh" >"$linux_out" 2>&1 || rc=$?
-	# perf's clock line, the guest-level table (its top rows) and the checks
+	# perf's clock line, the guest-level table (its top rows), the checks,
+	# and perf top --vmcs-ctx's pane as it named a guest process live
 	[ -f "$RESULTS_DIR/linux-pti-off.log" ] && tr -d '\r' <"$RESULTS_DIR/linux-pti-off.log" |
-		awk '/^# guest clock of/ || /^perf-check:/ { print; next }
+		awk '/^# guest clock of/ || /^perf-check:/ || /^top-check:/ { print; next }
 		     /^# guest-level view/ { t = 1; n = 0 }
 		     t { print; if (++n == 30 || $0 == "") t = 0 }' || :
 	log "console log: $RESULTS_DIR/linux-pti-off.log"
