@@ -14,6 +14,19 @@ cd "$work"
 P=${PERF:?set PERF to the patched perf binary}
 fail=0
 check() { if [ "$1" = "$2" ]; then echo "ok   $3"; else echo "FAIL $3: got '$1', want '$2'"; fail=1; fi; }
+# max_rss CMD...: run CMD, then say its peak RSS ("maxrss_kb N") on stderr
+max_rss() {
+	python3 -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[1:])
+print("maxrss_kb %d" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)
+sys.exit(rc)' "$@"
+}
+# wait_socks NAME...: until each agent's NAME.sock is there (5 s at most each)
+wait_socks() {
+	for m in "$@"; do
+		for i in $(seq 50); do [ -S $m.sock ] && break; sleep 0.1; done
+	done
+}
 
 cc -O1 -o gen-bundle "$src/gen-bundle.c" $(pkg-config --cflags --libs libvmctx) || exit 2
 cc -O1 -o serve-bundle "$src/serve-bundle.c" $(pkg-config --cflags --libs libvmctx) || exit 2
@@ -550,7 +563,7 @@ fi
 rm -rf fetch.data fetch.data.guests
 ./serve-bundle "$PWD/agent.sock" guest1.vmctx 1 > spans.txt &
 srv=$!
-for i in $(seq 50); do [ -S agent.sock ] && break; sleep 0.1; done
+wait_socks agent
 out=$(LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -o fetch.data \
 	--guest-cid=1000=unix:$PWD/agent.sock --guest-fetch-timeout=20 -- sleep 0.3 2>&1); rc=$?
 wait $srv
@@ -567,7 +580,7 @@ check "$([ "${span:-0}" -ge 1300000000 ] && [ "${span:-0}" -le 30000000000 ] && 
 rm -rf fetch.data fetch.data.guests
 ./serve-bundle "$PWD/agent.sock" window.vmctx 1 > /dev/null &
 srv=$!
-for i in $(seq 50); do [ -S agent.sock ] && break; sleep 0.1; done
+wait_socks agent
 out=$(LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -o fetch.data \
 	--guest-cid=1000=unix:$PWD/agent.sock -- sleep 3 2>&1); rc=$?
 wait $srv
@@ -595,7 +608,7 @@ rm -rf le-file.data.guests
 # an agent that answers an error, and none at all: one warning each, the recording stands
 ./serve-bundle "$PWD/agent.sock" - 1 > /dev/null &
 srv=$!
-for i in $(seq 50); do [ -S agent.sock ] && break; sleep 0.1; done
+wait_socks agent
 out=$(LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -o fetch.data \
 	--guest-cid=1000=unix:$PWD/agent.sock,2000=unix:$PWD/nobody.sock -- sleep 0.2 2>&1); rc=$?
 wait $srv
@@ -608,14 +621,9 @@ rm -rf fetch.data fetch.data.guests
 for m in garbage slow huge cut; do
 	./serve-bundle "$PWD/$m.sock" @$m 1 > /dev/null &
 done
-for m in garbage slow huge cut; do
-	for i in $(seq 50); do [ -S $m.sock ] && break; sleep 0.1; done
-done
+wait_socks garbage slow huge cut
 t0=$(date +%s%N)
-out=$(LD_PRELOAD=./fake-guest-ctx.so python3 -c 'import resource, subprocess, sys
-rc = subprocess.call(sys.argv[1:])
-print("maxrss_kb %d" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)
-sys.exit(rc)' $P record --vmcs-ctx -e cpu-clock -a \
+out=$(max_rss env LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a \
 	-o fetch.data --guest-cid=1001=unix:$PWD/garbage.sock,1002=unix:$PWD/slow.sock,1003=unix:$PWD/huge.sock,1004=unix:$PWD/cut.sock \
 	-- sleep 0.1 2>&1); rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
@@ -640,14 +648,9 @@ check "$($P test 'Guest bundles replaced live' 2>&1 | grep -c ': Ok')" 1 "perf t
 for m in garbage slow huge cut; do
 	./serve-bundle "$PWD/$m.sock" @$m 5 > /dev/null &
 done
-for m in agent garbage slow huge cut; do
-	for i in $(seq 50); do [ -S $m.sock ] && break; sleep 0.1; done
-done
+wait_socks agent garbage slow huge cut
 t0=$(date +%s%N)
-out=$(LD_PRELOAD=./fake-guest-ctx.so python3 -c 'import resource, subprocess, sys
-rc = subprocess.call(sys.argv[1:])
-print("maxrss_kb %d" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)
-sys.exit(rc)' timeout -s INT 6 $P top --vmcs-ctx -e cpu-clock -c 1000000000000 --stdio -a \
+out=$(max_rss env LD_PRELOAD=./fake-guest-ctx.so timeout -s INT 6 $P top --vmcs-ctx -e cpu-clock -c 1000000000000 --stdio -a \
 	--guest-refresh=1 --guest-fetch-timeout=1 \
 	--guest-cid=1000=unix:$PWD/agent.sock,1001=unix:$PWD/garbage.sock,1002=unix:$PWD/slow.sock,1003=unix:$PWD/huge.sock,1004=unix:$PWD/cut.sock \
 	< /dev/null 2>&1 > /dev/null)
