@@ -276,8 +276,8 @@ if [ -d $tr/events/kvm/kvm_guest_callchain ]; then
 		echo "VMCTX-LAB: unprivileged: ${recs:-0} deferred records in that user's recording (${lost:-0} lost records), $walks walks in root's trace session"
 		# (on a mismatch, what would say where: each vCPU thread's walks,
 		# whose cookies run 1, 2, ... with no gap if none was missed,
-		# and the trace's own loss counts; seen 4 times in 20 boots on
-		# 1 December, one or two walks short, with no gap printed then)
+		# and the trace's own loss counts; seen in 4 of 15 boots on
+		# 1 December, one or two walks short, before it printed these)
 		[ "${recs:-0}" -gt 0 ] && [ "${recs:-0}" = "$walks" ] && [ "${lost:-0}" = 0 ] || {
 			tail -n 20 $u/stats
 			grep 'kvm_guest_callchain:' $tr/trace |
