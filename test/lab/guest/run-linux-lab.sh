@@ -202,8 +202,9 @@ st=$W/l1-stage
 rm -rf "$st"
 mkdir -p "$st"/{bin,lab/l2,share/qemu,proc,sys,dev,tmp}
 cp /bin/busybox "$TOOLS_DIR/lab-record" "$W/lab-linux-check" "$W/compare-bundles" "$st/bin/"
-cp /usr/bin/qemu-system-x86_64 "$st/bin/"
-ldd /usr/bin/qemu-system-x86_64 | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' |
+# (and tmux, for top-check.sh)
+cp /usr/bin/qemu-system-x86_64 /usr/bin/tmux "$st/bin/"
+ldd /usr/bin/qemu-system-x86_64 /usr/bin/tmux | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' |
 	while read -r lib; do
 		mkdir -p "$st$(dirname "$lib")"
 		cp -L "$lib" "$st$lib"
@@ -219,15 +220,8 @@ if [ "$second" = 1 ]; then
 fi
 cp "$W/hot.syms" "$W/churn.syms" "$W/perl.syms" "$st/lab/"
 install -m 755 "$G/perf-check.sh" "$G/top-check.sh" "$st/lab/"
-# tmux, for top-check.sh, with the terminfo of its client (TERM=screen)
-# and of its panes (tmux-256color), and the UTF-8 locale it insists on
-cp /usr/bin/tmux "$st/bin/"
-ldd /usr/bin/tmux | awk '/=> \// { print $3 }' |
-	while read -r lib; do
-		[ -f "$st$lib" ] && continue
-		mkdir -p "$st$(dirname "$lib")"
-		cp -L "$lib" "$st$lib"
-	done
+# tmux's terminfo, of its client (TERM=screen) and of its panes
+# (tmux-256color), and the UTF-8 locale it insists on
 mkdir -p "$st/lab/terminfo/s" "$st/lab/terminfo/t" "$st/usr/lib/locale"
 cp -L /lib/terminfo/s/screen "$st/lab/terminfo/s/"
 cp -L /lib/terminfo/t/tmux-256color "$st/lab/terminfo/t/"
