@@ -286,6 +286,17 @@ if [ -d $tr/events/kvm/kvm_guest_callchain ]; then
 					n[$1]++; if (!($1 in lo)) lo[$1] = $2; t = $1; c = $2; hi[$1] = $2 }
 					END { for (t in n) print "VMCTX-LAB: walks of " t ": " n[t] ", cookies " lo[t] " to " hi[t] }'
 			for c in $tr/per_cpu/cpu*; do echo "VMCTX-LAB: trace ${c##*/}: $(tr '\n' ' ' < $c/stats)"; done
+			# and each cookie's records against its walks (one per vCPU
+			# that reached it): a cookie with more records than walks
+			# went to two events, one with fewer was not written
+			{ grep 'kvm_guest_callchain:' $tr/trace |
+				sed -n 's/.* kvm_guest_callchain: vcpu [0-9]* cookie \([0-9]*\) .*/w \1/p'
+			  perf report -f -D -i $u/g.data 2>/dev/null |
+				sed -n 's/.*: cookie 0x\([0-9a-f]*\) nr.*/r \1/p' |
+				while read -r k c; do echo "$k $((0x$c))"; done; } |
+				awk '{ n[$2, $1]++; seen[$2] = 1 }
+				     END { for (c in seen) if (n[c, "w"] != n[c, "r"] && shown++ < 10)
+					print "VMCTX-LAB: cookie " c ": " n[c, "r"] + 0 " records, " n[c, "w"] + 0 " walks" }'
 			finish "FAIL a paranoid-1 user's walks: ${recs:-0} records, $walks walks traced isa=$isa"
 		}
 		lab-chain-check -t $u/truth.txt -p $u/g.script ||
