@@ -3,12 +3,25 @@
  * lab-chain-check: check the guest call chains of a lab-record -g recording
  * against the call graph the lab's guest was built with (vmm/guest.S).
  *
- * usage: lab-chain-check -t truth.txt -s samples.txt [-B] [-m min_chains]
+ * usage: lab-chain-check -t truth.txt -s samples.txt [-B] [-u bytes [-X]] [-m min_chains]
  *        lab-chain-check -t truth.txt -p script.txt [-m min_chains]
  *        lab-chain-check -t truth.txt -f stacks.folded [-m min_chains]
  *   -B  the walk could translate no page (kvm.perf_callchain_max_pages=0):
  *       every chain must hold the sampled IP alone, ended by "pages" (or
  *       "last", with a frame pointer of 0)
+ *   -u  lab-record -G bytes: guest user stacks (U lines) too.  Each paired
+ *       guest user-mode sample must have one U line (its thread, its
+ *       cookie) whose IP is the sample's, ABI 64-bit, and which holds the
+ *       bytes asked for, or fewer up to a page boundary (the copy ends at
+ *       a page it cannot read); a walk of the frame pointers through the
+ *       copied bytes alone, from its BP, must give the D record's guest
+ *       frames after the IP (less the caller KVM's walk takes from the
+ *       stack at a function's first instructions and at its ret), and,
+ *       judged as the D chains are, be exact for at least 95% of them
+ *       (the rest are samples at those instructions)
+ *   -X  with -u, the events excluded user chains (lab-record -X): each
+ *       user-mode D record's guest part is the sampled IP alone, and only
+ *       kernel-mode chains count for the 99% exact
  *
  * Each guest-mode sample of a vCPU thread (an S line) carries the cookie
  * of its deferred chain, and is paired with a D line
@@ -126,7 +139,17 @@ struct deferred {
 	int used;		/* paired with a sample */
 };
 
+/* A U line: a guest user stack KVM copied, its words from SP up. */
+struct ustack {
+	uint64_t time, cookie, abi, bp, sp, ip, size, dyn_size;
+	uint64_t *words;
+	unsigned int tid, nr_words;
+	int used;
+};
+
 static struct lab_sample *samples;
+static struct ustack *ustacks;
+static size_t nr_ustacks;
 static struct deferred *defs;
 static struct lab_chain **walks;
 static size_t nr_samples, nr_defs, nr_walks;
@@ -588,6 +611,82 @@ static void print_orphan(const struct deferred *d)
 	print_window(d->tid, d->time);
 }
 
+/* U lines by thread, then cookie */
+static int ustack_by_cookie(const void *a, const void *b)
+{
+	const struct ustack *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->cookie < y->cookie ? -1 : x->cookie > y->cookie;
+}
+
+static struct ustack *find_ustack(unsigned int tid, uint64_t cookie)
+{
+	struct ustack key = { .tid = tid, .cookie = cookie };
+
+	return bsearch(&key, ustacks, nr_ustacks, sizeof(*ustacks), ustack_by_cookie);
+}
+
+static void add_ustack(const struct lab_stack *ls)
+{
+	struct ustack *u;
+
+	GROW(ustacks, nr_ustacks);
+	u = &ustacks[nr_ustacks++];
+	memset(u, 0, sizeof(*u));
+	u->time = ls->time;
+	u->cookie = ls->cookie;
+	u->abi = ls->abi;
+	u->bp = ls->bp;
+	u->sp = ls->sp;
+	u->ip = ls->ip;
+	u->size = ls->size;
+	u->dyn_size = ls->dyn_size;
+	u->tid = ls->tid;
+	u->nr_words = ls->nr_words;
+	u->words = xrealloc(NULL, (ls->nr_words + 1) * sizeof(*u->words));
+	memcpy(u->words, ls->words, ls->nr_words * sizeof(*u->words));
+}
+
+/*
+ * A walk of the frame pointers through the copy @u alone, as an unwinder
+ * of the copy would: the IP, then each frame's return address from BP up,
+ * while the frame lies in the copy and each lies above the one before.
+ * Returns the number of entries in @ips (room for @max).
+ */
+static unsigned int ustack_walk(const struct ustack *u, uint64_t *ips, unsigned int max)
+{
+	uint64_t fp = u->bp, end = u->sp + 8ull * u->nr_words;
+	unsigned int nr = 0;
+
+	ips[nr++] = u->ip;
+	while (nr < max && fp >= u->sp && fp + 16 <= end && !((fp - u->sp) & 7)) {
+		uint64_t next = u->words[(fp - u->sp) / 8], ra = u->words[(fp - u->sp) / 8 + 1];
+
+		if (!ra)
+			break;
+		ips[nr++] = ra;
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	return nr;
+}
+
+/* Whether @ips (an IP, then return addresses) is exact for the guest's graph. */
+static int exact_chain(const uint64_t *ips, unsigned int nr)
+{
+	const struct range *fn, *prev = NULL;
+
+	for (unsigned int i = 0; i < nr; i++, prev = fn) {
+		fn = find_range(i ? ips[i] - 1 : ips[i]);
+		if (!fn || (prev && !calls(fn->name, prev->name)))
+			return 0;
+	}
+	return nr && !has_caller(prev->name);
+}
+
 /* Keep a D line: its ips copied, its guest part measured. */
 static void add_deferred(const struct lab_deferred *ld)
 {
@@ -629,6 +728,10 @@ int main(int argc, char **argv)
 	unsigned long min_chains = 100, printed = 0, no_cookie = 0, last_exit = 0;
 	unsigned long no_walk = 0, walk_no_record = 0, host_kernel = 0, host_user = 0;
 	unsigned long vcpu_walks = 0;
+	unsigned long stack_bytes = 0, u_samples = 0, u_missing = 0, u_bad = 0, u_short = 0;
+	unsigned long u_agree = 0, u_exact = 0, u_leaf = 0, u_orphans = 0;
+	int no_user_chain = 0;
+	static struct lab_stack ls;
 	uint64_t last_cookie[MAX_VCPUS] = { 0 };
 	static struct lab_deferred ld;
 	struct lab_chain chain;
@@ -638,16 +741,18 @@ int main(int argc, char **argv)
 	uint64_t lost;
 	FILE *f;
 
-	while ((c = getopt(argc, argv, "t:s:p:f:Bm:")) != -1) {
+	while ((c = getopt(argc, argv, "t:s:p:f:Bu:Xm:")) != -1) {
 		switch (c) {
 		case 't': truth = optarg; break;
 		case 's': samples_file = optarg; break;
 		case 'p': script = optarg; break;
 		case 'f': folded = optarg; break;
 		case 'B': pages = 1; break;
+		case 'u': stack_bytes = strtoul(optarg, NULL, 0); break;
+		case 'X': no_user_chain = 1; break;
 		case 'm': min_chains = strtoul(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: %s -t truth.txt -s samples.txt [-B] [-m min_chains]\n"
+			fprintf(stderr, "usage: %s -t truth.txt -s samples.txt [-B] [-u bytes [-X]] [-m min_chains]\n"
 				"       %s -t truth.txt -p script.txt [-m min_chains]\n"
 				"       %s -t truth.txt -f stacks.folded [-m min_chains]\n",
 				argv[0], argv[0], argv[0]);
@@ -679,7 +784,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (;;) {
-		enum lab_record r = lab_samples_next_chain(f, &s, &lost, &chain, &ld);
+		enum lab_record r = lab_samples_next_stack(f, &s, &lost, &chain, &ld, &ls);
 
 		if (r == LAB_RECORD_END)
 			break;
@@ -696,6 +801,8 @@ int main(int argc, char **argv)
 				last_cookie[v] = s.cookie;
 		} else if (r == LAB_RECORD_DEFERRED) {
 			add_deferred(&ld);
+		} else if (r == LAB_RECORD_STACK) {
+			add_ustack(&ls);
 		} else if (r == LAB_RECORD_CHAIN) {
 			GROW(walks, nr_walks);
 			walks[nr_walks] = xrealloc(NULL, sizeof(chain));
@@ -707,6 +814,7 @@ int main(int argc, char **argv)
 	qsort(samples, nr_samples, sizeof(*samples), by_time);
 	qsort(defs, nr_defs, sizeof(*defs), by_cookie);
 	qsort(walks, nr_walks, sizeof(*walks), walk_by_cookie);
+	qsort(ustacks, nr_ustacks, sizeof(*ustacks), ustack_by_cookie);
 
 	for (size_t i = 0; i < nr_samples; i++) {
 		const struct lab_sample *ps = &samples[i];
@@ -758,7 +866,10 @@ int main(int argc, char **argv)
 			r->chains++;
 			r->exact += vd == EXACT;
 		}
-		if (!hostile_fn) {
+		/* (with -X a user-mode chain is its IP alone: checked below) */
+		if (no_user_chain && lab_sample_cpl(ps) == 3) {
+			;
+		} else if (!hostile_fn) {
 			normal++;
 			normal_exact += vd == EXACT;
 		} else if (w && want_end >= 0 && (int)w->end == want_end && vd == MARKED &&
@@ -767,7 +878,47 @@ int main(int argc, char **argv)
 		}
 		if (pages && d->guest_nr == 1 && w && (w->end == END_PAGES || w->end == END_LAST))
 			pages_ok++;
-		if ((vd == WRONG || (vd == MARKED && !hostile_fn && !pages) ||
+		if (stack_bytes && lab_sample_cpl(ps) == 3) {
+			struct ustack *u = find_ustack(ps->tid, ps->cookie);
+			uint64_t ips[LAB_CHAIN_MAX];
+			unsigned int n;
+
+			u_samples++;
+			u_leaf += d->guest_nr == 1;
+			if (!u) {
+				if (u_missing++ < 5)
+					printf("lab-chain-check: a guest user sample with no stack: tid %u cookie %llu ip 0x%llx\n",
+					       ps->tid, (unsigned long long)ps->cookie,
+					       (unsigned long long)ps->ip);
+			} else {
+				u->used = 1;
+				if (u->abi != 2 /* PERF_SAMPLE_REGS_ABI_64 */ || u->ip != ps->ip ||
+				    u->size != ((u->dyn_size + 7) & ~7ull) || u->dyn_size > stack_bytes) {
+					if (u_bad++ < 5)
+						printf("lab-chain-check: a stack whose registers or sizes are wrong: cookie %llu abi %llu ip 0x%llx (sample 0x%llx) size %llu dyn_size %llu\n",
+						       (unsigned long long)u->cookie, (unsigned long long)u->abi,
+						       (unsigned long long)u->ip, (unsigned long long)ps->ip,
+						       (unsigned long long)u->size,
+						       (unsigned long long)u->dyn_size);
+				}
+				/* all asked for, or up to a page it could not read */
+				if (u->dyn_size != stack_bytes && ((u->sp + u->dyn_size) & 4095))
+					u_short++;
+				n = ustack_walk(u, ips, LAB_CHAIN_MAX);
+				u_exact += exact_chain(ips, n);
+				/* the copy's frames after the IP end the record's */
+				if (n <= d->guest_nr &&
+				    !memcmp(ips + 1, d->ips + 1 + d->guest_nr - (n - 1),
+					    (n - 1) * sizeof(*ips)))
+					u_agree++;
+				else if (!no_user_chain && printed++ < 10)
+					printf("lab-chain-check: a stack whose frames are not its chain's: cookie %llu, %u frames in the copy, %u in the record\n",
+					       (unsigned long long)u->cookie, n, d->guest_nr);
+			}
+		}
+		if ((vd == WRONG ||
+		     (vd == MARKED && !hostile_fn && !pages &&
+		      !(no_user_chain && lab_sample_cpl(ps) == 3)) ||
 		     (pages && d->guest_nr != 1)) && printed++ < 10) {
 			printf("lab-chain-check: %s chain (%s), end %s, sample ip 0x%llx cookie %llu:",
 			       verdict_names[vd], why,
@@ -781,6 +932,8 @@ int main(int argc, char **argv)
 			putchar('\n');
 		}
 	}
+	for (size_t k = 0; k < nr_ustacks; k++)
+		u_orphans += !ustacks[k].used && vcpu_of_tid(ustacks[k].tid) >= 0;
 	/* records with no sample, and the host's part of those of vCPU threads */
 	for (size_t k = 0; k < nr_defs; k++) {
 		if (!defs[k].used && orphans++ < 5)
@@ -860,6 +1013,29 @@ int main(int argc, char **argv)
 		figure(pct(normal_exact, normal) >= 99.0,
 		      "%lu/%lu chains exact (%.2f%%, at least 99%%)", normal_exact, normal,
 		      pct(normal_exact, normal));
+	}
+	if (stack_bytes) {
+		printf("lab-chain-check: guest user stacks: %lu user samples paired, %zu stacks, %lu with no sample, %lu short of %lu bytes before a page end\n",
+		       u_samples, nr_ustacks, u_orphans, u_short, stack_bytes);
+		figure(u_samples >= min_chains && u_missing == 0,
+		       "%lu/%lu guest user samples have their stack (at least %lu)",
+		       u_samples - u_missing, u_samples, min_chains);
+		figure(u_orphans <= lost_total, "%lu stacks with no sample (at most the %lu lost records)",
+		       u_orphans, lost_total);
+		figure(u_bad == 0 && u_short == 0,
+		       "%lu stacks with the wrong IP, ABI or sizes, %lu cut short before a page end",
+		       u_bad, u_short);
+		figure(pct(u_exact, u_samples - u_missing) >= 95.0,
+		       "%lu/%lu frame-pointer walks of the copies alone exact (%.2f%%, at least 95%%)",
+		       u_exact, u_samples - u_missing, pct(u_exact, u_samples - u_missing));
+		if (no_user_chain)
+			figure(u_leaf == u_samples,
+			       "%lu/%lu user-mode chain records of events without user chains hold the IP alone",
+			       u_leaf, u_samples);
+		else
+			figure(u_agree == u_samples - u_missing,
+			       "%lu/%lu copies give the frames of their chain records",
+			       u_agree, u_samples - u_missing);
 	}
 	if (want_end >= 0)
 		figure(hostile_hits >= 20, "%lu chains on the %s stack end with \"%s\" (at least 20)",

@@ -156,10 +156,10 @@ echo "VMCTX-LAB: kvm_exit events: $roots/$total carry guest_cr3 = one of the gue
 # record KVM wrote before the vCPU's next entry, and checked against
 # guest.S's call graph; then process B on each hostile stack (one vCPU),
 # and a walk that may translate no page
-chains() {	# chains NAME CHECK-OPTIONS -- VMM-OPTIONS
+chains() {	# chains NAME CHECK-OPTIONS -- VMM-OPTIONS (lab-record's in $ropts)
 	name=$1 copts=$2
 	shift 3
-	lab-record -g -c "$period" -o /tmp/chain-$name.txt -- \
+	lab-record -g $ropts -c "$period" -o /tmp/chain-$name.txt -- \
 		lab-vmm -g /lab/guest.elf -o /tmp/truth-$name.txt -H $halt_us "$@" ||
 		finish "FAIL recording guest call chains ($name) isa=$isa"
 	echo "VMCTX-LAB: guest call chains: $name"
@@ -199,6 +199,16 @@ if [ -d $tr/events/kvm/kvm_guest_callchain ]; then
 		echo 0 > $kvmp/perf_callchain_max_pages
 		chains pages "-B -m 40" -- -n 1 -t 1
 		echo 32 > $kvmp/perf_callchain_max_pages
+		# guest user stacks (PERF_RECORD_GUEST_USER_STACK): KVM copies
+		# 512 bytes of the guest's user stack where it walks the chain;
+		# each copy must hold its walk's frames; with user chains
+		# excluded, as perf record --call-graph dwarf asks, a user-mode
+		# chain record is the IP alone and the copy still comes
+		ropts="-G 512"
+		chains stack "-u 512" -- -n $vcpus -t 2
+		ropts="-G 512 -X"
+		chains stack-nochain "-u 512 -X" -- -n $vcpus -t 2
+		ropts=
 	fi
 	# through perf: perf record --vmcs-ctx -g asks for the guest's chains,
 	# perf script --guest-maps joins each chain to its sample: the guest's

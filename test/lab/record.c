@@ -4,7 +4,7 @@
  * CPUs with PERF_SAMPLE_GUEST_CTX while a command runs, and writes one text
  * line per sample for lab-check.
  *
- * usage: lab-record [-o samples.txt] [-c period_ns] [-N] [-g [-T]] [-C cpus] [-q] -- command [args]
+ * usage: lab-record [-o samples.txt] [-c period_ns] [-N] [-g [-T] [-G bytes [-X]]] [-C cpus] [-q] -- command [args]
  *        lab-record -p     probe only: exit 0 if the kernel has the sample
  *                          type, 3 (with a message) if it does not
  *        lab-record -P [-- command]
@@ -29,6 +29,13 @@
  *       and how long it held the vCPU
  *   -T  with -g: leave kvm:kvm_guest_callchain off (no C lines), as a
  *       user's perf record --vmcs-ctx -g does (the overhead benchmark)
+ *   -G  with -g: user stacks too (PERF_SAMPLE_REGS_USER with BP, SP and IP,
+ *       PERF_SAMPLE_STACK_USER of this many bytes): a sample that
+ *       interrupted a guest in user mode gets, besides its chain, a
+ *       PERF_RECORD_GUEST_USER_STACK record of the guest's registers and
+ *       stack, which KVM copies where it walks the chain
+ *   -X  with -G: exclude_callchain_user, as perf record --call-graph dwarf
+ *       asks: a guest user sample's chain record holds its IP alone
  *   -C  sample only these CPUs (a perf CPU list such as 0 or 0-1), not all
  *   -q  count the samples and their bytes, but write no line per sample:
  *       the overhead benchmark times the block against -N with the least
@@ -41,6 +48,7 @@
  *   S cpu pid tid time ip misc cr3 asid exit_reason vcpu_id flags cookie  (-g)
  *   L lost_count
  *   D cpu pid tid time cookie misc nr ip...                      (-g)
+ *   U cpu pid tid time cookie abi bp sp ip size dyn_size word... (-G)
  *   C cpu pid tid time vcpu_id cookie cpl end walk_ns nr ip...   (-g)
  * S: a cpu-clock sample; misc is its cpumode (PERF_RECORD_MISC_*), cr3
  * to flags the guest context block's fields (hex where a field is an
@@ -61,6 +69,11 @@
  * 2 fault, 3 order, 4 range, 5 align, 6 kernel, 7 pages, 8 changed,
  * 9 mode, 10 nomem, 11 nokernel, 12 dropped), walk_ns, nr and the guest
  * frames (the sampled IP first, no context marker), in hex.
+ * U: a PERF_RECORD_GUEST_USER_STACK record: cpu pid tid time from its
+ * sample_id, its cookie (that of the chain record that follows it), the
+ * registers' ABI (2: 64-bit), the guest's BP, SP and IP, the stack's size
+ * and how many bytes KVM read (dyn_size), then those bytes as 64-bit
+ * words from SP up, in hex.
  * The lines of the two events are written as they are read, not in time
  * order.
  */
@@ -96,7 +109,13 @@ static unsigned long nr_samples, nr_lost;
 static unsigned long long sample_bytes[2], sample_count[2];
 static int exclude_guest;
 static int quiet;		/* -q: no line per sample */
-static unsigned long nr_chains, nr_deferred, nr_cookies;
+static unsigned long nr_chains, nr_deferred, nr_cookies, nr_stacks;
+
+#ifndef PERF_RECORD_GUEST_USER_STACK
+#define PERF_RECORD_GUEST_USER_STACK	23
+#endif
+/* -G: BP, SP, IP (arch/x86/include/uapi/asm/perf_regs.h) */
+#define STACK_REGS	((1ull << 6) | (1ull << 7) | (1ull << 8))
 
 /* Where kvm_guest_callchain's fields lie in its raw data (its format file). */
 static struct {
@@ -290,6 +309,15 @@ static void parse_sample(FILE *out, union perf_event *event, uint64_t sample_typ
 		p += nr;
 		nr_cookies += !!cookie;
 	}
+	/* -G: the host's registers and stack, of no use here */
+	if (sample_type & PERF_SAMPLE_REGS_USER)
+		p += *p ? 1 + __builtin_popcountll(STACK_REGS) : 1;
+	if (sample_type & PERF_SAMPLE_STACK_USER) {
+		uint64_t size = *p++;
+
+		if (size)
+			p += size / 8 + 1;
+	}
 	if (sample_type & PERF_SAMPLE_GUEST_CTX) {
 		size = *p++;
 		if (size >= sizeof(ctx))
@@ -341,6 +369,53 @@ static void parse_deferred(FILE *out, union perf_event *event)
 		(unsigned long long)nr);
 	for (uint64_t i = 0; i < nr; i++)
 		fprintf(out, " 0x%llx", (unsigned long long)p[i]);
+	fputc('\n', out);
+}
+
+/*
+ * A PERF_RECORD_GUEST_USER_STACK record: cookie, abi, regs (BP, SP, IP if
+ * abi), size, data[size] and dyn_size if size, then sample_id's three words.
+ */
+static void parse_stack(FILE *out, union perf_event *event)
+{
+	const __u64 *p = (const __u64 *)((const char *)event + sizeof(event->header));
+	const __u64 *end = (const __u64 *)((const char *)event + event->header.size);
+	uint64_t cookie, abi, regs[3] = { 0 }, size, dyn_size = 0;
+	const __u64 *data;
+
+	if (end - p < 3 + 3)
+		return;
+	cookie = *p++;
+	abi = *p++;
+	if (abi) {
+		if (end - p < 3 + 1 + 3)
+			return;
+		memcpy(regs, p, sizeof(regs));
+		p += 3;
+	}
+	size = *p++;
+	data = p;
+	if (size) {
+		if (size % 8 || (uint64_t)(end - p) != size / 8 + 1 + 3)
+			return;
+		p += size / 8;
+		dyn_size = *p++;
+		if (dyn_size > size)
+			return;
+	} else if (end - p != 3) {
+		return;
+	}
+	nr_stacks++;
+	if (quiet)
+		return;
+	fprintf(out, "U %u %u %u %llu %llu %llu 0x%llx 0x%llx 0x%llx %llu %llu",
+		(uint32_t)end[-1], (uint32_t)end[-3], (uint32_t)(end[-3] >> 32),
+		(unsigned long long)end[-2], (unsigned long long)cookie,
+		(unsigned long long)abi, (unsigned long long)regs[0],
+		(unsigned long long)regs[1], (unsigned long long)regs[2],
+		(unsigned long long)size, (unsigned long long)dyn_size);
+	for (uint64_t i = 0; i < dyn_size / 8; i++)
+		fprintf(out, " 0x%llx", (unsigned long long)data[i]);
 	fputc('\n', out);
 }
 
@@ -439,6 +514,8 @@ static void drain(struct perf_evlist *evlist, FILE *out, uint64_t sample_type, i
 				parse_sample(out, event, sample_type);
 			} else if (event->header.type == PERF_RECORD_CALLCHAIN_DEFERRED) {
 				parse_deferred(out, event);
+			} else if (event->header.type == PERF_RECORD_GUEST_USER_STACK) {
+				parse_stack(out, event);
 			} else if (event->header.type == PERF_RECORD_LOST) {
 				nr_lost += event->lost.lost;
 				if (!quiet)
@@ -455,7 +532,8 @@ int main(int argc, char **argv)
 	const char *path = "samples.txt", *cpu_list = NULL;
 	struct perf_thread_map *threads;
 	struct perf_evlist *evlist, *tp_evlist = NULL;
-	int chains = 0, no_tp = 0;
+	int chains = 0, no_tp = 0, no_user_chain = 0;
+	unsigned long stack_bytes = 0;
 	struct perf_cpu_map *cpus;
 	struct perf_event_attr attr;
 	struct perf_evsel *evsel;
@@ -463,13 +541,15 @@ int main(int argc, char **argv)
 	pid_t child;
 	FILE *out;
 
-	while ((c = getopt(argc, argv, "+o:c:NgTC:qpPU")) != -1) {
+	while ((c = getopt(argc, argv, "+o:c:NgTG:XC:qpPU")) != -1) {
 		switch (c) {
 		case 'o': path = optarg; break;
 		case 'c': period = strtoull(optarg, NULL, 0); break;
 		case 'N': sample_type = base_type; break;
 		case 'g': chains = 1; break;
 		case 'T': no_tp = 1; break;
+		case 'G': stack_bytes = strtoul(optarg, NULL, 0); break;
+		case 'X': no_user_chain = 1; break;
 		case 'C': cpu_list = optarg; break;
 		case 'q': quiet = 1; break;
 		case 'p': return probe();
@@ -478,12 +558,17 @@ int main(int argc, char **argv)
 		case 'U': return run_as_nobody(argv + optind + (optind < argc &&
 							 !strcmp(argv[optind], "--")));
 		default:
-			fprintf(stderr, "usage: %s [-o file] [-c period_ns] [-N] [-g [-T]] [-C cpus] [-q] -- command... | -p | -P | -U -- command...\n", argv[0]);
+			fprintf(stderr, "usage: %s [-o file] [-c period_ns] [-N] [-g [-T] [-G bytes [-X]]] [-C cpus] [-q] -- command... | -p | -P | -U -- command...\n", argv[0]);
 			return 2;
 		}
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "lab-record: no command given\n");
+		return 2;
+	}
+	if ((stack_bytes && !chains) || (no_user_chain && !stack_bytes) ||
+	    stack_bytes % 8 || stack_bytes > 65528) {
+		fprintf(stderr, "lab-record: -G takes a multiple of 8 up to 65528, with -g; -X takes -G\n");
 		return 2;
 	}
 	if (sample_type & PERF_SAMPLE_GUEST_CTX) {
@@ -507,12 +592,19 @@ int main(int argc, char **argv)
 	 */
 	if (chains)
 		sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (stack_bytes)
+		sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	/* sets libperf's page size, which perf_evlist__mmap() needs */
 	libperf_init(libperf_print);
 	init_attr(&attr, sample_type, period);
 	if (chains) {
 		attr.defer_callchain = 1;
 		attr.sample_id_all = 1;
+	}
+	if (stack_bytes) {
+		attr.sample_regs_user = STACK_REGS;
+		attr.sample_stack_user = stack_bytes;
+		attr.exclude_callchain_user = no_user_chain;
 	}
 	cpus = perf_cpu_map__new(cpu_list);
 	threads = perf_thread_map__new_dummy();
@@ -614,6 +706,9 @@ int main(int argc, char **argv)
 	if (tp_evlist)
 		fprintf(stderr, "lab-record: %lu samples with a deferred guest call chain, %lu deferred records, %lu walks (kvm:kvm_guest_callchain)\n",
 			nr_cookies, nr_deferred, nr_chains);
+	if (stack_bytes)
+		fprintf(stderr, "lab-record: %lu guest user stacks (PERF_RECORD_GUEST_USER_STACK)\n",
+			nr_stacks);
 	for (int i = 0; i < 2; i++)
 		if (sample_count[i])
 			fprintf(stderr, "lab-record: %s samples: %llu, %llu bytes each\n",

@@ -61,11 +61,32 @@ static int parse_deferred(const char *line, struct lab_deferred *d)
 	return parse_ips(line + n, d->ips, d->nr);
 }
 
+/* A U line: its fields, then dyn_size / 8 words; more than we keep is none. */
+static int parse_stack(const char *line, struct lab_stack *u)
+{
+	int n;
+
+	if (sscanf(line, "U %u %u %u %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNx64 " %" SCNx64
+		   " %" SCNx64 " %" SCNu64 " %" SCNu64 "%n", &u->cpu, &u->pid, &u->tid, &u->time,
+		   &u->cookie, &u->abi, &u->bp, &u->sp, &u->ip, &u->size, &u->dyn_size, &n) != 11 ||
+	    u->dyn_size > u->size || u->dyn_size / 8 > LAB_STACK_MAX_WORDS)
+		return 0;
+	u->nr_words = u->dyn_size / 8;
+	return parse_ips(line + n, u->words, u->nr_words);
+}
+
 enum lab_record lab_samples_next_chain(FILE *f, struct lab_sample *sample, uint64_t *lost,
 				       struct lab_chain *chain, struct lab_deferred *deferred)
 {
-	/* a D line of LAB_DEFERRED_MAX addresses is some 8 KB */
-	static char line[16384];
+	return lab_samples_next_stack(f, sample, lost, chain, deferred, NULL);
+}
+
+enum lab_record lab_samples_next_stack(FILE *f, struct lab_sample *sample, uint64_t *lost,
+				       struct lab_chain *chain, struct lab_deferred *deferred,
+				       struct lab_stack *stack)
+{
+	/* a U line of LAB_STACK_MAX_WORDS words is some 20 KB */
+	static char line[32768];
 
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "L %" SCNu64, lost) == 1)
@@ -76,6 +97,8 @@ enum lab_record lab_samples_next_chain(FILE *f, struct lab_sample *sample, uint6
 			return LAB_RECORD_CHAIN;
 		if (deferred && parse_deferred(line, deferred))
 			return LAB_RECORD_DEFERRED;
+		if (stack && parse_stack(line, stack))
+			return LAB_RECORD_STACK;
 	}
 	return LAB_RECORD_END;
 }

@@ -81,12 +81,33 @@ struct lab_chain {
 	unsigned int nr;
 };
 
+/*
+ * One U line: a PERF_RECORD_GUEST_USER_STACK record (lab-record -G): the
+ * guest's BP, SP and IP at the sample, the stack's size and how many of its
+ * bytes were read (dyn_size), and those bytes as 64-bit words from SP up.
+ */
+#define LAB_STACK_MAX_WORDS	1024
+struct lab_stack {
+	uint64_t time;
+	uint64_t cookie;
+	uint64_t abi;
+	uint64_t bp, sp, ip;
+	uint64_t size;
+	uint64_t dyn_size;
+	uint64_t words[LAB_STACK_MAX_WORDS];
+	unsigned int cpu;
+	unsigned int pid;
+	unsigned int tid;
+	unsigned int nr_words;
+};
+
 enum lab_record {
 	LAB_RECORD_END,		/* end of file */
 	LAB_RECORD_SAMPLE,	/* an S line, in *sample */
 	LAB_RECORD_LOST,	/* an L line, its count in *lost */
 	LAB_RECORD_CHAIN,	/* a C line, in *chain */
 	LAB_RECORD_DEFERRED,	/* a D line, in *deferred */
+	LAB_RECORD_STACK,	/* a U line, in *stack */
 };
 
 /*
@@ -98,6 +119,11 @@ enum lab_record lab_samples_next(FILE *f, struct lab_sample *sample, uint64_t *l
 /* The same, and C and D lines too, into *chain and *deferred. */
 enum lab_record lab_samples_next_chain(FILE *f, struct lab_sample *sample, uint64_t *lost,
 				       struct lab_chain *chain, struct lab_deferred *deferred);
+
+/* The same, and U lines too, into *stack. */
+enum lab_record lab_samples_next_stack(FILE *f, struct lab_sample *sample, uint64_t *lost,
+				       struct lab_chain *chain, struct lab_deferred *deferred,
+				       struct lab_stack *stack);
 
 /* The guest CPL in a sample's flags (meaningful with GUEST_MODE). */
 static inline int lab_sample_cpl(const struct lab_sample *s)
