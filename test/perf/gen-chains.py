@@ -22,6 +22,14 @@
 #                  cookie keep theirs)
 #     none         no records at all, 100 samples
 #     many         no records, 5000 samples: more than perf holds at once
+#     stack        as 'perf record --vmcs-ctx --call-graph dwarf' would: the
+#                  samples carry the host's user registers (BP, SP, IP) and
+#                  64 bytes of its stack, and each chain record follows a
+#                  PERF_RECORD_GUEST_USER_STACK record with the guest's
+#                  (BP 0x7ffe0010 + k, SP 0x7ffe0000 + k, IP 0x401010,
+#                  64 bytes of 0x5a)
+#     stackbad     the same, but every record's stack size claims more than
+#                  the record holds, or its dyn_size more than its size
 #   'be' writes a big-endian file.
 import struct, sys
 from perffile import *
@@ -37,12 +45,37 @@ IDS = {'clock': 11}
 CTX_KERNEL, CTX_USER = 2**64 - 128, 2**64 - 512
 CTX_GUEST_USER, CTX_GUEST_DEFERRED = 2**64 - 2560, 2**64 - 2688
 RECORD_CALLCHAIN_DEFERRED, MISC_GUEST_USER = 22, 5
+RECORD_GUEST_USER_STACK = 23
+S_REGS_USER, S_STACK_USER = 1 << 12, 1 << 13
+REGS = (1 << 6) | (1 << 7) | (1 << 8)          # BP, SP, IP
+stacks = kind in ('stack', 'stackbad')
+if stacks:
+    ST |= S_REGS_USER | S_STACK_USER
 DEFER_CALLCHAIN = 1 << 38
 
 attr, hdr, ctx, u8 = f.attr, f.hdr, f.ctx, f.u8
 
+def regs_stack(bp, sp, ip, fill):
+    """REGS_USER (ABI 64, BP, SP, IP) and STACK_USER (64 bytes of fill)"""
+    return u8(2) + u8(bp) + u8(sp) + u8(ip) + u8(64) + bytes([fill]) * 64 + u8(64)
+
 def sample(key, misc, ip, pid, tid, t, chain, c):
+    if stacks:   # the host's: the VMM thread's user registers and stack
+        c = regs_stack(0x7f0000000100, 0x7f0000000080, 0x7f0000001000, 0x11) + c
     return f.sample(IDS[key], misc, ip, pid, tid, t, c, None, chain)
+
+def guest_stack(pid, tid, t, cookie, k):
+    """PERF_RECORD_GUEST_USER_STACK: cookie, the regs and stack, the sample_id"""
+    body = u8(cookie) + regs_stack(0x7ffe0010 + k, 0x7ffe0000 + k, 0x401010, 0x5a)
+    if kind == 'stackbad':
+        # the size word (after cookie, abi and three registers)
+        at = 8 * 5
+        if k % 2:
+            body = body[:at] + u8(2**63) + body[at + 8:]
+        else:
+            body = body[:-8] + u8(4096)
+    body += struct.pack(E + 'IIQIIQ', pid, tid, t, 0, 0, IDS['clock'])
+    return hdr(RECORD_GUEST_USER_STACK, MISC_GUEST_USER, body)
 
 def comm(pid, tid, name, t):
     return f.comm(pid, tid, name, t, IDS['clock'])
@@ -74,7 +107,12 @@ for k in range(rounds):
         continue
     if kind == 'wrongcookie':
         cookie += 1000
+    if stacks:
+        ev += guest_stack(1000, 1001, t + 500, cookie, k)
     ev += deferred(1000, 1001, t + 1000, cookie, [CTX_GUEST_USER] + guest_chain + host_chain)
 
 attrs = [attr(1, 0, 1000, ST, FLAGS | (1 << 10) | DEFER_CALLCHAIN)]
+if stacks:   # sample_regs_user at 80, sample_stack_user at 88
+    a = attrs[0]
+    attrs[0] = a[:80] + u8(REGS) + struct.pack(E + 'I', 64) + a[92:]
 f.write(out, attrs, [IDS['clock']], ev, [])

@@ -538,6 +538,24 @@ for bo in le be; do
 	vg "guest call chains, -D ($bo)" report -i chains-$bo.data -D
 	check "$(echo "$out" | grep -c 'PERF_RECORD_CALLCHAIN_DEFERRED'):$(echo "$out" | grep -c 'PERF_RECORD_CALLCHAIN_DEFERRED: cookie 0xa nr 10$')" "10:1" \
 		"guest call chains, -D ($bo): 10 records, the last with cookie 10"
+	# guest user stacks (perf record --vmcs-ctx --call-graph dwarf): each
+	# guest sample delivered with the guest's registers and stack from the
+	# PERF_RECORD_GUEST_USER_STACK record of its cookie, not the host's
+	python3 gen-chains.py chains-stack-$bo.data $e stack >/dev/null
+	vg "guest user stacks ($bo)" script -i chains-stack-$bo.data --guest-maps=guest1.vmctx -F tid,uregs
+	check "$(echo "$out" | grep -c ' BP:0x7ffe001[0-9] *SP:0x7ffe000[0-9] *IP:0x401010'):$(echo "$out" | grep -c '0x7f0000001000')" "10:0" \
+		"guest user stacks ($bo): the 10 samples have the guest's registers, none the host's"
+	vg "guest user stacks, -D ($bo)" report -i chains-stack-$bo.data -D
+	check "$(echo "$out" | grep -c 'PERF_RECORD_GUEST_USER_STACK: cookie 0x[0-9a]$'):$(echo "$out" | grep -c '^\.\.\. guest user regs: mask 0x1c0 ABI 64-bit$'):$(echo "$out" | grep -c '^\.\.\. ustack: size 64, offset 0x30$')" "10:10:10" \
+		"guest user stacks, -D ($bo): 10 records, each with its registers and 64 bytes"
+	# records whose sizes do not add up are said so and change no sample
+	python3 gen-chains.py chains-stackbad-$bo.data $e stackbad >/dev/null
+	vg "guest user stacks that do not parse ($bo)" script -i chains-stackbad-$bo.data -F tid,uregs
+	check "$(echo "$out" | grep -c 'IP:0x7f0000001000')" 10 \
+		"guest user stacks that do not parse ($bo): the 10 samples keep the registers they had"
+	vg "guest user stacks that do not parse, -D ($bo)" report -i chains-stackbad-$bo.data -D
+	check "$(echo "$out" | grep -c 'PERF_RECORD_GUEST_USER_STACK: cookie 0x[0-9a]: a record that does not parse$')" 10 \
+		"guest user stacks that do not parse, -D ($bo): each said so"
 	python3 gen-perfdata.py lost-$bo.data $e file lostmax >/dev/null
 	vg "2^64-1 lost samples ($bo)" report -i lost-$bo.data --guest-maps=guest1.vmctx --stdio --guest-view=vcpu
 	check "$(echo "$out" | awk '/%/ { for (i = 1; i <= NF; i++) if ($i ~ /%$/ && $i + 0 > 100) bad++ } END { print bad + 0 }')" 0 \
