@@ -702,7 +702,33 @@ static int rec_end(struct reader *r)
 	for (i = 0; i < C_MAX; i++)
 		if (r->seen[i] != r->counts[i])
 			return fail(r, -VMCTX_E_SYNTAX, "fewer records than counted");
+	if (!bundle_unwind_whole(r->b))
+		return fail(r, -VMCTX_E_SYNTAX, "an unwind table cut short");
 	return 0;
+}
+
+/* x-unwind OBJ KIND vaddr=HEX size=DEC off=DEC BASE64 */
+static int rec_unwind(struct reader *r)
+{
+	uint64_t obj, vaddr, size, off;
+	int kind, err;
+
+	if (r->ntok != 7)
+		return fail(r, -VMCTX_E_SYNTAX, "x-unwind: wrong number of fields");
+	err = dec_field(r, 1, NULL, &obj);
+	if (!err)
+		err = hex_field(r, 3, "vaddr", &vaddr);
+	if (!err)
+		err = dec_field(r, 4, "size", &size);
+	if (!err)
+		err = dec_field(r, 5, "off", &off);
+	if (err)
+		return err;
+	kind = bundle_unwind_kind(r->tok[2]);
+	if (kind < 0 || obj >= r->b->nobjects)
+		return fail(r, -VMCTX_E_SYNTAX, "x-unwind: no such object or table");
+	err = bundle_unwind_put(r->b, (int)obj, kind, vaddr, size, off, r->tok[6]);
+	return err ? fail(r, err, "x-unwind: a chunk that does not continue its table") : 0;
 }
 
 static int (*const handlers[])(struct reader *r) = {
@@ -771,7 +797,10 @@ static int parse_line(struct reader *r)
 		p = sp + 1;
 	}
 
-	/* Extension records, for later minor additions, are skipped. */
+	/* The objects' unwind tables, once objects come; other extension
+	 * records, for later minor additions, are skipped. */
+	if (!strcmp(r->tok[0], "x-unwind") && r->state >= S_OBJECT)
+		return rec_unwind(r);
 	if (!strncmp(r->tok[0], "x-", 2) && r->state > S_COUNTS)
 		return 0;
 	for (sec = S_COUNTS; sec <= S_END; sec++)

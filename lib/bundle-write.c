@@ -112,6 +112,22 @@ static void emit_str(struct writer *w, const char *s)
 	}
 }
 
+/* Table @kind of object @obj, as x-unwind lines of base64 chunks. */
+static void emit_unwind(struct writer *w, size_t obj, int kind, const struct vmctx_unwind *u)
+{
+	for (size_t off = 0; u->data && off < u->size; off += BUNDLE_UNWIND_CHUNK) {
+		size_t n = u->size - off < BUNDLE_UNWIND_CHUNK ? u->size - off : BUNDLE_UNWIND_CHUNK;
+
+		emit(w, "x-unwind %zu %s vaddr=0x%" PRIx64 " size=%zu off=%zu ", obj,
+		     bundle_unwind_kind_name(kind), u->vaddr, u->size, off);
+		/* (emit() leaves more than a chunk's base64 free in the buffer) */
+		if (w->err)
+			return;
+		w->fill += bundle_unwind_encode(u->data + off, n, w->text + w->fill);
+		emit(w, "\n");
+	}
+}
+
 static void emit_records(struct writer *w, const struct vmctx_bundle *b)
 {
 	const struct switch_log *l = &b->switches;
@@ -176,6 +192,9 @@ static void emit_records(struct writer *w, const struct vmctx_bundle *b)
 			emit(w, "\n");
 		}
 	}
+	for (i = 0; i < b->nobjects; i++)
+		for (int k = 0; k < VMCTX_UNWIND_KINDS; k++)
+			emit_unwind(w, i, k, &b->objects[i].unwind[k]);
 	for (i = 0; i < b->ntasks; i++) {
 		const struct vmctx_task *t = &b->tasks[i];
 

@@ -70,6 +70,7 @@ static void free_object(struct vmctx_object *o)
 	key_index_free(&o->sym_index);
 	free(o->path);
 	free(o->build_id);
+	bundle_unwind_free(o);
 }
 
 static void free_task(struct vmctx_task *t)

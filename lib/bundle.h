@@ -23,6 +23,14 @@ struct vmctx_sym {
 	char *name;
 };
 
+/* One of an object's unwind tables: a section's bytes and address. */
+struct vmctx_unwind {
+	uint64_t vaddr;
+	unsigned char *data;	/* NULL: none */
+	size_t size;
+	size_t fill;		/* bytes read so far (the reader's) */
+};
+
 /* An ELF object, deduplicated by build-id. */
 struct vmctx_object {
 	char *path;
@@ -32,6 +40,7 @@ struct vmctx_object {
 	size_t nsyms;
 	size_t syms_cap;
 	struct key_index sym_index;	/* of the starts, once sealed, if nsyms >= SYM_INDEX_MIN */
+	struct vmctx_unwind unwind[VMCTX_UNWIND_KINDS];
 };
 
 /* Fewer symbols than this are searched in place: their index would be most of their size. */
@@ -105,6 +114,7 @@ struct vmctx_bundle {
 	struct util_name_index kmod_names, build_ids;	/* the builder's */
 	size_t maps_total;		/* of all tasks */
 	size_t syms_total;		/* of all objects */
+	size_t unwind_total;		/* bytes of all objects' unwind tables */
 
 	/* set by bundle_seal(); nothing changes afterwards */
 	bool sealed;
@@ -150,6 +160,9 @@ struct vmctx_bundle {
 #define BUNDLE_MAX_SYMNAME	8192
 #define BUNDLE_MAX_BUILD_ID	128		/* hex digits */
 #define BUNDLE_MAX_LINE		65536		/* bytes, newline included */
+#define BUNDLE_MAX_UNWIND	(1u << 24)	/* bytes of one unwind table */
+#define BUNDLE_MAX_UNWIND_ALL	(1u << 25)	/* of all together */
+#define BUNDLE_UNWIND_CHUNK	45000		/* bytes an x-unwind line holds: 60,000 of base64, no padding */
 #define BUNDLE_DEFAULT_MAX_SIZE	(64ull << 20)
 
 /* bundle.c: append a clock pair (the caller checked the limit). */
@@ -173,6 +186,22 @@ __hidden bool bundle_map_valid(uint64_t start, uint64_t end);	/* not empty */
 /* 0 for a sealed bundle; -EINVAL for NULL; -VMCTX_E_UNSEALED. */
 __hidden int bundle_check_sealed(const struct vmctx_bundle *b);
 __hidden int bundle_seal(struct vmctx_bundle *b, bool strict);
+
+/*
+ * bundle-unwind.c: the objects' unwind tables in the file.  Kinds by name;
+ * base64 of @n bytes into @out (room for 4 * ceil(@n / 3)), its length;
+ * for the reader, one x-unwind chunk of table @kind of object @obj at
+ * byte @off (0 for a table's first, which sizes it; each next where the
+ * last ended), and whether every table begun was read to its end; and
+ * freeing an object's tables.
+ */
+__hidden const char *bundle_unwind_kind_name(int kind);
+__hidden int bundle_unwind_kind(const char *name);
+__hidden size_t bundle_unwind_encode(const unsigned char *in, size_t n, char *out);
+__hidden int bundle_unwind_put(struct vmctx_bundle *b, int obj, int kind, uint64_t vaddr,
+			       uint64_t size, uint64_t off, const char *data);
+__hidden bool bundle_unwind_whole(const struct vmctx_bundle *b);
+__hidden void bundle_unwind_free(struct vmctx_object *o);
 
 /*
  * bundle-index.c: build the index of a bundle that bundle_seal() checked

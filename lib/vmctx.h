@@ -472,6 +472,36 @@ size_t vmctx_bundle_object_nsyms(const struct vmctx_bundle *b, int object);
 int vmctx_bundle_add_symbol(struct vmctx_bundle *b, int object, uint64_t start, uint64_t size,
 			    const char *name);
 
+/* An object's unwind table: which ELF section it is. */
+enum vmctx_unwind_kind {
+	VMCTX_UNWIND_EH_FRAME_HDR,	/* .eh_frame_hdr: the sorted index */
+	VMCTX_UNWIND_EH_FRAME,		/* .eh_frame: the CFI */
+	VMCTX_UNWIND_DEBUG_FRAME,	/* .debug_frame: CFI where there is no .eh_frame */
+	VMCTX_UNWIND_KINDS,
+};
+
+/**
+ * vmctx_bundle_add_unwind() - Add one of an object's unwind tables
+ * @b: the bundle
+ * @object: the object's index
+ * @kind: which section
+ * @vaddr: the section's ELF virtual address (its sh_addr; 0 for
+ *	.debug_frame, which is not loaded)
+ * @data: its bytes, copied
+ * @size: how many, at least 1
+ *
+ * The tables let a host unwind a guest stack copied without frame
+ * pointers.  An object has each kind once; objects deduplicated by
+ * build-id need theirs added once.  A section is at most 16 MiB, and all
+ * of a bundle's together at most 32 MiB: the bundle's text holds them in
+ * base64, within a reader's default size cap.
+ *
+ * Return: 0; -EINVAL; -EEXIST when the object has that kind already;
+ * -VMCTX_E_SEALED; -VMCTX_E_LIMIT; -ENOMEM.
+ */
+int vmctx_bundle_add_unwind(struct vmctx_bundle *b, int object, enum vmctx_unwind_kind kind,
+			    uint64_t vaddr, const void *data, size_t size);
+
 /**
  * vmctx_bundle_add_map() - Map part of a task's address space
  * @b: the bundle
@@ -732,6 +762,25 @@ int vmctx_bundle_object(const struct vmctx_bundle *b, int object, const char **p
  */
 int vmctx_bundle_object_symbol(const struct vmctx_bundle *b, int object, size_t i,
 			       uint64_t *start, uint64_t *end, const char **name);
+
+/**
+ * vmctx_bundle_object_unwind() - Get one of an object's unwind tables
+ * @b: the bundle
+ * @object: the object's index, below vmctx_bundle_nobjects()
+ * @kind: which section
+ * @vaddr: set to the section's ELF virtual address (may be NULL)
+ * @data: set to its bytes, owned by the bundle (may be NULL)
+ * @size: set to how many (may be NULL)
+ *
+ * The bytes are as the guest gave them: CFI a reader must check as it
+ * reads (offsets, lengths, loops), as any unwinder of untrusted input.
+ *
+ * Return: 0; -ENOENT when the object has no table of @kind; -EINVAL for
+ * a missing object or kind.
+ */
+int vmctx_bundle_object_unwind(const struct vmctx_bundle *b, int object,
+			       enum vmctx_unwind_kind kind, uint64_t *vaddr, const void **data,
+			       size_t *size);
 
 /**
  * vmctx_bundle_nmaps() - Count the maps of all tasks together

@@ -961,6 +961,117 @@ static void test_rejection_logs_the_line(void)
 	CHECK(strstr(last_log, "line 12"), "log names line 12: \"%s\"", last_log);
 }
 
+/*
+ * Unwind tables: what is added reads back byte for byte, across chunks and
+ * padding; each kind once an object; the reader takes a table's chunks
+ * only in order and whole, and bounds them.
+ */
+static void test_unwind_tables_round_trip_and_are_checked(void)
+{
+	static const unsigned char one[] = { 0xff }, two[] = { 0x00, 0xfe };
+	struct vmctx_bundle *b = vmctx_bundle_new(), *out = NULL;
+	size_t big = 2 * BUNDLE_UNWIND_CHUNK + 7, len, n;
+	unsigned char *cfi = malloc(big), *huge;
+	const void *data;
+	uint64_t vaddr;
+	void *buf;
+
+	for (size_t i = 0; i < big; i++)
+		cfi[i] = (unsigned char)(i * 131 + (i >> 8));
+	CHECK(vmctx_bundle_add_object(b, "/usr/lib/x86_64-linux-gnu/libc.so.6", "0123abcd") == 0 &&
+	      vmctx_bundle_add_object(b, "/bin/sh", NULL) == 1, "objects");
+	CHECK(!vmctx_bundle_add_unwind(b, 0, VMCTX_UNWIND_EH_FRAME, 0x1d000, cfi, big), "eh_frame");
+	CHECK(!vmctx_bundle_add_unwind(b, 0, VMCTX_UNWIND_EH_FRAME_HDR, 0x1c000, one, 1), "hdr");
+	CHECK(!vmctx_bundle_add_unwind(b, 1, VMCTX_UNWIND_DEBUG_FRAME, 0, two, 2), "debug_frame");
+	CHECK(vmctx_bundle_add_unwind(b, 0, VMCTX_UNWIND_EH_FRAME, 0, one, 1) == -EEXIST,
+	      "a kind twice");
+	CHECK(vmctx_bundle_add_unwind(b, 2, VMCTX_UNWIND_EH_FRAME, 0, one, 1) == -EINVAL &&
+	      vmctx_bundle_add_unwind(b, 1, VMCTX_UNWIND_KINDS, 0, one, 1) == -EINVAL &&
+	      vmctx_bundle_add_unwind(b, 1, VMCTX_UNWIND_EH_FRAME, 0, one, 0) == -EINVAL &&
+	      vmctx_bundle_add_unwind(b, 1, VMCTX_UNWIND_EH_FRAME, 0, NULL, 1) == -EINVAL,
+	      "bad arguments");
+	huge = calloc(1, BUNDLE_MAX_UNWIND + 1);
+	CHECK(huge && vmctx_bundle_add_unwind(b, 1, VMCTX_UNWIND_EH_FRAME, 0, huge,
+					      BUNDLE_MAX_UNWIND + 1) == -VMCTX_E_LIMIT,
+	      "a table over 16 MiB");
+	free(huge);
+	CHECK(!vmctx_bundle_seal(b), "seal");
+	CHECK(vmctx_bundle_add_unwind(b, 1, VMCTX_UNWIND_EH_FRAME, 0, one, 1) == -VMCTX_E_SEALED,
+	      "sealed");
+	CHECK(!vmctx_bundle_write_mem(b, &buf, &len), "write");
+	CHECK(!read_buf(buf, len, 0, &out), "read back: %s", last_log);
+	if (out) {
+		CHECK(!vmctx_bundle_object_unwind(out, 0, VMCTX_UNWIND_EH_FRAME, &vaddr, &data, &n) &&
+		      vaddr == 0x1d000 && n == big && !memcmp(data, cfi, big),
+		      "eh_frame of three chunks reads back");
+		CHECK(!vmctx_bundle_object_unwind(out, 0, VMCTX_UNWIND_EH_FRAME_HDR, &vaddr, &data, &n) &&
+		      vaddr == 0x1c000 && n == 1 && !memcmp(data, one, 1), "one byte reads back");
+		CHECK(!vmctx_bundle_object_unwind(out, 1, VMCTX_UNWIND_DEBUG_FRAME, &vaddr, &data, &n) &&
+		      vaddr == 0 && n == 2 && !memcmp(data, two, 2), "two bytes read back");
+		CHECK(vmctx_bundle_object_unwind(out, 1, VMCTX_UNWIND_EH_FRAME, NULL, NULL, NULL) ==
+		      -ENOENT, "no table");
+		CHECK(vmctx_bundle_object_unwind(out, 2, VMCTX_UNWIND_EH_FRAME, NULL, NULL, NULL) ==
+		      -EINVAL && vmctx_bundle_object_unwind(NULL, 0, 0, NULL, NULL, NULL) == -EINVAL,
+		      "no object");
+		vmctx_bundle_free(out);
+	}
+	free(buf);
+	free(cfi);
+	vmctx_bundle_free(b);
+
+#define AFTER_SYMS(x)	"sym 0 0x1010 0x10 foo\n" x
+	expect_mutated("x-unwind", "sym 0 0x1010",
+		       AFTER_SYMS("x-unwind 0 eh_frame vaddr=0x2000 size=3 off=0 AQID"), 0);
+	expect_mutated("x-unwind in two chunks", "sym 0 0x1010",
+		       AFTER_SYMS("x-unwind 0 eh_frame vaddr=0x2000 size=5 off=0 AQID\n"
+				  "x-unwind 0 eh_frame vaddr=0x2000 size=5 off=3 BAU="), 0);
+	expect_mutated("x-unwind cut short", "sym 0 0x1010",
+		       AFTER_SYMS("x-unwind 0 eh_frame vaddr=0x2000 size=6 off=0 AQID"),
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("x-unwind chunk out of place", "sym 0 0x1010",
+		       AFTER_SYMS("x-unwind 0 eh_frame vaddr=0x2000 size=6 off=0 AQID\n"
+				  "x-unwind 0 eh_frame vaddr=0x2000 size=6 off=4 BAUG"),
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("x-unwind chunk of another size", "sym 0 0x1010",
+		       AFTER_SYMS("x-unwind 0 eh_frame vaddr=0x2000 size=6 off=0 AQID\n"
+				  "x-unwind 0 eh_frame vaddr=0x2000 size=7 off=3 BAUG"),
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("x-unwind chunk past its table", "sym 0 0x1010",
+		       AFTER_SYMS("x-unwind 0 eh_frame vaddr=0x2000 size=2 off=0 AQID"),
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("x-unwind kind twice", "sym 0 0x1010",
+		       AFTER_SYMS("x-unwind 0 eh_frame vaddr=0x2000 size=3 off=0 AQID\n"
+				  "x-unwind 0 eh_frame vaddr=0x2000 size=3 off=0 AQID"),
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("x-unwind of no object", "sym 0 0x1010",
+		       AFTER_SYMS("x-unwind 1 eh_frame vaddr=0x2000 size=3 off=0 AQID"),
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("x-unwind of no kind", "sym 0 0x1010",
+		       AFTER_SYMS("x-unwind 0 frame vaddr=0x2000 size=3 off=0 AQID"),
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("x-unwind not base64", "sym 0 0x1010",
+		       AFTER_SYMS("x-unwind 0 eh_frame vaddr=0x2000 size=3 off=0 A!ID"),
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("x-unwind padding with bits", "sym 0 0x1010",
+		       AFTER_SYMS("x-unwind 0 eh_frame vaddr=0x2000 size=2 off=0 AQJ="),
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("x-unwind padding inside", "sym 0 0x1010",
+		       AFTER_SYMS("x-unwind 0 eh_frame vaddr=0x2000 size=6 off=0 AQ==AQID"),
+		       -VMCTX_E_SYNTAX);
+	expect_mutated("x-unwind of no bytes", "sym 0 0x1010",
+		       AFTER_SYMS("x-unwind 0 eh_frame vaddr=0x2000 size=0 off=0 AQID"),
+		       -VMCTX_E_LIMIT);
+	expect_mutated("x-unwind over 16 MiB", "sym 0 0x1010",
+		       AFTER_SYMS("x-unwind 0 eh_frame vaddr=0x2000 size=16777217 off=0 AQID"),
+		       -VMCTX_E_LIMIT);
+	expect_mutated("x-unwind with a field missing", "sym 0 0x1010",
+		       AFTER_SYMS("x-unwind 0 eh_frame vaddr=0x2000 size=3 AQID"), -VMCTX_E_SYNTAX);
+	/* before the objects it is another extension record: skipped */
+	expect_mutated("x-unwind before the objects", "cr3_mask",
+		       "cr3_mask 0x0\nx-unwind 0 eh_frame vaddr=0x2000 size=3 off=0 AQID", 0);
+#undef AFTER_SYMS
+}
+
 static void test_strerror_covers_every_code(void)
 {
 	int e;
@@ -2131,6 +2242,7 @@ int main(void)
 	test_counts_mismatch_is_syntax();
 	test_decompression_bomb_is_limit();
 	test_malformed_records_are_syntax();
+	test_unwind_tables_round_trip_and_are_checked();
 	test_trailing_bytes_after_gzip_are_corrupt();
 	test_rejection_logs_the_line();
 	test_strerror_covers_every_code();

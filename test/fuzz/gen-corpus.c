@@ -90,6 +90,18 @@ static struct vmctx_bundle *sample(void)
 	vmctx_bundle_add_symbol(b, libc, 0x29000, 0x100, "memcpy");
 	vmctx_bundle_add_symbol(b, sh, 0x1000, 0x200, "main");
 	vmctx_bundle_add_symbol(b, sh, 0x1200, 0x100, "quantum_toffoli");
+	/* unwind tables: a CIE-shaped .eh_frame and its header (x-unwind lines) */
+	{
+		static const unsigned char hdr[] = { 1, 0x1b, 3, 0x3b, 0xf4, 0xff, 0xff, 0xff,
+						     1, 0, 0, 0 };
+		static const unsigned char cfi[] = { 0x14, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0,
+						     1, 0x78, 0x10, 1, 0x1b, 0x0c, 7, 8, 0x90,
+						     1, 0, 0, 0, 0, 0, 0 };
+
+		vmctx_bundle_add_unwind(b, libc, VMCTX_UNWIND_EH_FRAME_HDR, 0x1c000, hdr,
+					sizeof(hdr));
+		vmctx_bundle_add_unwind(b, libc, VMCTX_UNWIND_EH_FRAME, 0x1d000, cfi, sizeof(cfi));
+	}
 	vmctx_bundle_add_map(b, 2, 0x400000, 0x402000, 0, 0x3ff000, sh, "/usr/bin/libquantum");
 	vmctx_bundle_add_map(b, 2, 0x7f0000001000, 0x7f0000100000, 0x28000, 0x7f0000000000, libc,
 			     "/usr/lib/x86_64-linux-gnu/libc.so.6");
