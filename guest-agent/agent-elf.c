@@ -269,6 +269,74 @@ static int add_symbols(struct agent *a, Elf *elf, int object, const char *path)
 	return 0;
 }
 
+/*
+ * --unwind: the object's unwind tables, for a host that unwinds a guest
+ * stack copied without frame pointers: .eh_frame_hdr and .eh_frame, and
+ * .debug_frame where there is no .eh_frame (stripped objects keep
+ * .eh_frame: it is loaded).  Their bytes as they are in the file.  A
+ * bundle's tables have a cap: past it, objects go without theirs, said
+ * once.
+ */
+static int add_unwind(struct agent *a, Elf *elf, int object, const char *path)
+{
+	static const struct {
+		const char *name;
+		enum vmctx_unwind_kind kind;
+	} sections[] = {
+		{ ".eh_frame_hdr", VMCTX_UNWIND_EH_FRAME_HDR },
+		{ ".eh_frame", VMCTX_UNWIND_EH_FRAME },
+		{ ".debug_frame", VMCTX_UNWIND_DEBUG_FRAME },
+	};
+	bool eh_frame = false;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!a->unwind || a->unwind_full || elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	if (!vmctx_bundle_object_unwind(a->bundle, object, VMCTX_UNWIND_EH_FRAME, NULL, NULL, NULL) ||
+	    !vmctx_bundle_object_unwind(a->bundle, object, VMCTX_UNWIND_DEBUG_FRAME, NULL, NULL,
+					NULL))
+		return 0;	/* an object of a known build-id has them */
+	for (size_t pass = 0; pass < 2; pass++) {
+		while ((scn = elf_nextscn(elf, scn))) {
+			const char *name;
+			Elf_Data *d;
+			GElf_Shdr sh;
+			int err;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+				continue;
+			name = elf_strptr(elf, shstrndx, sh.sh_name);
+			for (size_t i = 0; name && i < sizeof(sections) / sizeof(sections[0]); i++) {
+				if (strcmp(name, sections[i].name) ||
+				    (sections[i].kind == VMCTX_UNWIND_DEBUG_FRAME) != (pass == 1) ||
+				    (pass == 1 && eh_frame))
+					continue;
+				d = elf_rawdata(scn, NULL);
+				if (!d || !d->d_buf || !d->d_size)
+					continue;
+				err = vmctx_bundle_add_unwind(a->bundle, object, sections[i].kind,
+							      sh.sh_addr, d->d_buf, d->d_size);
+				if (err == -VMCTX_E_LIMIT && d->d_size <= (1u << 24)) {
+					agent_warn(a, "%s and later objects: no unwind tables in the bundle: they pass its cap", path);
+					a->unwind_full = true;
+					return 0;
+				}
+				if (err == -ENOMEM) {
+					agent_err(a, "cannot build the bundle: %s: %s", path,
+						  vmctx_strerror(err));
+					return err;
+				}
+				if (err)
+					agent_note(a, "%s: %s left out: %s", path, name,
+						   vmctx_strerror(err));
+				eh_frame |= !err && sections[i].kind == VMCTX_UNWIND_EH_FRAME;
+			}
+		}
+	}
+	return 0;
+}
+
 /* Fill @e from an opened ELF; e->object stays -1 for what is no ELF object. */
 static int read_elf(struct agent *a, Elf *elf, struct agent_elf_entry *e, const char *bundle_path)
 {
@@ -295,8 +363,9 @@ static int read_elf(struct agent *a, Elf *elf, struct agent_elf_entry *e, const 
 		return 0;
 	}
 	e->object = obj;
-	if (vmctx_bundle_object_nsyms(a->bundle, obj) > 0)
-		return 0;
+	err = add_unwind(a, elf, obj, bundle_path);
+	if (err || vmctx_bundle_object_nsyms(a->bundle, obj) > 0)
+		return err;
 	return add_symbols(a, elf, obj, bundle_path);
 }
 

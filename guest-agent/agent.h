@@ -349,6 +349,8 @@ struct agent {
 	char *kmod_dir;			/* the module's /proc directory */
 	bool verbose;
 	bool no_kallsyms;
+	bool unwind;			/* --unwind: objects' unwind tables in the bundle */
+	bool unwind_full;		/* ... and the bundle's cap for them was reached */
 	bool real_root;			/* root is "/" */
 	int signals_ok;			/* signals that end a window; more stop the agent */
 	bool has_window;		/* record: the window below is the bundle's */

@@ -73,6 +73,9 @@ static void usage(FILE *f, const char *prog)
 		"  -k, --kmod-dir DIR     the module's files (default: ROOT/proc/vmctx_guest,\n"
 		"                         or $VMCTX_GUEST_DIR)\n"
 		"      --no-kallsyms      leave the kernel's symbols and modules out\n"
+		"      --unwind           also put each mapped object's unwind tables (.eh_frame,\n"
+		"                         .eh_frame_hdr, .debug_frame) in the bundle, for stacks\n"
+		"                         the host unwinds (perf --call-graph dwarf; bigger bundles)\n"
 		"  -v, --verbose          say what is read, and print a summary\n"
 		"  -h, --help             show this help\n"
 		"  -V, --version          show the version\n",
@@ -597,6 +600,7 @@ struct options {
 	/* what the command line gave, which the configuration file does not change */
 	bool interval_given, listen_given, keep_given, max_mib_given, backend_given;
 	bool switches_given;
+	bool unwind_given;
 };
 
 static int collect(struct agent *a, bool record, const struct options *o)
@@ -871,6 +875,7 @@ static int serve_answer(struct agent *a, int fd, uint64_t started, uint64_t kept
 		return 0;
 	a->bundle = vmctx_bundle_new();
 	a->elves = agent_elf_cache_new();
+	a->unwind_full = false;
 	a->has_window = true;
 	a->window_start = start;
 	a->window_end = end;
@@ -1065,6 +1070,11 @@ static int config_set(void *ctx, const char *key, const char *value)
 			return -EINVAL;
 		if (!o->switches_given)
 			c->a->switch_slots = slots;
+	} else if (!strcmp(key, "unwind")) {
+		if (strcmp(value, "on") && strcmp(value, "off"))
+			return -EINVAL;
+		if (!o->unwind_given)
+			c->a->unwind = !strcmp(value, "on");
 	} else if (!strcmp(key, "backend")) {
 		enum agent_backend b;
 
@@ -1144,6 +1154,7 @@ int main(int argc, char **argv)
 		{ "backend", required_argument, NULL, 'B' },
 		{ "switches", optional_argument, NULL, 'S' },
 		{ "no-kallsyms", no_argument, NULL, 'K' },
+		{ "unwind", no_argument, NULL, 'W' },
 		{ "listen", required_argument, NULL, 'L' },
 		{ "keep", required_argument, NULL, 'e' },
 		{ "max-mib", required_argument, NULL, 'M' },
@@ -1264,6 +1275,10 @@ int main(int argc, char **argv)
 			break;
 		case 'K':
 			a.no_kallsyms = true;
+			break;
+		case 'W':
+			a.unwind = true;
+			o.unwind_given = true;
 			break;
 		case 'S':
 			if (!parse_slots(optarg, &a.switch_slots)) {

@@ -544,6 +544,94 @@ static void test_snapshot(const struct proc *p1, const struct proc *p2)
 	free(err);
 }
 
+/* Whether object @obj's table @kind holds the bytes of section @name of @file. */
+static bool table_is_section(const struct vmctx_bundle *b, int obj, enum vmctx_unwind_kind kind,
+			     const char *file, const char *name)
+{
+	uint64_t addr, off, size, vaddr;
+	const void *data;
+	bool same = false;
+	size_t n;
+	char *buf;
+	FILE *f;
+
+	/* readelf -SW: [Nr] Name Type Address Off Size ... */
+	addr = sh_u64(fmt("readelf -SW %s | awk '{ for (i = 1; i < NF; i++) if ($i == \"%s\") print $(i + 2) }'",
+			  file, name));
+	off = sh_u64(fmt("readelf -SW %s | awk '{ for (i = 1; i < NF; i++) if ($i == \"%s\") print $(i + 3) }'",
+			 file, name));
+	size = sh_u64(fmt("readelf -SW %s | awk '{ for (i = 1; i < NF; i++) if ($i == \"%s\") print $(i + 4) }'",
+			  file, name));
+	if (!size || vmctx_bundle_object_unwind(b, obj, kind, &vaddr, &data, &n) || n != size ||
+	    vaddr != addr)
+		return false;
+	buf = malloc(size);
+	f = fopen(file, "rb");
+	if (buf && f && !fseek(f, off, SEEK_SET) && fread(buf, 1, size, f) == size)
+		same = !memcmp(buf, data, size);
+	if (f)
+		fclose(f);
+	free(buf);
+	return same;
+}
+
+/* The index of the object whose path ends with @tail, or -1. */
+static int object_named(const struct vmctx_bundle *b, const char *tail)
+{
+	for (size_t i = 0; i < vmctx_bundle_nobjects(b); i++) {
+		const char *path;
+
+		if (!vmctx_bundle_object(b, i, &path, NULL) && strlen(path) >= strlen(tail) &&
+		    !strcmp(path + strlen(path) - strlen(tail), tail))
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * --unwind: each mapped object's .eh_frame_hdr and .eh_frame, byte for
+ * byte with their addresses, the stripped library's too, once for an
+ * object at two paths; none without the option.
+ */
+static void test_unwind(const struct proc *p1, const struct proc *p2)
+{
+	/* (fmt()'s strings live until exit) */
+	char *out = fmt("%s/unwind.vmctx", top), *err;
+	char *prog = fmt("%s/opt/vt/prog", fake), *lib = fmt("%s/opt/vt/a/libvmctxfix.so", fake);
+	struct vmctx_bundle *b;
+	int rc, exe, so, n;
+
+	(void)p1;
+	(void)p2;
+	rc = run_agent(fmt("snapshot --unwind -r %s -o %s", fake, out), &err);
+	CHECK(rc == 0, "snapshot --unwind succeeds (status %d: %s)", rc, err);
+	b = read_bundle(out);
+	if (b) {
+		exe = object_named(b, "/opt/vt/prog");
+		so = object_named(b, "libvmctxfix.so");
+		CHECK(exe >= 0 && table_is_section(b, exe, VMCTX_UNWIND_EH_FRAME, prog, ".eh_frame") &&
+		      table_is_section(b, exe, VMCTX_UNWIND_EH_FRAME_HDR, prog, ".eh_frame_hdr"),
+		      "the executable's .eh_frame and .eh_frame_hdr, byte for byte, at their addresses");
+		CHECK(so >= 0 && table_is_section(b, so, VMCTX_UNWIND_EH_FRAME, lib, ".eh_frame"),
+		      "the stripped library's .eh_frame");
+		CHECK(vmctx_bundle_object_unwind(b, exe, VMCTX_UNWIND_DEBUG_FRAME, NULL, NULL,
+						 NULL) == -ENOENT,
+		      "no .debug_frame where there is an .eh_frame");
+		n = 0;
+		for (size_t i = 0; i < vmctx_bundle_nobjects(b); i++)
+			n += !vmctx_bundle_object_unwind(b, i, VMCTX_UNWIND_EH_FRAME, NULL, NULL,
+							 NULL);
+		CHECK(n >= 2 && n <= (int)vmctx_bundle_nobjects(b),
+		      "objects with an .eh_frame: %d of %zu", n, vmctx_bundle_nobjects(b));
+		vmctx_bundle_free(b);
+	}
+	free(err);
+	rc = run_agent(fmt("snapshot -r %s -o %s", fake, out), &err);
+	CHECK(rc == 0 && count_lines(out, "x-unwind ", "") == 0,
+	      "without --unwind, no table (status %d)", rc);
+	free(err);
+}
+
 static void test_record(const struct proc *p1, const struct proc *p2)
 {
 	char *out = fmt("%s/rec.vmctx", top), *err, *script = fmt("%s/step.sh", top);
@@ -1147,7 +1235,7 @@ static void test_serve(const struct proc *p1, const struct proc *p2)
 	f = fopen(conf, "w");
 	if (!f)
 		die("%s: %s", conf, strerror(errno));
-	fprintf(f, "# the service's settings\n  keep = 120\nlisten = unix:%s\n\ninterval=10\nswitches = 128\n",
+	fprintf(f, "# the service's settings\n  keep = 120\nlisten = unix:%s\n\ninterval=10\nswitches = 128\nunwind = on\n",
 		sock);
 	fclose(f);
 	unlink(sock);
@@ -1192,6 +1280,10 @@ static void test_serve(const struct proc *p1, const struct proc *p2)
 		      "fetch %d: the served bundle has a window", i);
 		CHECK(!strcmp(vmctx_bundle_agent(b), "vmctx-agent " PACKAGE_VERSION " backend=kmod"),
 		      "fetch %d: it says which agent served it", i);
+		CHECK(object_named(b, "/opt/vt/prog") >= 0 &&
+		      !vmctx_bundle_object_unwind(b, object_named(b, "/opt/vt/prog"),
+						  VMCTX_UNWIND_EH_FRAME, NULL, NULL, NULL),
+		      "fetch %d: with unwind = on, the served bundle has the objects' tables", i);
 		CHECK(ran(b, 0, end, &kind) == 1 && kind == VMCTX_TASK_USER &&
 		      ran(b, 1, end, &kind) == 0 && kind == VMCTX_TASK_IDLE,
 		      "fetch %d: each CPU's switch before the window, kept, says what it ran", i);
@@ -1218,6 +1310,15 @@ static void test_serve(const struct proc *p1, const struct proc *p2)
 	rc = run_agent(fmt("serve -r %s --config %s", fake, conf), &err);
 	CHECK(rc == 2 && strstr(err, "agent.conf:2: listen = 'tcp:80': bad value"),
 	      "a bad setting is refused with its file and line (status %d: %s)", rc, err);
+	free(err);
+	f = fopen(conf, "w");
+	if (!f)
+		die("%s: %s", conf, strerror(errno));
+	fprintf(f, "unwind = yes\n");
+	fclose(f);
+	rc = run_agent(fmt("serve -r %s --config %s", fake, conf), &err);
+	CHECK(rc == 2 && strstr(err, "agent.conf:1: unwind = 'yes': bad value"),
+	      "unwind takes on or off (status %d: %s)", rc, err);
 	free(err);
 	rc = run_agent(fmt("serve -r %s --config %s/nowhere.conf", fake, top), &err);
 	CHECK(rc == 2 && strstr(err, "nowhere.conf: No such file"),
@@ -1432,6 +1533,7 @@ int main(void)
 	write_tree(&p1, &p2);
 
 	test_snapshot(&p1, &p2);
+	test_unwind(&p1, &p2);
 	test_record(&p1, &p2);
 	test_switches(&p1, &p2);
 	test_errors(&p1, &p2);
