@@ -564,6 +564,17 @@ for bo in le be; do
 	vg "guest user stacks, -D ($bo)" report -i chains-stack-$bo.data -D
 	check "$(echo "$out" | grep -c 'PERF_RECORD_GUEST_USER_STACK: cookie 0x[0-9a]$'):$(echo "$out" | grep -c '^\.\.\. guest user regs: mask 0x1c0 ABI 64-bit$'):$(echo "$out" | grep -c '^\.\.\. ustack: size 64, offset 0x30$')" "10:10:10" \
 		"guest user stacks, -D ($bo): 10 records, each with its registers and 64 bytes"
+	# perf report -g unwinds those stacks (--call-graph dwarf), and reads
+	# no host file for the guest's objects: a file at a guest object's
+	# name under --symfs is not opened (it was, before the unwinders knew
+	# guest objects: eleven times)
+	if [ $bo = le ] && command -v strace >/dev/null; then
+		mkdir -p symfs/vmctx-guest/1000/usr/bin && cp /bin/true symfs/vmctx-guest/1000/usr/bin/bench
+		strace -f -qq -e trace=open,openat -o trace-unwind $P report -i chains-stack-$bo.data \
+			--guest-maps=guest1.vmctx --symfs=$PWD/symfs --stdio -g caller > /dev/null 2>&1
+		check "$([ -s trace-unwind ] && grep -c 'vmctx-guest' trace-unwind)" 0 \
+			"guest user stacks: the unwinder opens no file at a guest object's name"
+	fi
 	# records whose sizes do not add up are said so and change no sample
 	python3 gen-chains.py chains-stackbad-$bo.data $e stackbad >/dev/null
 	vg "guest user stacks that do not parse ($bo)" script -i chains-stackbad-$bo.data -F tid,uregs
