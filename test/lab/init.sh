@@ -346,8 +346,17 @@ if [ -e /proc/vmctx_lab_nmi ] && [ "$(grep -c ^processor /proc/cpuinfo)" -ge 2 ]
 	chain_ev=$tr/events/kvm/kvm_guest_callchain/enable
 	[ -e $chain_ev ] && [ -e $kvmp/perf_callchain_max_pages ] || chain_ev=
 	[ -n "$chain_ev" ] && { echo > $tr/trace; echo 1 > $chain_ev; }
-	lab-vmm -g /lab/guest.elf -o /tmp/truth-nmi.txt -n 1 -t 2 -H $halt_us -c 1 &
+	# (its vCPU thread first, then 0.3 s for the guest to start: on a
+	# loaded machine lab-vmm took longer than a fixed 0.3 s to start, and
+	# the 3,000 NMIs longer than its 2 s, and only 14 to 33 of them found
+	# the guest running; 4 s now, most of it left over on an idle one)
+	lab-vmm -g /lab/guest.elf -o /tmp/truth-nmi.txt -n 1 -t 4 -H $halt_us -c 1 &
 	vmmpid=$!
+	i=0
+	while [ "$(ls /proc/$vmmpid/task 2>/dev/null | wc -l)" -lt 2 ] && [ $i -lt 500 ]; do
+		sleep 0.01
+		i=$((i + 1))
+	done
 	sleep 0.3
 	taskset -c 0 sh -c 'echo "1 3000 200" > /proc/vmctx_lab_nmi' ||
 		finish "FAIL sending NMIs isa=$isa"
