@@ -441,7 +441,7 @@ done
 # recording may hold them.  Each runs under valgrind where it is installed
 # (the ASan build of perf is not the lab's): a read past a buffer or of
 # freed memory fails the check, whatever perf prints.
-cp "$src"/perffile.py "$src"/gen-exits.py "$src"/gen-chains.py .
+cp "$src"/perffile.py "$src"/gen-exits.py "$src"/gen-chains.py "$src"/gen-guest-dwarf.py .
 VG=
 command -v valgrind >/dev/null 2>&1 && VG="valgrind -q --error-exitcode=99"
 # vg NAME ARGS...: perf ARGS under valgrind; its output in $out, rc in $rc
@@ -574,6 +574,38 @@ for bo in le be; do
 			--guest-maps=guest1.vmctx --symfs=$PWD/symfs --stdio -g caller > /dev/null 2>&1
 		check "$([ -s trace-unwind ] && grep -c 'vmctx-guest' trace-unwind)" 0 \
 			"guest user stacks: the unwinder opens no file at a guest object's name"
+		# and unwinds them with the guest object's own tables from its
+		# bundle: a program without frame pointers, recorded here with
+		# --call-graph dwarf, its samples made guest samples of VM 1000
+		# and its .eh_frame put in the VM's bundle (gen-guest-dwarf.py);
+		# unwind-me.c's calls are main, outer, middle, inner
+		if cc -O2 -fomit-frame-pointer -fasynchronous-unwind-tables -o unwind-me "$src/unwind-me.c" &&
+		   $P record -q -e cpu-clock -c 100000 --call-graph dwarf,4096 -o host-dwarf.data \
+			-- ./unwind-me > /dev/null 2>&1 &&
+		   n=$(python3 gen-guest-dwarf.py host-dwarf.data ./unwind-me guest-dwarf.data dw.vmctx 2>/dev/null | tail -1) &&
+		   [ "${n:-0}" -gt 0 ]; then
+			vg "guest stacks unwound" script -i guest-dwarf.data --guest-maps=1000=dw.vmctx -F ip,sym
+			# each sample's frames, innermost first: "inner;middle;..."
+			chains=$(echo "$out" | awk 'NF == 0 { if (s) print s; s = ""; next }
+				/^\t/ { s = s (s ? ";" : "") $2 } END { if (s) print s }')
+			in=$(echo "$chains" | grep -c '^inner')
+			whole=$(echo "$chains" | grep -c '^inner;middle;outer;main')
+			check "$(( in > 0 && whole * 100 >= in * 95 ))" 1 \
+				"guest stacks unwound: $whole of $in samples in inner have inner, middle, outer, main (95% wanted) from the guest's .eh_frame"
+			$P report -i guest-dwarf.data --guest-maps=1000=dw.vmctx --stdio -g \
+				--guest-export=folded:guest-dwarf.folded > /dev/null 2>&1
+			check "$(grep -c ';main;outer;middle;inner [0-9]*$' guest-dwarf.folded)" 1 \
+				"guest stacks unwound, folded: main, outer, middle, inner in one stack"
+			# the same bundle without its tables: each sample keeps its leaf
+			zcat dw.vmctx | grep -v '^x-unwind ' | gzip > dw-notables.vmctx
+			out=$($P script -i guest-dwarf.data --guest-maps=1000=dw-notables.vmctx -F ip,sym 2>/dev/null)
+			chains=$(echo "$out" | awk 'NF == 0 { if (s) print s; s = ""; next }
+				/^\t/ { s = s (s ? ";" : "") $2 } END { if (s) print s }')
+			check "$(echo "$chains" | grep -c '^inner'):$(echo "$chains" | grep -c '^inner;middle')" "$in:0" \
+				"guest stacks without tables: the $in samples in inner keep their leaf, unwound no further"
+		else
+			echo "skip guest stacks unwound: no cc, no perf record --call-graph dwarf, or no samples"
+		fi
 	fi
 	# records whose sizes do not add up are said so and change no sample
 	python3 gen-chains.py chains-stackbad-$bo.data $e stackbad >/dev/null
