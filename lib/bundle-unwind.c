@@ -106,6 +106,22 @@ static long b64_decode(const char *in, size_t len, unsigned char *out)
 	return n;
 }
 
+/* Room for a table of @size bytes at @vaddr in @u, within the bundle's budget. */
+static int unwind_begin(struct vmctx_bundle *b, struct vmctx_unwind *u, uint64_t vaddr,
+			uint64_t size)
+{
+	if (size > BUNDLE_MAX_UNWIND || b->unwind_total + size > BUNDLE_MAX_UNWIND_ALL)
+		return -VMCTX_E_LIMIT;
+	u->data = malloc(size);
+	if (!u->data)
+		return -ENOMEM;
+	u->vaddr = vaddr;
+	u->size = size;
+	u->fill = 0;
+	b->unwind_total += size;
+	return 0;
+}
+
 int bundle_unwind_put(struct vmctx_bundle *b, int obj, int kind, uint64_t vaddr, uint64_t size,
 		      uint64_t off, const char *data)
 {
@@ -119,17 +135,13 @@ int bundle_unwind_put(struct vmctx_bundle *b, int obj, int kind, uint64_t vaddr,
 		return -VMCTX_E_LIMIT;
 	u = &b->objects[obj].unwind[kind];
 	if (!off) {
+		int err;
+
 		if (u->data)
 			return -VMCTX_E_SYNTAX;	/* the kind twice */
-		if (b->unwind_total + size > BUNDLE_MAX_UNWIND_ALL)
-			return -VMCTX_E_LIMIT;
-		u->data = malloc(size);
-		if (!u->data)
-			return -ENOMEM;
-		u->vaddr = vaddr;
-		u->size = size;
-		u->fill = 0;
-		b->unwind_total += size;
+		err = unwind_begin(b, u, vaddr, size);
+		if (err)
+			return err;
 	} else if (!u->data || u->vaddr != vaddr || u->size != size || u->fill != off) {
 		return -VMCTX_E_SYNTAX;	/* not where the table's last chunk ended */
 	}
@@ -162,6 +174,7 @@ int vmctx_bundle_add_unwind(struct vmctx_bundle *b, int object, enum vmctx_unwin
 			    uint64_t vaddr, const void *data, size_t size)
 {
 	struct vmctx_unwind *u;
+	int err;
 
 	if (!b)
 		return -EINVAL;
@@ -173,15 +186,11 @@ int vmctx_bundle_add_unwind(struct vmctx_bundle *b, int object, enum vmctx_unwin
 	u = &b->objects[object].unwind[kind];
 	if (u->data)
 		return -EEXIST;
-	if (size > BUNDLE_MAX_UNWIND || b->unwind_total + size > BUNDLE_MAX_UNWIND_ALL)
-		return -VMCTX_E_LIMIT;
-	u->data = malloc(size);
-	if (!u->data)
-		return -ENOMEM;
+	err = unwind_begin(b, u, vaddr, size);
+	if (err)
+		return err;
 	memcpy(u->data, data, size);
-	u->vaddr = vaddr;
-	u->size = u->fill = size;
-	b->unwind_total += size;
+	u->fill = size;
 	return 0;
 }
 
