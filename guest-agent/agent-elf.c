@@ -279,17 +279,15 @@ static int add_symbols(struct agent *a, Elf *elf, int object, const char *path)
  */
 static int add_unwind(struct agent *a, Elf *elf, int object, const char *path)
 {
-	static const struct {
-		const char *name;
-		enum vmctx_unwind_kind kind;
-	} sections[] = {
-		{ ".eh_frame_hdr", VMCTX_UNWIND_EH_FRAME_HDR },
-		{ ".eh_frame", VMCTX_UNWIND_EH_FRAME },
-		{ ".debug_frame", VMCTX_UNWIND_DEBUG_FRAME },
+	static const char *const names[VMCTX_UNWIND_KINDS] = {
+		[VMCTX_UNWIND_EH_FRAME_HDR] = ".eh_frame_hdr",
+		[VMCTX_UNWIND_EH_FRAME] = ".eh_frame",
+		[VMCTX_UNWIND_DEBUG_FRAME] = ".debug_frame",
 	};
+	Elf_Scn *scn = NULL, *found[VMCTX_UNWIND_KINDS] = { NULL };
 	bool eh_frame = false;
-	Elf_Scn *scn = NULL;
 	size_t shstrndx;
+	int k;
 
 	if (!a->unwind || a->unwind_full || elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
@@ -297,42 +295,41 @@ static int add_unwind(struct agent *a, Elf *elf, int object, const char *path)
 	    !vmctx_bundle_object_unwind(a->bundle, object, VMCTX_UNWIND_DEBUG_FRAME, NULL, NULL,
 					NULL))
 		return 0;	/* an object of a known build-id has them */
-	for (size_t pass = 0; pass < 2; pass++) {
-		while ((scn = elf_nextscn(elf, scn))) {
-			const char *name;
-			Elf_Data *d;
-			GElf_Shdr sh;
-			int err;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		GElf_Shdr sh;
 
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
-				continue;
-			name = elf_strptr(elf, shstrndx, sh.sh_name);
-			for (size_t i = 0; name && i < sizeof(sections) / sizeof(sections[0]); i++) {
-				if (strcmp(name, sections[i].name) ||
-				    (sections[i].kind == VMCTX_UNWIND_DEBUG_FRAME) != (pass == 1) ||
-				    (pass == 1 && eh_frame))
-					continue;
-				d = elf_rawdata(scn, NULL);
-				if (!d || !d->d_buf || !d->d_size)
-					continue;
-				err = vmctx_bundle_add_unwind(a->bundle, object, sections[i].kind,
-							      sh.sh_addr, d->d_buf, d->d_size);
-				if (err == -VMCTX_E_LIMIT && d->d_size <= (1u << 24)) {
-					agent_warn(a, "%s and later objects: no unwind tables in the bundle: they pass its cap", path);
-					a->unwind_full = true;
-					return 0;
-				}
-				if (err == -ENOMEM) {
-					agent_err(a, "cannot build the bundle: %s: %s", path,
-						  vmctx_strerror(err));
-					return err;
-				}
-				if (err)
-					agent_note(a, "%s: %s left out: %s", path, name,
-						   vmctx_strerror(err));
-				eh_frame |= !err && sections[i].kind == VMCTX_UNWIND_EH_FRAME;
-			}
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		for (k = 0; name && k < VMCTX_UNWIND_KINDS; k++)
+			if (!found[k] && !strcmp(name, names[k]))
+				found[k] = scn;
+	}
+	/* in this order: .debug_frame only where no .eh_frame went in */
+	for (k = 0; k < VMCTX_UNWIND_KINDS; k++) {
+		Elf_Data *d;
+		GElf_Shdr sh;
+		int err;
+
+		if (!found[k] || (k == VMCTX_UNWIND_DEBUG_FRAME && eh_frame))
+			continue;
+		d = elf_rawdata(found[k], NULL);
+		if (!d || !d->d_buf || !d->d_size || !gelf_getshdr(found[k], &sh))
+			continue;
+		err = vmctx_bundle_add_unwind(a->bundle, object, k, sh.sh_addr, d->d_buf, d->d_size);
+		if (err == -VMCTX_E_LIMIT && d->d_size <= (1u << 24)) {
+			agent_warn(a, "%s and later objects: no unwind tables in the bundle: they pass its cap", path);
+			a->unwind_full = true;
+			return 0;
 		}
+		if (err == -ENOMEM) {
+			agent_err(a, "cannot build the bundle: %s: %s", path, vmctx_strerror(err));
+			return err;
+		}
+		if (err)
+			agent_note(a, "%s: %s left out: %s", path, names[k], vmctx_strerror(err));
+		eh_frame |= !err && k == VMCTX_UNWIND_EH_FRAME;
 	}
 	return 0;
 }
