@@ -131,14 +131,15 @@ for line in subprocess.run(['nm', '-S', '--defined-only', binary], capture_outpu
         syms.append((int(w[0], 16), int(w[1], 16), w[3]))
 syms = sorted(set(syms))
 sections = {}
-for name in ('.eh_frame_hdr', '.eh_frame'):
-    h = subprocess.run(['readelf', '-SW', binary], capture_output=True, text=True).stdout
-    for line in h.splitlines():
-        w = line.replace('[ ', '[').split()
+image = open(binary, 'rb').read()
+for line in subprocess.run(['readelf', '-SW', binary], capture_output=True, text=True,
+                           check=True).stdout.splitlines():
+    w = line.replace('[ ', '[').split()
+    for name in ('.eh_frame_hdr', '.eh_frame'):
         if name in w:
             i = w.index(name)
             addr, offset, size = int(w[i + 2], 16), int(w[i + 3], 16), int(w[i + 4], 16)
-            sections[name] = (addr, open(binary, 'rb').read()[offset:offset + size])
+            sections[name] = (addr, image[offset:offset + size])
 lines = ['vmctx-bundle 1',
          'counts tasks=1 objects=1 maps=1 syms=%d kmods=0 ksyms=0' % len(syms),
          'identity hostname=guest1 release=6.1.0-test boot_id=boot-1',
