@@ -244,10 +244,11 @@ static const char *const verdict_names[] = { "exact", "marked", "wrong" };
 
 /*
  * Sample @s's chain: D record @d's guest part, @c the C line of its walk
- * (NULL if none came).
+ * (NULL if none came).  @leaf_only: the event took no user frames (-X),
+ * so a user-mode chain is its IP alone, however its walk ended.
  */
 static enum verdict judge(const struct lab_sample *s, const struct deferred *d,
-			  const struct lab_chain *c, const char **why)
+			  const struct lab_chain *c, int leaf_only, const char **why)
 {
 	const struct range *fn[LAB_DEFERRED_MAX];
 	const uint64_t *g = d->ips + 1;
@@ -285,6 +286,10 @@ static enum verdict judge(const struct lab_sample *s, const struct deferred *d,
 			*why = "a frame that does not call the one before";
 			return WRONG;
 		}
+	}
+	if (leaf_only && user) {
+		*why = "the IP alone, as the event asked";
+		return MARKED;
 	}
 	if (c && c->end == END_LAST && has_caller(fn[d->guest_nr - 1]->name)) {
 		*why = "a chain that ends before the outermost function";
@@ -855,7 +860,7 @@ int main(int argc, char **argv)
 		defs[k].used = 1;
 		d = &defs[k];
 		w = find_walk(ps->tid, ps->cookie);
-		vd = judge(ps, d, w, &why);
+		vd = judge(ps, d, w, no_user_chain, &why);
 		r = find_range(ps->ip);
 		hostile_fn = r && is_hostile_fn(r->name);
 
