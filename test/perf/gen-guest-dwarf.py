@@ -18,11 +18,24 @@
 #   BUNDLE  VM 1000's bundle: process 321 mapping BIN's text where IN saw it
 #           mapped, BIN's function symbols (nm -S) and its .eh_frame_hdr and
 #           .eh_frame (x-unwind records)
+#   HOSTILE (optional) puts tables in the bundle that no unwinder should
+#           follow far, in place of BIN's:
+#           loop      one FDE over the whole text whose rule gives each
+#                     frame itself as its caller (CFA = RSP, the return
+#                     address the same), a chain with no end
+#           offstack  one FDE whose CFA lies 1 MiB above RSP, beyond the
+#                     copied stack
+#           badhdr    BIN's tables, the .eh_frame_hdr's search table
+#                     pointing 2 GiB past its section
+#           big       BIN's .eh_frame_hdr and a .eh_frame of 15 MiB (under
+#                     the bundle's 16 MiB a table): BIN's, then bytes of
+#                     0xff to the end
 # Prints how many samples it wrote.
 import base64, gzip, struct, subprocess, sys
 from perffile import *
 
 inp, binary, out, bundle = sys.argv[1:5]
+hostile = sys.argv[5] if len(sys.argv) > 5 else None
 data = open(inp, 'rb').read()
 magic, hsize, attr_size = struct.unpack_from('<8sQQ', data, 0)
 assert magic == b'PERFILE2', 'not a little-endian perf.data'
@@ -140,6 +153,56 @@ for line in subprocess.run(['readelf', '-SW', binary], capture_output=True, text
             i = w.index(name)
             addr, offset, size = int(w[i + 2], 16), int(w[i + 3], 16), int(w[i + 4], 16)
             sections[name] = (addr, image[offset:offset + size])
+def uleb(v):
+    b = b''
+    while True:
+        c, v = v & 0x7f, v >> 7
+        b += bytes([c | (0x80 if v else 0)])
+        if not v:
+            return b
+
+def hostile_tables(kind, hdr_addr, eh_addr, text_lo, text_hi):
+    """(.eh_frame_hdr, .eh_frame) at those addresses: a CIE (RA in column
+    16, CFA = RSP + 8, RA at CFA - 8) and one FDE over [text_lo, text_hi)
+    whose instructions are the kind's"""
+    def pad(b):
+        return b + b'\0' * ((-len(b)) % 8)     # DW_CFA_nop
+    cie = b'\0\0\0\0' + b'\x01zR\0' + uleb(1) + b'\x78' + uleb(16) + uleb(1) + b'\x1b'
+    cie += b'\x0c\x07\x08' + b'\x90\x01'      # def_cfa rsp+8; offset r16, cfa-8
+    cie = pad(struct.pack('<I', 0) + cie)[4:]
+    cie = struct.pack('<I', len(cie)) + cie
+    if kind == 'loop':
+        ins = b'\x0c\x07\x00' + b'\x08\x10'    # def_cfa rsp+0; same_value r16
+    else:
+        ins = b'\x0c\x07' + uleb(1 << 20)      # def_cfa rsp+1 MiB
+    fde_at = len(cie)
+    body = struct.pack('<I', fde_at + 4)        # back to the CIE
+    body += struct.pack('<i', text_lo - (eh_addr + fde_at + 8))
+    body += struct.pack('<i', text_hi - text_lo) + uleb(0) + ins
+    body = pad(struct.pack('<I', 0) + body)[4:]
+    eh = cie + struct.pack('<I', len(body)) + body + b'\0\0\0\0'
+    hdr = bytes([1, 0x1b, 0x03, 0x3b]) + struct.pack('<i', eh_addr - (hdr_addr + 4))
+    hdr += struct.pack('<I', 1) + struct.pack('<ii', text_lo - hdr_addr, eh_addr + fde_at - hdr_addr)
+    return hdr, eh
+
+if hostile in ('loop', 'offstack'):
+    (ha, _), (ea, _) = sections['.eh_frame_hdr'], sections['.eh_frame']
+    lo = min(a for a, n, _ in syms)
+    hi = max(a + n for a, n, _ in syms)
+    h, e = hostile_tables(hostile, ha, ea, lo, hi)
+    sections = {'.eh_frame_hdr': (ha, h), '.eh_frame': (ea, e)}
+elif hostile == 'badhdr':
+    ha, h = sections['.eh_frame_hdr']
+    n, = struct.unpack_from('<I', h, 8)
+    h = bytearray(h)
+    for i in range(n):
+        struct.pack_into('<i', h, 12 + 8 * i + 4, 0x7ffffff0)
+    sections['.eh_frame_hdr'] = (ha, bytes(h))
+elif hostile == 'big':
+    ea, e = sections['.eh_frame']
+    sections['.eh_frame'] = (ea, e + b'\xff' * (15 * 2**20 - len(e)))
+elif hostile:
+    sys.exit('gen-guest-dwarf.py: no hostile kind %s' % hostile)
 lines = ['vmctx-bundle 1',
          'counts tasks=1 objects=1 maps=1 syms=%d kmods=0 ksyms=0' % len(syms),
          'identity hostname=guest1 release=6.1.0-test boot_id=boot-1',

@@ -603,6 +603,29 @@ for bo in le be; do
 				/^\t/ { s = s (s ? ";" : "") $2 } END { if (s) print s }')
 			check "$(echo "$chains" | grep -c '^inner'):$(echo "$chains" | grep -c '^inner;middle')" "$in:0" \
 				"guest stacks without tables: the $in samples in inner keep their leaf, unwound no further"
+			# hostile tables (gen-guest-dwarf.py): each sample's chain
+			# ends, within perf's bound on a chain (127 frames), with
+			# no memory error; where the rules lead off the stack or
+			# the search table out of its section, at the leaf
+			for k in loop offstack badhdr big; do
+				python3 gen-guest-dwarf.py host-dwarf.data ./unwind-me guest-dwarf-$k.data dw-$k.vmctx $k \
+					> /dev/null 2>&1 || { check "gen $k" ok "hostile tables: $k generated"; continue; }
+				vg "hostile tables: $k" script -i guest-dwarf-$k.data --guest-maps=1000=dw-$k.vmctx -F ip,sym
+				# frames per sample, the most and the samples in inner
+				st=$(echo "$out" | awk 'NF == 0 { if (n) { s++; if (n > m) m = n }; n = 0; next }
+					/^\t/ { n++ }
+					END { if (n) { s++; if (n > m) m = n }; print s + 0, m + 0 }')
+				hs=${st% *} hm=${st#* }
+				check "$rc:$hs:$(( hm <= 127 + 1 ))" "0:$n:1" \
+					"hostile tables: $k: perf script ends all $hs chains, the longest $hm frames (127 guest frames at most, and KVM's)"
+				case $k in
+				offstack|badhdr)
+					chains=$(echo "$out" | awk 'NF == 0 { if (s) print s; s = ""; next }
+						/^\t/ { s = s (s ? ";" : "") $2 } END { if (s) print s }')
+					check "$(echo "$chains" | grep -c '^inner$\|^inner;\[unknown\]$'):$(echo "$chains" | grep -c '^inner;middle')" "$in:0" \
+						"hostile tables: $k: the $in samples in inner keep their leaf, unwound no further" ;;
+				esac
+			done
 		else
 			echo "skip guest stacks unwound: no cc, no perf record --call-graph dwarf, or no samples"
 		fi
