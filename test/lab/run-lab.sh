@@ -224,8 +224,8 @@ if [ "${VMCTX_LAB_LINUX:-1}" = 1 ]; then
 	t=$SECONDS
 	# PTI on is the VMX run's (below, with PCID) and the PTI-off run's
 	# second guest's (without): SVM's own PTI-on run only without bochs
-	svm_runs="off chains readme"
-	[ "$want_bochs" = 1 ] || svm_runs="on off chains readme"
+	svm_runs="off chains dwarf readme"
+	[ "$want_bochs" = 1 ] || svm_runs="on off chains dwarf readme"
 	VMCTX_LINUX_RUNS=${VMCTX_LINUX_RUNS:-$svm_runs} "$LAB_SRC/guest/run-linux-lab.sh" 2>&1 |
 		tee "$RESULTS_DIR/linux-svm.out" ||
 		{ mapfile -t w < <(whys "$RESULTS_DIR/linux-svm.out"); failed "Linux guest (SVM)" "${w[@]}"; }

@@ -7,7 +7,8 @@
 # for SECS seconds),
 # and writes the bundle to the virtio disk the host gave it.  Then it
 # loads and unloads the module while processes churn, and powers off.
-# vmctx.work=tree runs tree (tree.c) alone instead, for the call chains.
+# vmctx.work=tree runs tree (tree.c) alone instead, for the call chains;
+# vmctx.work=dwarf tree-nofp, xz and perl, for the DWARF stacks (below).
 . /lib/vmctx-init-common.sh
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 
@@ -112,6 +113,9 @@ fi
 # under TCG the BPF backend takes most of a minute to load its programs.
 # With the switch log (--switches), which perf charges guest samples by:
 # the guest's sched_switch trace below checks it.  Sets $last to its pid.
+# vmctx.work=dwarf: the agent takes each object's unwind tables too
+unwind=
+[ "$work" = dwarf ] && unwind=--unwind
 agent() {
 	local t0 i=0
 	t0=$(cut -d. -f1 /proc/uptime)
@@ -125,7 +129,7 @@ agent() {
 		(vmctx-agent serve -v $sw --backend=$1 2>$3 & echo $! > /tmp/agent.pid)
 		last=$(cat /tmp/agent.pid)
 	else
-		vmctx-agent record -v $sw --backend=$1 -o $2 -d 900 2>$3 &
+		vmctx-agent record -v $sw $unwind --backend=$1 -o $2 -d 900 2>$3 &
 		last=$!
 	fi
 	# (the module's window opens at once: no polling then, whose short
@@ -172,6 +176,39 @@ if [ "$work" = tree ]; then
 	dd if=/tmp/guest1.vmctx of=/dev/vda bs=65536 conv=fsync 2>/dev/null ||
 		bye "FAIL writing the bundle to /dev/vda"
 	say "bundle $(wc -c < /tmp/guest1.vmctx) bytes on vda"
+	bye PASS
+fi
+# vmctx.work=dwarf: the DWARF stack run, for the host's perf record
+# --vmcs-ctx --call-graph dwarf.  tree-nofp (tree.c built without frame
+# pointers) alone on vCPU 1 for vmctx.secs seconds; then Debian's own xz
+# and perl (no frame pointers either), vmctx.secs seconds each, under this
+# guest's own perf record --call-graph dwarf (Debian's linux-perf), whose
+# recording is the reference the host's chains are compared with.  Then
+# the bundle (with the unwind tables: the agent's --unwind), the guest's
+# recording and the programs' lines, as a tar on vda.
+if [ "$work" = dwarf ]; then
+	d=/tmp/dwarf
+	mkdir -p $d
+	# (the host's recording starts at this word: L1's window.sh)
+	say "dwarf: ready"
+	sleep 3
+	taskset -c 1 tree-nofp -t "$secs" > $d/tree.out || bye "FAIL tree-nofp"
+	sleep 1
+	taskset -c 1 /usr/bin/perf record -q -N -B --call-graph dwarf,8192 -e cpu-clock -c 4000000 \
+		-o $d/guest.data -- sh /lib/dwarf-work.sh "$secs" > $d/work.out 2> $d/perf.err ||
+		{ cat $d/perf.err; bye "FAIL the guest's perf record --call-graph dwarf"; }
+	sleep 1
+	kill -INT $agent
+	wait $agent || { cat /tmp/agent.err; bye "FAIL vmctx-agent record"; }
+	say "window closed"
+	say "$(cat $d/tree.out)"
+	while read -r l; do say "guest perf: $l"; done < $d/perf.err
+	while read -r l; do say "$l"; done < $d/work.out
+	cp /tmp/guest1.vmctx $d/
+	# (a tar straight onto the disk: its end is tar's own)
+	tar -c -f /dev/vda -C /tmp dwarf && sync ||
+		bye "FAIL writing the DWARF run's files to /dev/vda"
+	say "dwarf files on vda ($(wc -c < $d/guest.data) bytes of the guest's perf.data)"
 	bye PASS
 fi
 sleep 1

@@ -17,6 +17,11 @@
 # the call-chain run: guest 1 runs tree alone (vmctx.work=tree in
 # guest-init.sh), 'perf record --vmcs-ctx -g' records it, and the
 # recording goes back to the lab's host, which checks the chains.
+# vmctx.host=dwarf is the DWARF stack run: guest 1 runs tree-nofp, xz and
+# perl (vmctx.work=dwarf), 'perf record --vmcs-ctx --call-graph dwarf'
+# records them, and the recording, with what the guest wrote (its bundle
+# with unwind tables, its own perf recording), goes back to the lab's
+# host, which checks the stacks (check-chains.sh, check-dwarf.sh).
 # vmctx.host=soak is the soak's boot (guest/soak.sh): the perf run's
 # guests under 'perf record -a', with --vmcs-ctx if vmctx.vmcs=1 (0 on an
 # unpatched L1, the baseline), and no checks: only whether L1 and the
@@ -110,6 +115,7 @@ backend1=kmod work=hot serve2=0
 case $host in perf|soak) backend1=both ;; esac
 [ "$host" = perf ] && serve2=1
 [ "$host" = chains ] && { work=tree guests=1; }
+[ "$host" = dwarf ] && { work=dwarf guests=1; }
 [ "$host" = readme ] && { work=readme guests=1 backend1=bpf; }
 cat > /tmp/run-l2.sh <<EOS
 n=\$1 dir=/lab/l2 churn=$churn l2pti=$l2pti backend=$backend1 work=$work
@@ -117,7 +123,10 @@ storm=0 serve=0 vsock=
 [ "\$n" = 1 ] || { dir=/lab/l2b; churn=$((churn / 3)); l2pti=pti=on; backend=bpf; storm=1; serve=$serve2; }
 top=\$serve
 [ "\$serve" = 0 ] || vsock="-device vhost-vsock-pci,guest-cid=\$((n + 2))"
-dd if=/dev/zero of=/tmp/out-\$n.img bs=1M count=24 2>/dev/null
+# (the DWARF run's guest writes its own perf recording there too)
+disk=24
+[ "\$work" = dwarf ] && { disk=96; dir=/lab/l2d; }
+dd if=/dev/zero of=/tmp/out-\$n.img bs=1M count=\$disk 2>/dev/null
 qemu-system-x86_64 -accel kvm -cpu host -smp 2 -m 256M -nodefaults -no-reboot \
 	-display none -serial stdio -name guest\$n,debug-threads=on -L /share/qemu \
 	-drive file=/tmp/out-\$n.img,if=virtio,format=raw \$vsock \
@@ -186,6 +195,19 @@ for n in $all; do
 	while [ ! -f /tmp/l2-\$n.exit ]; do poll \$n; done
 	grep -aq '^VMCTX-L2: window closed' /tmp/l2-\$n.log || exit 1
 done
+# the DWARF run records from the guest's word that its work is about to
+# start (perf record -D -1 --control, below): not the guest's boot, whose
+# user samples' stacks would be most of the recording
+if [ "$host" = dwarf ]; then
+	start_polls
+	while ! grep -aq '^VMCTX-L2: dwarf: ready' /tmp/l2-1.log 2>/dev/null; do
+		[ -f /tmp/l2-1.exit ] && exit 1
+		poll 1
+	done
+	echo enable > /tmp/perf-ctl
+	read -r ack < /tmp/perf-ack
+	echo "VMCTX-LAB: at \$(cut -d' ' -f1 /proc/uptime) s: the recording is enabled (\$ack)"
+fi
 for n in $all; do
 	start_polls
 	while ! grep -aq '^VMCTX-L2: window closed' /tmp/l2-\$n.log 2>/dev/null; do
@@ -261,6 +283,18 @@ elif [ "$host" = chains ]; then
 	perf record --vmcs-ctx -g -e cpu-clock -c "$period" -a -o /tmp/perf.data -- sh /tmp/window.sh \
 		2> /tmp/perf-record.err ||
 		{ cat /tmp/perf-record.err; tails; finish "FAIL perf record -g of the L2 guest"; }
+	grep -v '^\[ perf record' /tmp/perf-record.err
+	stamp "the recording ended"
+elif [ "$host" = dwarf ]; then
+	# --call-graph dwarf asks KVM for each guest user sample's registers
+	# and the 8 KiB of its stack from RSP up (perf's default size), the
+	# chain left at the leaf
+	# (disabled until the guest is ready: window.sh enables it)
+	mkfifo /tmp/perf-ctl /tmp/perf-ack
+	perf record --vmcs-ctx --call-graph dwarf,8192 -e cpu-clock -c "$period" -a -D -1 \
+		--control=fifo:/tmp/perf-ctl,/tmp/perf-ack -o /tmp/perf.data -- sh /tmp/window.sh \
+		2> /tmp/perf-record.err ||
+		{ cat /tmp/perf-record.err; tails; finish "FAIL perf record --call-graph dwarf of the L2 guest"; }
 	grep -v '^\[ perf record' /tmp/perf-record.err
 	stamp "the recording ended"
 elif [ "$host" = readme ]; then
@@ -356,6 +390,8 @@ fi
 maps=
 for n in $all; do
 	grep -aq '^VMCTX-L2: DONE PASS' /tmp/l2-$n.log || { tails; finish "FAIL L2 guest$n"; }
+	# (the DWARF run's guest wrote a tar: below)
+	[ "$host" = dwarf ] && continue
 	# a guest that served its bundle (its word): the one perf record
 	# fetched (its checks read it as the others' and as perf report
 	# reads it with no option, perf-check.sh)
@@ -505,6 +541,20 @@ if [ "$host" = chains ]; then
 	[ -s $h/tree.out ] || finish "FAIL no line from tree in guest1"
 	handover
 	finish "HANDED-OVER linux chains"
+fi
+if [ "$host" = dwarf ]; then
+	# the recording, what the guest wrote on its disk (its bundle, its
+	# own recording, its programs' lines), L1's kallsyms and the guest's
+	# QEMU pid
+	h=/tmp/handover
+	mkdir -p $h
+	tar -x -f /tmp/out-1.img -C $h || finish "FAIL the DWARF run's files from guest1"
+	ln /tmp/perf.data $h/
+	cat /proc/kallsyms > $h/kallsyms
+	cp /tmp/l2-1.pid $h/guest1.pid
+	tr -d '\r' < /tmp/l2-1.log | sed -n 's/^VMCTX-L2: \(\(xz\|perl\): pid .*\)/\1/p' > $h/dwarf/pids
+	handover
+	finish "HANDED-OVER linux dwarf"
 fi
 if [ "$host" = perf ] && [ "$checks" = host ]; then
 	# what perf-check.sh reads, for each guest N: guestN.{pid,work,libc,up}

@@ -16,9 +16,11 @@
 #
 # Builds the L1 kernel and perf (build-kernel.sh, build-perf.sh: up to
 # date in seconds) and lab-record (build-tools.sh) if missing.  Environment as in
-# lab-env.sh, plus VMCTX_LINUX_RUNS="on off chains readme" (the runs to
-# do: the guest's PTI on, off, the call-chain run, and the README's
-# "On a real KVM host" as written),
+# lab-env.sh, plus VMCTX_LINUX_RUNS="on off chains dwarf readme" (the runs
+# to do: the guest's PTI on, off, the call-chain run, the DWARF stack run
+# and the README's "On a real KVM host" as written),
+# VMCTX_LINUX_DWARF_SECS (5) and VMCTX_LINUX_DWARF_PERIOD (2000000 ns):
+# each program's seconds and the host's sample period in the DWARF run,
 # VMCTX_LINUX_VMX=1 (L1 on bochs' Intel VMX with PCID, slow),
 # VMCTX_LINUX_COST=1 (L1 also measures what --guest-maps costs perf
 # report, about 3 minutes: a benchmark, as test/bench/report-cost.sh),
@@ -101,6 +103,14 @@ gcc -static -O2 -pthread -o "$W/switch-storm" "$REPO_TOP/guest-agent/tests/switc
 fp=(-O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls)
 gcc "${fp[@]}" -shared -fPIC -o "$W/libtree.so" "$G/tree-lib.c"
 gcc "${fp[@]}" -o "$W/tree" "$G/tree.c" -L"$W" -ltree -Wl,-rpath,/usr/lib/tree
+# tree-nofp and its libtree.so: the same program as Debian builds its
+# archive, without frame pointers (the DWARF run: its chains come from
+# the guest's stack and the objects' .eh_frame); still no sibling calls,
+# which no unwinder can see
+nofp=(-O1 -g -fomit-frame-pointer -fasynchronous-unwind-tables -fno-optimize-sibling-calls)
+mkdir -p "$W/nofp"
+gcc "${nofp[@]}" -shared -fPIC -o "$W/nofp/libtree.so" "$G/tree-lib.c"
+gcc "${nofp[@]}" -o "$W/nofp/tree-nofp" "$G/tree.c" -L"$W/nofp" -ltree -Wl,-rpath,/usr/lib/tree-nofp
 nm -S "$W/hot" > "$W/hot.syms"
 nm -S "$W/churn" > "$W/churn.syms"
 # Debian's own perl (perl-base: stripped, its functions in .dynsym only),
@@ -108,10 +118,12 @@ nm -S "$W/churn" > "$W/churn.syms"
 # its addresses are called
 nm -D -S --defined-only /usr/bin/perl > "$W/perl.syms"
 
-# pack_l2 SERIES DIR: Debian's SERIES kernel (debian-guest.sh) and its
-# initramfs, as DIR/bzImage and DIR/initramfs.cpio.gz
+# pack_l2 SERIES DIR [dwarf]: Debian's SERIES kernel (debian-guest.sh) and its
+# initramfs, as DIR/bzImage and DIR/initramfs.cpio.gz; with dwarf, the
+# DWARF run's programs too: tree-nofp, Debian's xz and Debian's own perf
+# (linux-perf), with their libraries
 pack_l2() {
-	local series=$1 out=$2 guest_env kver vmlinuz headers gmods root st m modlist
+	local series=$1 out=$2 extra=${3:-} guest_env kver vmlinuz headers gmods root st m modlist
 	guest_env=$("$G/debian-guest.sh" "$series")
 	kver=$(echo "$guest_env" | sed -n 's/^kver=//p')
 	vmlinuz=$(echo "$guest_env" | sed -n 's/^vmlinuz=//p')
@@ -124,7 +136,7 @@ pack_l2() {
 	# (no BTF for it: that needs pahole, and nothing reads it)
 	make -s -C "$headers" M="$W/kmod-$series" CONFIG_DEBUG_INFO_BTF_MODULES= modules
 	log "packing the L2 initramfs for Linux $kver"
-	st=$W/l2-stage
+	st=$out-stage
 	rm -rf "$st"
 	mkdir -p "$st"/{bin,lib,proc,sys,dev,tmp}
 	cp /bin/busybox "$W/vmctx-agent" "$W/hot" "$W/churn" "$W/mark" "$W/switch-storm" "$st/bin/"
@@ -136,7 +148,14 @@ pack_l2() {
 	# distro), at their paths, with the dynamic linker
 	mkdir -p "$st/usr/bin"
 	cp /usr/bin/perl "$st/usr/bin/"
-	{ ldd "$W/hot"; ldd /usr/bin/perl; } | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' |
+	if [ "$extra" = dwarf ]; then
+		cp "$W/nofp/tree-nofp" "$st/bin/"
+		mkdir -p "$st/usr/lib/tree-nofp"
+		cp "$W/nofp/libtree.so" "$st/usr/lib/tree-nofp/"
+		cp /usr/bin/xz /usr/bin/perf "$st/usr/bin/"
+		cp "$G/dwarf-work.sh" "$G/dwarf.pl" "$st/lib/"
+	fi
+	{ ldd "$W/hot"; ldd /usr/bin/perl; [ "$extra" != dwarf ] || ldd /usr/bin/xz /usr/bin/perf; } | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' |
 		sort -u | while read -r lib; do
 			mkdir -p "$st$(dirname "$lib")"
 			cp -L "$lib" "$st$lib"
@@ -194,6 +213,10 @@ readme_cmds > "$W/readme.cmds"
 # guest1: Debian 12's kernel (6.1); guest2, in the perf run beside it:
 # Debian 12's backported 6.12 (VMCTX_LINUX_SECOND=0 leaves it out)
 pack_l2 6.1 "$W/l2"
+# the DWARF run's guest: guest1's, with its programs
+dwarf=0
+case " ${VMCTX_LINUX_RUNS:-on off chains dwarf readme} " in *" dwarf "*) dwarf=1 ;; esac
+[ "$dwarf" = 1 ] && pack_l2 6.1 "$W/l2d" dwarf
 second=${VMCTX_LINUX_SECOND:-1}
 [ "$second" = 1 ] && pack_l2 6.12 "$W/l2b"
 
@@ -214,6 +237,10 @@ cp -L /lib64/ld-linux-x86-64.so.2 "$st/lib64/"
 cp -L /usr/share/seabios/bios-256k.bin /usr/share/qemu/kvmvapic.bin \
 	/usr/share/qemu/linuxboot_dma.bin "$st/share/qemu/"
 cp "$W/l2/bzImage" "$W/l2/initramfs.cpio.gz" "$st/lab/l2/"
+if [ "$dwarf" = 1 ]; then
+	mkdir -p "$st/lab/l2d"
+	cp "$W/l2d/bzImage" "$W/l2d/initramfs.cpio.gz" "$st/lab/l2d/"
+fi
 if [ "$second" = 1 ]; then
 	mkdir -p "$st/lab/l2b"
 	cp "$W/l2b/bzImage" "$W/l2b/initramfs.cpio.gz" "$st/lab/l2b/"
@@ -387,6 +414,29 @@ EOS
 		echo "VMCTX-LAB: RESULT FAIL Linux guest through perf (pti=off):$bad"
 	else
 		echo "VMCTX-LAB: RESULT PASS linux pti=off perf guests=$(wc -w < "$h/guests"), checked on the lab's host"
+	fi
+}
+
+# check_dwarf: check-chains.sh on tree-nofp's stacks and check-dwarf.sh on
+# xz's and perl's, here, on what the DWARF run handed back
+check_dwarf() {
+	local hc=$W/dwarf rc=0
+	rm -rf "$hc"
+	mkdir -p "$hc"
+	unpack_handover "$hc" || return
+	ln -sf dwarf/guest1.vmctx "$hc/handover/guest1.vmctx"
+	ln -sf dwarf/tree.out "$hc/handover/tree.out"
+	mkdir -p "$hc/tree"
+	LC_ALL=C TREE=tree-nofp TREE_LIB=/usr/lib/tree-nofp/libtree.so \
+		"$G/check-chains.sh" "$LAB_DIR/out/perf/perf" "$hc/handover" "$W/nofp" "$hc/tree" || rc=1
+	cp "$hc"/tree/flame.png "$RESULTS_DIR/flame-nofp.png" 2> /dev/null
+	cp "$hc"/tree/flame-leaf.png "$RESULTS_DIR/flame-nofp-leaf.png" 2> /dev/null
+	LC_ALL=C "$G/check-dwarf.sh" "$LAB_DIR/out/perf/perf" "$hc/handover" "$W/l2d-stage" "$hc" || rc=1
+	cp "$hc"/flame-perl.png "$RESULTS_DIR/" 2> /dev/null
+	if [ $rc = 0 ]; then
+		echo "VMCTX-LAB: RESULT PASS linux dwarf, checked on the lab's host"
+	else
+		echo "VMCTX-LAB: RESULT FAIL Linux guest DWARF stacks through perf"
 	fi
 }
 
@@ -677,11 +727,12 @@ if [ "${VMCTX_LINUX_RUNS:-}" = soak ]; then
 	soak
 	exit 0
 fi
-for pti in ${VMCTX_LINUX_RUNS:-on off chains readme}; do
+for pti in ${VMCTX_LINUX_RUNS:-on off chains dwarf readme}; do
 	t=$SECONDS
 	case $pti in
 	on) keys="vmctx.pti=on vmctx.host=lab-record" ;;
 	chains) keys="vmctx.pti=off vmctx.host=chains vmctx.secs=${VMCTX_LINUX_TREE_SECS:-8}" ;;
+	dwarf) keys="vmctx.pti=off vmctx.host=dwarf vmctx.period=${VMCTX_LINUX_DWARF_PERIOD:-2000000} vmctx.secs=${VMCTX_LINUX_DWARF_SECS:-5}" ;;
 	readme) keys="vmctx.pti=off vmctx.host=readme" ;;
 	*) keys="vmctx.pti=$pti vmctx.host=perf vmctx.churn=${VMCTX_LINUX_CHURN:-60} vmctx.guests=$((1 + second)) vmctx.together=${VMCTX_LINUX_TOGETHER:-0}"
 	   [ "${VMCTX_LINUX_COST:-0}" = 1 ] || keys="$keys vmctx.cost=0" ;;
@@ -700,6 +751,7 @@ for pti in ${VMCTX_LINUX_RUNS:-on off chains readme}; do
 	else
 		logf=$RESULTS_DIR/linux-pti-$pti.log
 		[ "$pti" = chains ] && logf=$RESULTS_DIR/linux-chains.log
+		[ "$pti" = dwarf ] && logf=$RESULTS_DIR/linux-dwarf.log
 		# perf-check runs here, on what L1 hands back on its second
 		# serial port (check_handover above): natively, its perf runs
 		# take a second where each took tens under the emulator
@@ -742,6 +794,10 @@ for pti in ${VMCTX_LINUX_RUNS:-on off chains readme}; do
 		t2=$SECONDS
 		check_chains >> "$logf" 2>&1
 		log "the checks on the lab's host took $((SECONDS - t2)) s"
+	elif grep -aq '^VMCTX-LAB: RESULT HANDED-OVER linux dwarf' "$logf"; then
+		t2=$SECONDS
+		check_dwarf >> "$logf" 2>&1
+		log "the checks on the lab's host took $((SECONDS - t2)) s"
 	elif grep -aq '^VMCTX-LAB: RESULT HANDED-OVER' "$logf"; then
 		t2=$SECONDS
 		check_handover >> "$logf" 2>&1
@@ -756,7 +812,7 @@ for pti in ${VMCTX_LINUX_RUNS:-on off chains readme}; do
 			cp "$W"/differ/handover/guest*.vmctx "$RESULTS_DIR/" &&
 			log "the bundles that differ: $(cd "$W/differ/handover" && ls guest*.vmctx | sed "s|^|$RESULTS_DIR/|" | tr '\n' ' ')"
 	fi
-	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record|perf-check|check-chains|perf-report-cost|readme:|# guest|----|vCPU|vcpu[0-9]|Steal)|^ +[0-9]+ +[0-9.]+ |^Total|^ +Samples' "$logf" |
+	grep -aE '^(VMCTX-LAB|VMCTX-L2|lab-linux-check|lab-record|perf-check|check-chains|check-dwarf|flame-check|perf-report-cost|readme:|# guest|----|vCPU|vcpu[0-9]|Steal)|^ +[0-9]+ +[0-9.]+ |^Total|^ +Samples' "$logf" |
 		grep -avE '^lab-linux-check: (bundle task|root 0x)' | sed 's/\r$//' || true
 	if grep -aq "^VMCTX-LAB: RESULT PASS" "$logf" && [ "${outcome:-ok}" = ok ]; then
 		log "pti=$pti: ok$([ "$tries" -gt 1 ] && echo " at boot $tries (boots:$how)")"
