@@ -34,6 +34,11 @@
 #            KVM's walk parameters as they are (printed; by default guest
 #            kernel stacks are not walked, and at most 10,000 walks a
 #            second per vCPU),
+#   lrd      lab-record -q -g -T -G 8192 -X -C 0: what perf record --vmcs-ctx
+#            --call-graph dwarf asks of KVM (its default 8 KiB): each guest
+#            user sample's registers and up to 8 KiB of its stack copied
+#            in a PERF_RECORD_GUEST_USER_STACK record, the chain the leaf
+#            alone; its bytes per sample count the stack records too,
 #   hnone, hN, h  no VM: a fixed host loop (lab-vmm -L) unprofiled and under
 #            lab-record -N and lab-record: what the bit costs a sample with
 #            no vCPU loaded (perf's part and the callback's early return:
@@ -90,10 +95,10 @@ once() {
 			-o $W/$1-$2.data -- $work 2>$W/err ;;
 	hnone)
 		$hwork 2>$W/err ;;
-	lrN|lr|lrg|hN|h)
-		# -N: without the bit; -g: with guest call chains; h*: the host
-		# loop instead of the guest work
-		case $1 in *N) nobit=-N ;; lrg) nobit="-g -T" ;; *) nobit= ;; esac
+	lrN|lr|lrg|lrd|hN|h)
+		# -N: without the bit; -g: with guest call chains; -G: with
+		# guest user stacks; h*: the host loop instead of the guest work
+		case $1 in *N) nobit=-N ;; lrg) nobit="-g -T" ;; lrd) nobit="-g -T -G 8192 -X" ;; *) nobit= ;; esac
 		case $1 in h*) w=$hwork ;; *) w=$work ;; esac
 		$on1 lab-record -q $nobit -C 0 -c "$2" -o /dev/null -- $w 2>$W/err
 		cp $W/err $W/$1-$2.err ;;
@@ -113,9 +118,11 @@ median() {
 # records" of the mode's last recording
 bytes() {
 	if [ -f $W/$1-$2.err ]; then
-		# lab-record: "guest-context samples: N, B bytes each" and host-only
+		# lab-record: "guest-context samples: N, B bytes each" and
+		# host-only; and "N guest user stacks (...), B bytes each"
 		awk '/samples: [0-9]+, [0-9]+ bytes each/ {
 			n += $4 + 0; s += ($4 + 0) * ($5 + 0) }
+			/guest user stacks .*, [0-9]+ bytes each/ { s += ($2 + 0) * ($(NF - 2) + 0) }
 			END { if (n) printf "%.1f %d 0", s / n, n; else print "0 0 0" }' $W/$1-$2.err
 		return
 	fi
@@ -135,7 +142,7 @@ sample_type() {
 		awk -F'sample_type: ' '/^cpu-clock/ && NF > 1 { split($2, a, ","); print a[1]; exit }'
 }
 
-all="stock switch wakeup noblock vmcs lrN lr lrg"
+all="stock switch wakeup noblock vmcs lrN lr lrg lrd"
 echo "lab-bench: overhead of guest sampling: $rounds rounds of guest work, $reps runs of each mode, interleaved; $ncpu CPU(s)${on1:+, the profiler on CPU 1}"
 # what perf record --vmcs-ctx looks at besides the samples (patch 21 reads
 # KVM's debugfs every 500 ms), and how many processes there are
@@ -230,6 +237,15 @@ for p in 1000000 100000; do
 		n = ilg - ib * lg / b
 		printf "lab-bench: period %.1f ms: guest call chains %+.2f pp over the bit alone (lrg - lr), %+.2f pp over stock sampling (target < 1 pp at 1 ms), %.0f ns per sample\n",
 			p / 1e6, 100 * (lg - lr) / b, 100 * (lg - st) / b, (n > 0 ? 1e9 * (lg - lr) / n : 0) }'
+done
+# guest user stacks (dwarf): lab-record -g -G 8192 -X over lab-record -g
+for p in 1000000 100000; do
+	eval "st=\$t_stock_$p lg=\$t_lrg_$p ld=\$t_lrd_$p ild=\$i_lrd_$p"
+	awk -v b="$base" -v ib="$i_none_1000000" -v st="$st" -v lg="$lg" -v ld="$ld" -v ild="$ild" \
+	    -v p="$p" -v bytes="${b_lrd%% *}" 'BEGIN {
+		n = ild - ib * ld / b
+		printf "lab-bench: period %.1f ms: guest user stacks of 8 KiB (dwarf) %+.2f pp over guest call chains (lrd - lrg), %+.2f pp over stock sampling, %.0f ns per sample, %s bytes per sample with its stack record\n",
+			p / 1e6, 100 * (ld - lg) / b, 100 * (ld - st) / b, (n > 0 ? 1e9 * (ld - lg) / n : 0), bytes }'
 done
 for p in 1000000 100000; do
 	eval "st=\$t_stock_$p; vm=\$t_vmcs_$p"

@@ -110,6 +110,7 @@ static unsigned long long sample_bytes[2], sample_count[2];
 static int exclude_guest;
 static int quiet;		/* -q: no line per sample */
 static unsigned long nr_chains, nr_deferred, nr_cookies, nr_stacks;
+static unsigned long long stack_record_bytes;
 
 #ifndef PERF_RECORD_GUEST_USER_STACK
 #define PERF_RECORD_GUEST_USER_STACK	23
@@ -406,6 +407,7 @@ static void parse_stack(FILE *out, union perf_event *event)
 		return;
 	}
 	nr_stacks++;
+	stack_record_bytes += event->header.size;
 	if (quiet)
 		return;
 	fprintf(out, "U %u %u %u %llu %llu %llu 0x%llx 0x%llx 0x%llx %llu %llu",
@@ -707,8 +709,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lab-record: %lu samples with a deferred guest call chain, %lu deferred records, %lu walks (kvm:kvm_guest_callchain)\n",
 			nr_cookies, nr_deferred, nr_chains);
 	if (stack_bytes)
-		fprintf(stderr, "lab-record: %lu guest user stacks (PERF_RECORD_GUEST_USER_STACK)\n",
-			nr_stacks);
+		fprintf(stderr, "lab-record: %lu guest user stacks (PERF_RECORD_GUEST_USER_STACK), %llu bytes each\n",
+			nr_stacks, nr_stacks ? stack_record_bytes / nr_stacks : 0);
 	for (int i = 0; i < 2; i++)
 		if (sample_count[i])
 			fprintf(stderr, "lab-record: %s samples: %llu, %llu bytes each\n",
