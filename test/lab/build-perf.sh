@@ -13,6 +13,10 @@
 # so are the JSON PMU event tables (no PMU in TCG or bochs), which also
 # means the build needs no python3.  libdw (DWARF) stays, and so does the
 # slang TUI, which the machine checks drive under tmux.
+#
+# Two more builds of the same perf for test/perf/run-checks.sh:
+# perf-nolibvmctx (NO_LIBVMCTX=1) and perf-libunwind, with libunwind's
+# DWARF unwinder in place of libdw's, as Debian builds perf.
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
@@ -31,11 +35,12 @@ vprefix=$LAB_DIR/vmctx
 # ---- perf
 out=$LAB_DIR/out/perf
 nolib=$LAB_DIR/out/perf-nolibvmctx
+lu=$LAB_DIR/out/perf-libunwind
 # build-kernel.sh unpacks the tree again when the tarball or the series
 # changes, with the archive's old mtimes: start over then, as it does for
 # the kernels
 tree_stamp=$(cat "$src/.vmctx-stamp" 2>/dev/null || echo none)
-for o in "$out" "$nolib"; do
+for o in "$out" "$nolib" "$lu"; do
 	if [ "$(cat "$o/.vmctx-tree-stamp" 2>/dev/null)" != "$tree_stamp" ]; then
 		rm -rf "$o"
 		mkdir -p "$o"
@@ -77,3 +82,18 @@ log "building perf without libvmctx in $nolib"
 grep -q 'libvmctx: \[ OFF' <<<"$("$nolib/perf" version --build-options)" ||
 	die "$nolib/perf was built with libvmctx (see $nolib/build.log)"
 log "perf without libvmctx ready in $((SECONDS - start)) s: $nolib/perf"
+
+# ---- the same perf with libunwind's unwinder (NO_LIBUNWIND= : perf then
+# leaves libdw's out), as distributions build it: run-checks.sh unwinds
+# guest stacks with both
+start=$SECONDS
+log "building perf with libunwind in $lu"
+PKG_CONFIG_PATH=$vprefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} \
+LDFLAGS="-Wl,-rpath,$vprefix/lib" \
+	"${perf_make[@]/#O=$out/O=$lu}" NO_LIBUNWIND= >"$lu/build.log" 2>&1 || {
+	tail -n 30 "$lu/build.log" >&2
+	die "perf build with libunwind failed, see $lu/build.log"
+}
+grep -q 'libunwind: \[ on' <<<"$("$lu/perf" version --build-options)" ||
+	die "$lu/perf was built without libunwind (see $lu/build.log)"
+log "perf with libunwind ready in $((SECONDS - start)) s: $lu/perf"

@@ -15,6 +15,8 @@ pkgs=(linux-source-6.12 build-essential flex bison bc cpio ccache quilt
       # when its configure has to be generated); no python3, as perf is
       # built without libpython and without the JSON event tables
       libdw-dev libtraceevent-dev pkg-config autoconf automake libtool
+      # a second perf with libunwind's unwinder, as Debian builds it
+      libunwind-dev
       # test/perf/run-checks.sh writes its synthetic perf.data with python3
       python3
       # where_l1 (run-linux-lab.sh): where a silent L1's QEMU threads are

@@ -81,6 +81,7 @@ patched=$LAB_DIR/out/patched/arch/x86/boot/bzImage
 
 log "the perf patches on synthetic perf.data, on this machine (test/perf/run-checks.sh)"
 PERF=$LAB_DIR/out/perf/perf PERF_NO_LIBVMCTX=$LAB_DIR/out/perf-nolibvmctx/perf \
+	PERF_LIBUNWIND=$LAB_DIR/out/perf-libunwind/perf \
 	PKG_CONFIG_PATH=$LAB_DIR/vmctx/lib/pkgconfig \
 	LD_LIBRARY_PATH=$LAB_DIR/vmctx/lib sh "$REPO_TOP/test/perf/run-checks.sh" ||
 	failed "perf checks"

@@ -5,7 +5,9 @@
 # and bundles, an LD_PRELOAD shim for the record options, the unpatched-
 # kernel message.  PERF=path/to/patched/perf; libvmctx must be findable by
 # pkg-config and the loader.  Needs python3 and cc.  PERF_NO_LIBVMCTX, if
-# set, is a perf built with NO_LIBVMCTX=1, for its message.
+# set, is a perf built with NO_LIBVMCTX=1, for its message; PERF_LIBUNWIND,
+# if set, the patched perf built with libunwind's unwinder, which unwinds
+# the guest stacks as PERF does with libdw's.
 set -u
 src=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
@@ -584,61 +586,80 @@ for bo in le be; do
 			-- ./unwind-me > /dev/null 2>&1 &&
 		   n=$(python3 gen-guest-dwarf.py host-dwarf.data ./unwind-me guest-dwarf.data dw.vmctx 2>/dev/null | tail -1) &&
 		   [ "${n:-0}" -gt 0 ]; then
-			vg "guest stacks unwound" script -i guest-dwarf.data --guest-maps=1000=dw.vmctx -F ip,sym
-			# each sample's frames, innermost first: "inner;middle;..."
-			chains=$(echo "$out" | awk 'NF == 0 { if (s) print s; s = ""; next }
-				/^\t/ { s = s (s ? ";" : "") $2 } END { if (s) print s }')
-			in=$(echo "$chains" | grep -c '^inner')
-			whole=$(echo "$chains" | grep -c '^inner;middle;outer;main')
-			check "$(( in > 0 && whole * 100 >= in * 95 ))" 1 \
-				"guest stacks unwound: $whole of $in samples in inner have inner, middle, outer, main (95% wanted) from the guest's .eh_frame"
-			$P report -i guest-dwarf.data --guest-maps=1000=dw.vmctx --stdio -g \
-				--guest-export=folded:guest-dwarf.folded > /dev/null 2>&1
-			check "$(grep -c ';main;outer;middle;inner [0-9]*$' guest-dwarf.folded)" 1 \
-				"guest stacks unwound, folded: main, outer, middle, inner in one stack"
-			# the same bundle without its tables: each sample keeps its leaf
-			zcat dw.vmctx | grep -v '^x-unwind ' | gzip > dw-notables.vmctx
-			out=$($P script -i guest-dwarf.data --guest-maps=1000=dw-notables.vmctx -F ip,sym 2>/dev/null)
-			chains=$(echo "$out" | awk 'NF == 0 { if (s) print s; s = ""; next }
-				/^\t/ { s = s (s ? ";" : "") $2 } END { if (s) print s }')
-			check "$(echo "$chains" | grep -c '^inner'):$(echo "$chains" | grep -c '^inner;middle')" "$in:0" \
-				"guest stacks without tables: the $in samples in inner keep their leaf, unwound no further"
-			# perf inject --guest-maps writes the unwound chains, which
-			# Debian's perf reads as chains, with nothing to unwind
-			if [ -x /usr/bin/perf ]; then
-				rm -rf inj-dwarf.data dw-home && mkdir dw-home
-				HOME=$PWD/dw-home $P inject -i guest-dwarf.data --guest-maps=1000=dw.vmctx -o inj-dwarf.data \
-					> /dev/null 2>&1
-				st=$(HOME=$PWD/dw-home /usr/bin/perf --buildid-dir inj-dwarf.data/debug report -i inj-dwarf.data \
-					--stdio --no-children -g folded,0,caller,count 2>inj-dwarf.err |
-					awk '/;main;outer;middle;inner$/ { n += $1 } END { print n + 0 }')
-				ty=$(/usr/bin/perf evlist -v -i inj-dwarf.data 2>/dev/null | sed -n 's/^cpu-clock.*sample_type: \([A-Z_|]*\).*/\1/p')
-				check "$st:$(grep -c 'Reserved bits' inj-dwarf.err):$(echo "$ty" | grep -c 'REGS_USER\|STACK_USER')" "$whole:0:0" \
-					"perf inject --guest-maps of guest stacks: $(/usr/bin/perf --version) gives main, outer, middle, inner to the $whole samples unwound so, from chains alone ($ty)"
-			fi
-			# hostile tables (gen-guest-dwarf.py): each sample's chain
-			# ends, within perf's bound on a chain (127 frames), with
-			# no memory error; where the rules lead off the stack or
-			# the search table out of its section, at the leaf
-			for k in loop offstack badhdr big; do
-				python3 gen-guest-dwarf.py host-dwarf.data ./unwind-me guest-dwarf-$k.data dw-$k.vmctx $k \
-					> /dev/null 2>&1 || { check "gen $k" ok "hostile tables: $k generated"; continue; }
-				vg "hostile tables: $k" script -i guest-dwarf-$k.data --guest-maps=1000=dw-$k.vmctx -F ip,sym
-				# frames per sample, the most and the samples in inner
-				st=$(echo "$out" | awk 'NF == 0 { if (n) { s++; if (n > m) m = n }; n = 0; next }
-					/^\t/ { n++ }
-					END { if (n) { s++; if (n > m) m = n }; print s + 0, m + 0 }')
-				hs=${st% *} hm=${st#* }
-				check "$rc:$hs:$(( hm <= 127 + 1 ))" "0:$n:1" \
-					"hostile tables: $k: perf script ends all $hs chains, the longest $hm frames (127 guest frames at most, and KVM's)"
-				case $k in
-				offstack|badhdr)
-					chains=$(echo "$out" | awk 'NF == 0 { if (s) print s; s = ""; next }
-						/^\t/ { s = s (s ? ";" : "") $2 } END { if (s) print s }')
-					check "$(echo "$chains" | grep -c '^inner$\|^inner;\[unknown\]$'):$(echo "$chains" | grep -c '^inner;middle')" "$in:0" \
-						"hostile tables: $k: the $in samples in inner keep their leaf, unwound no further" ;;
-				esac
+			# libdw's unwinder (PERF), and libunwind's, as Debian builds
+			# perf (PERF_LIBUNWIND: the guest's tables read through their
+			# images, never a file at the guest object's name)
+			Pdw=$P
+			for uw in libdw libunwind; do
+				W=" ($uw)"
+				if [ $uw = libunwind ]; then
+					[ -n "${PERF_LIBUNWIND:-}" ] || { echo "skip guest stacks with libunwind: no PERF_LIBUNWIND"; continue; }
+					P=$PERF_LIBUNWIND
+				fi
+				# (nor for the inlined functions and source lines of
+				# the frames: perf script shows both)
+				rm -f trace-unwind-$uw
+				strace -f -qq -e trace=open,openat,stat,newfstatat,access -o trace-unwind-$uw \
+					$P script -i guest-dwarf.data --guest-maps=1000=dw.vmctx -F ip,sym,srcline > /dev/null 2>&1
+				check "$([ -s trace-unwind-$uw ] && grep -c 'vmctx-guest' trace-unwind-$uw)" 0 \
+					"guest stacks unwound$W: no file opened at a guest object's name, nor its lines looked up"
+				vg "guest stacks unwound$W" script -i guest-dwarf.data --guest-maps=1000=dw.vmctx -F ip,sym
+				# each sample's frames, innermost first: "inner;middle;..."
+				chains=$(echo "$out" | awk 'NF == 0 { if (s) print s; s = ""; next }
+					/^\t/ { s = s (s ? ";" : "") $2 } END { if (s) print s }')
+				in=$(echo "$chains" | grep -c '^inner')
+				whole=$(echo "$chains" | grep -c '^inner;middle;outer;main')
+				check "$(( in > 0 && whole * 100 >= in * 95 ))" 1 \
+					"guest stacks unwound$W: $whole of $in samples in inner have inner, middle, outer, main (95% wanted) from the guest's .eh_frame"
+				$P report -i guest-dwarf.data --guest-maps=1000=dw.vmctx --stdio -g \
+					--guest-export=folded:guest-dwarf.folded > /dev/null 2>&1
+				check "$(grep -c ';main;outer;middle;inner [0-9]*$' guest-dwarf.folded)" 1 \
+					"guest stacks unwound$W, folded: main, outer, middle, inner in one stack"
+				# the same bundle without its tables: each sample keeps its leaf
+				zcat dw.vmctx | grep -v '^x-unwind ' | gzip > dw-notables.vmctx
+				out=$($P script -i guest-dwarf.data --guest-maps=1000=dw-notables.vmctx -F ip,sym 2>/dev/null)
+				chains=$(echo "$out" | awk 'NF == 0 { if (s) print s; s = ""; next }
+					/^\t/ { s = s (s ? ";" : "") $2 } END { if (s) print s }')
+				check "$(echo "$chains" | grep -c '^inner'):$(echo "$chains" | grep -c '^inner;middle')" "$in:0" \
+					"guest stacks without tables$W: the $in samples in inner keep their leaf, unwound no further"
+				# perf inject --guest-maps writes the unwound chains, which
+				# Debian's perf reads as chains, with nothing to unwind
+				if [ -x /usr/bin/perf ]; then
+					rm -rf inj-dwarf.data dw-home && mkdir dw-home
+					HOME=$PWD/dw-home $P inject -i guest-dwarf.data --guest-maps=1000=dw.vmctx -o inj-dwarf.data \
+						> /dev/null 2>&1
+					st=$(HOME=$PWD/dw-home /usr/bin/perf --buildid-dir inj-dwarf.data/debug report -i inj-dwarf.data \
+						--stdio --no-children -g folded,0,caller,count 2>inj-dwarf.err |
+						awk '/;main;outer;middle;inner$/ { n += $1 } END { print n + 0 }')
+					ty=$(/usr/bin/perf evlist -v -i inj-dwarf.data 2>/dev/null | sed -n 's/^cpu-clock.*sample_type: \([A-Z_|]*\).*/\1/p')
+					check "$st:$(grep -c 'Reserved bits' inj-dwarf.err):$(echo "$ty" | grep -c 'REGS_USER\|STACK_USER')" "$whole:0:0" \
+						"perf inject --guest-maps of guest stacks$W: $(/usr/bin/perf --version) gives main, outer, middle, inner to the $whole samples unwound so, from chains alone ($ty)"
+				fi
+				# hostile tables (gen-guest-dwarf.py): each sample's chain
+				# ends, within perf's bound on a chain (127 frames), with
+				# no memory error; where the rules lead off the stack or
+				# the search table out of its section, at the leaf
+				for k in loop offstack badhdr big; do
+					python3 gen-guest-dwarf.py host-dwarf.data ./unwind-me guest-dwarf-$k.data dw-$k.vmctx $k \
+						> /dev/null 2>&1 || { check "gen $k" ok "hostile tables$W: $k generated"; continue; }
+					vg "hostile tables$W: $k" script -i guest-dwarf-$k.data --guest-maps=1000=dw-$k.vmctx -F ip,sym
+					# frames per sample, the most and the samples in inner
+					st=$(echo "$out" | awk 'NF == 0 { if (n) { s++; if (n > m) m = n }; n = 0; next }
+						/^\t/ { n++ }
+						END { if (n) { s++; if (n > m) m = n }; print s + 0, m + 0 }')
+					hs=${st% *} hm=${st#* }
+					check "$rc:$hs:$(( hm <= 127 + 1 ))" "0:$n:1" \
+						"hostile tables$W: $k: perf script ends all $hs chains, the longest $hm frames (127 guest frames at most, and KVM's)"
+					case $k in
+					offstack|badhdr)
+						chains=$(echo "$out" | awk 'NF == 0 { if (s) print s; s = ""; next }
+							/^\t/ { s = s (s ? ";" : "") $2 } END { if (s) print s }')
+						check "$(echo "$chains" | grep -c '^inner$\|^inner;\[unknown\]$'):$(echo "$chains" | grep -c '^inner;middle')" "$in:0" \
+							"hostile tables$W: $k: the $in samples in inner keep their leaf, unwound no further" ;;
+					esac
+				done
 			done
+			P=$Pdw
 		else
 			echo "skip guest stacks unwound: no cc, no perf record --call-graph dwarf, or no samples"
 		fi
