@@ -16,7 +16,8 @@
 #
 # Two more builds of the same perf for test/perf/run-checks.sh:
 # perf-nolibvmctx (NO_LIBVMCTX=1) and perf-libunwind, with libunwind's
-# DWARF unwinder in place of libdw's, as Debian builds perf.
+# DWARF unwinder in place of libdw's, as Debian builds perf; not with
+# VMCTX_PERF_VARIANTS=0 (the demo's: only the lab's checks read them).
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
@@ -68,6 +69,8 @@ libs=$(ldd "$out/perf")
 grep -q "$vprefix/lib/libvmctx.so" <<<"$libs" || die "perf does not load $vprefix/lib/libvmctx.so"
 grep -q 'libtraceevent\.so\.1 => /' <<<"$libs" || die "perf does not load the system libtraceevent.so.1"
 log "perf ready in $((SECONDS - start)) s: $out/perf"
+
+[ "${VMCTX_PERF_VARIANTS:-1}" = 1 ] || exit 0
 
 # ---- the same perf without libvmctx (NO_LIBVMCTX=1), as a distribution
 # that does not ship the library builds it: test/perf/run-checks.sh checks

@@ -27,6 +27,9 @@ mkdir -p "$LAB_DIR" "$RESULTS_DIR"
 "$LAB_SRC/build-qemu.sh"
 "$LAB_SRC/build-kernel.sh" patched
 "$LAB_SRC/build-tools.sh"
+# (not the perf variants that only the lab's checks read, here nor in
+# run-linux-lab.sh)
+export VMCTX_PERF_VARIANTS=0
 "$LAB_SRC/build-perf.sh"
 "$LAB_SRC/build-initramfs.sh"
 logf=$RESULTS_DIR/demo.log
