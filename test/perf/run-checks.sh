@@ -605,8 +605,9 @@ for bo in le be; do
 					"guest stacks unwound$W: no file opened at a guest object's name, nor its lines looked up"
 				vg "guest stacks unwound$W" script -i guest-dwarf.data --guest-maps=1000=dw.vmctx -F ip,sym
 				# each sample's frames, innermost first: "inner;middle;..."
-				chains=$(echo "$out" | awk 'NF == 0 { if (s) print s; s = ""; next }
-					/^\t/ { s = s (s ? ";" : "") $2 } END { if (s) print s }')
+				chains=$(echo "$out" | awk 'function fr(l) { sub(/^\t *[0-9a-f]+ /, "", l); return l }
+					NF == 0 { if (s) print s; s = ""; next }
+					/^\t/ { s = s (s ? ";" : "") fr($0) } END { if (s) print s }')
 				in=$(echo "$chains" | grep -c '^inner')
 				whole=$(echo "$chains" | grep -c '^inner;middle;outer;main')
 				check "$(( in > 0 && whole * 100 >= in * 95 ))" 1 \
@@ -618,10 +619,11 @@ for bo in le be; do
 				# the same bundle without its tables: each sample keeps its leaf
 				zcat dw.vmctx | grep -v '^x-unwind ' | gzip > dw-notables.vmctx
 				out=$($P script -i guest-dwarf.data --guest-maps=1000=dw-notables.vmctx -F ip,sym 2>/dev/null)
-				chains=$(echo "$out" | awk 'NF == 0 { if (s) print s; s = ""; next }
-					/^\t/ { s = s (s ? ";" : "") $2 } END { if (s) print s }')
-				check "$(echo "$chains" | grep -c '^inner'):$(echo "$chains" | grep -c '^inner;middle')" "$in:0" \
-					"guest stacks without tables$W: the $in samples in inner keep their leaf, unwound no further"
+				chains=$(echo "$out" | awk 'function fr(l) { sub(/^\t *[0-9a-f]+ /, "", l); return l }
+					NF == 0 { if (s) print s; s = ""; next }
+					/^\t/ { s = s (s ? ";" : "") fr($0) } END { if (s) print s }')
+				check "$(echo "$chains" | grep -c '^inner'):$(echo "$chains" | grep -c '^inner;middle'):$(echo "$chains" | grep -c '^inner;\[guest stack cut\]')" "$in:0:$in" \
+					"guest stacks without tables$W: the $in samples in inner keep their leaf, unwound no further, and say so ([guest stack cut])"
 				# perf inject --guest-maps writes the unwound chains, which
 				# Debian's perf reads as chains, with nothing to unwind
 				if [ -x /usr/bin/perf ]; then
@@ -648,14 +650,19 @@ for bo in le be; do
 						/^\t/ { n++ }
 						END { if (n) { s++; if (n > m) m = n }; print s + 0, m + 0 }')
 					hs=${st% *} hm=${st#* }
-					check "$rc:$hs:$(( hm <= 127 + 1 ))" "0:$n:1" \
-						"hostile tables$W: $k: perf script ends all $hs chains, the longest $hm frames (127 guest frames at most, and KVM's)"
+					check "$rc:$hs:$(( hm <= 127 + 2 ))" "0:$n:1" \
+						"hostile tables$W: $k: perf script ends all $hs chains, the longest $hm frames (127 guest frames at most, the cut's mark and KVM's)"
 					case $k in
+					loop)
+						# no end but the chain's bound, which the mark says
+						cut=$(echo "$out" | grep -c '^[[:space:]]*0 \[guest stack cut\]$')
+						check "$cut" "$hs" "hostile tables$W: loop: each of the $hs chains cut short says so ([guest stack cut])" ;;
 					offstack|badhdr)
-						chains=$(echo "$out" | awk 'NF == 0 { if (s) print s; s = ""; next }
-							/^\t/ { s = s (s ? ";" : "") $2 } END { if (s) print s }')
-						check "$(echo "$chains" | grep -c '^inner$\|^inner;\[unknown\]$'):$(echo "$chains" | grep -c '^inner;middle')" "$in:0" \
-							"hostile tables$W: $k: the $in samples in inner keep their leaf, unwound no further" ;;
+						chains=$(echo "$out" | awk 'function fr(l) { sub(/^\t *[0-9a-f]+ /, "", l); return l }
+							NF == 0 { if (s) print s; s = ""; next }
+							/^\t/ { s = s (s ? ";" : "") fr($0) } END { if (s) print s }')
+						check "$(echo "$chains" | grep -c '^inner;\[guest stack cut\]$\|^inner;\[guest stack cut\];\[unknown\]$'):$(echo "$chains" | grep -c '^inner;middle')" "$in:0" \
+							"hostile tables$W: $k: the $in samples in inner keep their leaf, unwound no further, then the cut's mark" ;;
 					esac
 				done
 			done

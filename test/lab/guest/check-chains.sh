@@ -128,8 +128,9 @@ awk -v ea="$exp_a" -v eb="$exp_b" '
 	BEGIN { na = split(ea, A, ";"); split(eb, B, ";") }
 	$0 ~ /^leaf \(/ {
 		n = split($0, f, ";"); leaf++
-		# the guest frames: up to the first of the host kernel
-		for (g = 1; g <= n && f[g] !~ /\[kernel\.kallsyms\]\)$/; g++) ;
+		# the guest frames: up to the first of the host kernel, or
+		# to perf's mark of a guest stack cut short (an early end)
+		for (g = 1; g <= n && f[g] !~ /\[kernel\.kallsyms\]\)$/ && f[g] !~ /^\[guest stack cut\] /; g++) ;
 		g--
 		ex = (g == na); pre = 1
 		for (i = 1; i <= g; i++) {
