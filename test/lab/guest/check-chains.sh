@@ -129,7 +129,7 @@ awk -v ea="$exp_a" -v eb="$exp_b" '
 	$0 ~ /^leaf \(/ {
 		n = split($0, f, ";"); leaf++
 		# the guest frames: up to the first of the host kernel, or
-		# to perf's mark of a guest stack cut short (an early end)
+		# to the mark perf gives a guest stack cut short (an early end)
 		for (g = 1; g <= n && f[g] !~ /\[kernel\.kallsyms\]\)$/ && f[g] !~ /^\[guest stack cut\] /; g++) ;
 		g--
 		ex = (g == na); pre = 1
