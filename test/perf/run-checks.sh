@@ -665,6 +665,13 @@ for bo in le be; do
 							"hostile tables$W: $k: the $in samples in inner keep their leaf, unwound no further, then the cut's mark" ;;
 					esac
 				done
+				# 100 MB of tables: the bundle says so, and its reader
+				# refuses the table before it reads a byte of it
+				zcat dw.vmctx | sed 's/^\(x-unwind 0 eh_frame [^ ]*\) size=[0-9]* off=0 /\1 size=104857600 off=0 /' |
+					gzip > dw-100m.vmctx
+				out=$($P script -i guest-dwarf.data --guest-maps=1000=dw-100m.vmctx -F ip,sym 2>&1); rc=$?
+				check "$([ $rc != 0 ] && echo refused):$(echo "$out" | grep -c 'dw-100m.vmctx: Count, string or size beyond a limit')" \
+					"refused:1" "hostile tables$W: a table of 100 MB is refused, its bundle named"
 			done
 			P=$Pdw
 		else
