@@ -103,30 +103,10 @@ def main():
         sys.exit('usage: flame-check.py DOM WANT [PROCESS]')
     if len(sys.argv) == 4:
         GUEST[0] = sys.argv[3]
-    p = Frames()
-    with open(sys.argv[1], encoding='utf-8', errors='replace') as f:
-        p.feed(f.read())
     want = float(sys.argv[2])
-    frames = p.frames
+    frames = boxes(sys.argv[1])
     print('flame-check: %d boxes in the flame graph' % len(frames))
-    rows = {}
-    for fr in frames:
-        rows.setdefault(round(fr[1], 1), []).append(fr)
-    ys = sorted(rows)
-    step = min((b - a for a, b in zip(ys, ys[1:])), default=0)
-    eps = 0.01
-
-    def parent(fr):
-        for q in rows.get(round(fr[1] - step, 1), []):
-            if q[0] <= fr[0] + eps and q[0] + q[2] >= fr[0] + fr[2] - eps:
-                return q
-        return None
-
-    def stack(fr):
-        s = [fr]
-        while s[-1][1] > ys[0] and parent(s[-1]):
-            s.append(parent(s[-1]))
-        return [q[3] for q in reversed(s)]
+    parent, stack = tree_of(frames)
 
     ok = True
     # the widest leaf box whose stack holds the host's KVM and then tree's
