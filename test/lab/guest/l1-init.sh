@@ -251,7 +251,7 @@ if [ "$host" = perf ]; then
 		--guest-fetch-timeout=900 \
 		-a -o /tmp/perf.data -- sh /tmp/window.sh \
 		2> /tmp/perf-record.err ||
-		{ cat /tmp/perf-record.err; tails; finish "FAIL perf record of the L2 guests"; }
+		{ sed "s/^/perf record: /" /tmp/perf-record.err; tails; finish "FAIL perf record of the L2 guests"; }
 	# (its lines prefixed: perf's "WARNING: " at a line's start is a
 	# kernel splat to run-linux-lab.sh)
 	sed -n '/^\[ perf record/!s/^/perf record: /p' /tmp/perf-record.err
@@ -267,8 +267,8 @@ elif [ "$host" = soak ]; then
 		opts="--switch-events --sample-identifier -e cpu-clock/period=$period/ -e kvm:kvm_vcpu_wakeup"
 	perf record $opts -a -o /tmp/perf.data -- sh /tmp/window.sh \
 		2> /tmp/perf-record.err ||
-		{ cat /tmp/perf-record.err; tails; finish "SOAK-FAIL perf record of the L2 guests"; }
-	grep -v '^\[ perf record' /tmp/perf-record.err
+		{ sed "s/^/perf record: /" /tmp/perf-record.err; tails; finish "SOAK-FAIL perf record of the L2 guests"; }
+	sed -n '/^\[ perf record/!s/^/perf record: /p' /tmp/perf-record.err
 	stamp "the recording ended"
 elif [ "$host" = chains ]; then
 	# -g asks KVM for each guest sample's call chain.  KVM's defaults
@@ -282,8 +282,8 @@ elif [ "$host" = chains ]; then
 	echo "VMCTX-LAB: kvm.perf_callchain_max_pages=$(cat $kvmp/perf_callchain_max_pages) max_rate=$(cat $kvmp/perf_callchain_max_rate) guest_kernel=$(cat $kvmp/perf_callchain_guest_kernel)"
 	perf record --vmcs-ctx -g -e cpu-clock -c "$period" -a -o /tmp/perf.data -- sh /tmp/window.sh \
 		2> /tmp/perf-record.err ||
-		{ cat /tmp/perf-record.err; tails; finish "FAIL perf record -g of the L2 guest"; }
-	grep -v '^\[ perf record' /tmp/perf-record.err
+		{ sed "s/^/perf record: /" /tmp/perf-record.err; tails; finish "FAIL perf record -g of the L2 guest"; }
+	sed -n '/^\[ perf record/!s/^/perf record: /p' /tmp/perf-record.err
 	stamp "the recording ended"
 elif [ "$host" = dwarf ]; then
 	# --call-graph dwarf asks KVM for each guest user sample's registers
@@ -294,8 +294,8 @@ elif [ "$host" = dwarf ]; then
 	perf record --vmcs-ctx --call-graph dwarf,8192 -e cpu-clock -c "$period" -a -D -1 \
 		--control=fifo:/tmp/perf-ctl,/tmp/perf-ack -o /tmp/perf.data -- sh /tmp/window.sh \
 		2> /tmp/perf-record.err ||
-		{ cat /tmp/perf-record.err; tails; finish "FAIL perf record --call-graph dwarf of the L2 guest"; }
-	grep -v '^\[ perf record' /tmp/perf-record.err
+		{ sed "s/^/perf record: /" /tmp/perf-record.err; tails; finish "FAIL perf record --call-graph dwarf of the L2 guest"; }
+	sed -n '/^\[ perf record/!s/^/perf record: /p' /tmp/perf-record.err
 	stamp "the recording ended"
 elif [ "$host" = readme ]; then
 	# The README's "On a real KVM host", step 4 on the host, as written
@@ -316,7 +316,7 @@ elif [ "$host" = readme ]; then
 	echo "readme: on the host: $cmd"
 	mkdir -p /tmp/readme
 	(cd /tmp/readme && sh -c "$cmd") > /tmp/perf-record.out 2> /tmp/perf-record.err ||
-		{ cat /tmp/perf-record.err; tails; finish "FAIL the README's perf record on the host"; }
+		{ sed "s/^/perf record: /" /tmp/perf-record.err; tails; finish "FAIL the README's perf record on the host"; }
 	sed 's/^/readme: /' /tmp/perf-record.err
 	stamp "the recording ended"
 else
