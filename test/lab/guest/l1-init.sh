@@ -127,8 +127,12 @@ top=\$serve
 disk=24
 [ "\$work" = dwarf ] && { disk=96; dir=/lab/l2d; }
 dd if=/dev/zero of=/tmp/out-\$n.img bs=1M count=\$disk 2>/dev/null
+# its monitor, on two pipes (/tmp/l2-look.sh)
+rm -f /tmp/l2-\$n.mon.in /tmp/l2-\$n.mon.out
+mkfifo /tmp/l2-\$n.mon.in /tmp/l2-\$n.mon.out
 qemu-system-x86_64 -accel kvm -cpu host -smp 2 -m 256M -nodefaults -no-reboot \
 	-display none -serial stdio -name guest\$n,debug-threads=on -L /share/qemu \
+	-monitor pipe:/tmp/l2-\$n.mon \
 	-drive file=/tmp/out-\$n.img,if=virtio,format=raw \$vsock \
 	-kernel \$dir/bzImage -initrd \$dir/initramfs.cpio.gz \
 	-append "console=ttyS0 quiet panic=-1 tsc=reliable lapic=notscdeadline \$l2pti vmctx.secs=$secs vmctx.churn=\$churn vmctx.backend=\$backend vmctx.work=\$work vmctx.storm=\$storm vmctx.serve=\$serve vmctx.top=\$top" \
@@ -138,6 +142,38 @@ wait \$!
 echo "qemu exit \$?" > /tmp/l2-\$n.exit
 EOS
 all=$(seq 1 "$guests" | tr "\n" " ")
+# l2-look.sh N: what KVM holds of a hung guest N, before it is stopped:
+# the exits, halts, wakeups and interrupt injections KVM counted for it
+# over 5 s (none: its vCPUs slept all along), then each vCPU's registers
+# (HLT=1: halted; IF in RFLAGS) and local APIC (ISR: a vector delivered
+# and never ended; IRR: one pending; the timer's count) from its QEMU's
+# monitor.  A guest halted with interrupts on, a vector in service and
+# none pending was given an interrupt that its code never ran.
+cat > /tmp/l2-look.sh <<'EOS'
+n=$1 m=/tmp/l2-$1.mon
+d=$(ls -d /sys/kernel/debug/kvm/"$(cat /tmp/l2-$n.pid)"-* 2>/dev/null | head -n 1)
+counts() {
+	for s in exits halt_exits halt_wakeup irq_exits irq_window_exits irq_injections nmi_injections req_event; do
+		printf ' %s %s' $s "$(cat "$d/$s" 2>/dev/null)"
+	done
+}
+echo "VMCTX-LAB: L2 look guest$n: KVM's counts:$(counts)"
+sleep 5
+echo "VMCTX-LAB: L2 look guest$n: 5 s later:$(counts)"
+cat $m.out > /tmp/l2-$n.look &
+c=$!
+for cmd in "info registers -a" "info lapic 0" "info lapic 1"; do
+	echo "$cmd" > $m.in
+	sleep 1
+done
+sleep 2
+kill $c
+# (the registers that say where it is and whether it may take an
+# interrupt; not its FPU, vector, debug or segment registers)
+tr -d '\r' < /tmp/l2-$n.look | grep -av '^QEMU .*monitor\|(qemu)' | grep -a . |
+	grep -avE '^(FPR|XMM|DR[0-7]|[CDEFGS]S =|LDT|TR |GDT|IDT|FCW|EFER)' |
+	sed "s/^/VMCTX-LAB: L2 look guest$n: /"
+EOS
 # The recording window is the guest agents': from the QEMUs' start until
 # every guest says "window closed"; QEMU goes on to hand over the bundle.
 # vmctx.together=1 starts the guests at once; by default each starts when
@@ -181,6 +217,7 @@ poll() {
 	[ -z "\$up" ] || [ \$((up * 3)) -le 1500 ] || limit=\$((up * 3))
 	[ \$i -lt \$limit ] && return
 	echo "VMCTX-LAB: GUEST-HUNG guest\$1: its console said nothing for \$limit polls (\$((limit / 300)) minutes or more; it came up after \${up:-no} polls)"
+	sh /tmp/l2-look.sh \$1
 	kill \$(cat /tmp/l2-\$1.pid)
 	exit 1
 }
@@ -365,6 +402,7 @@ for n in $all; do
 		fi
 		if [ $waited -gt "${l2_timeout:-240}" ]; then
 			kill $progress
+			sh /tmp/l2-look.sh $n
 			tail -c 2000 /tmp/l2-$n.log
 			finish "FAIL guest$n said nothing for ${l2_timeout:-240} s after the recording"
 		fi
