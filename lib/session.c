@@ -150,6 +150,10 @@ int vmctx_session_attach_bundle(struct vmctx_session *s, int vm_tgid,
 		return i;
 	vm = &s->vms[i];
 	vm->bundle = b;
+	/* its vCPUs' task caches index the bundle they resolved through */
+	for (size_t j = 0; j < s->tl.nvcpus; j++)
+		if (s->tl.vcpus[j].vm_idx == i)
+			s->tl.vcpus[j].cache_task = -1;
 	memset(&vm->clock, 0, sizeof(vm->clock));
 	if (guest_ns_offset != VMCTX_OFFSET_UNKNOWN)
 		vmctx_clock_set_linear(&vm->clock, 0, guest_ns_offset, 0);

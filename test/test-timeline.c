@@ -870,6 +870,74 @@ static void bundles_name_vms_named_by_default(void)
 	vmctx_bundle_free(b);
 }
 
+/*
+ * A bundle with one process a root: @n processes at ROOT(roots[i]), each
+ * running function names[i] at 0x400010.
+ */
+static struct vmctx_bundle *bundle_of(int n, const int *roots, const char *const *names)
+{
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	int i, ok = b != NULL;
+
+	for (i = 0; ok && i < n; i++) {
+		char path[32];
+		int o, t;
+
+		snprintf(path, sizeof(path), "/usr/bin/p%d", i);
+		o = vmctx_bundle_add_object(b, path, NULL);
+		t = vmctx_bundle_add_task(b, ROOT(roots[i]), 300 + i, 300 + i, names[i], 0,
+					  VMCTX_TIME_NONE);
+		ok = o >= 0 && t >= 0 && !vmctx_bundle_add_symbol(b, o, 0x10, 0x100, names[i]) &&
+		     !vmctx_bundle_add_map(b, t, 0x400000, 0x402000, 0, 0x400000, o, path);
+	}
+	if (ok && !vmctx_bundle_seal(b))
+		return b;
+	vmctx_bundle_free(b);
+	return NULL;
+}
+
+/*
+ * A bundle attached again to a VM resolves the VM's next samples: a vCPU
+ * that resolved a root through the first does not keep its answer.  (The
+ * root is the first bundle's first task and the second's second.)
+ */
+static void a_bundle_attached_again_resolves(void)
+{
+	static const int roots_a[] = { 0 }, roots_b[] = { 1, 0 };
+	static const char *const names_a[] = { "in_first" }, *const names_b[] = { "other", "in_second" };
+	struct vmctx_bundle *a = bundle_of(1, roots_a, names_a), *b = bundle_of(2, roots_b, names_b);
+	struct vmctx_session *s = vmctx_session_new(NULL);
+	struct vmctx_table *t;
+	const char *f = NULL;
+	int i, err = 0;
+
+	declare_vm1(s);
+	CHECK(a && b && !vmctx_session_attach_bundle(s, VM_PID(1), a, 0), "first bundle attached");
+	for (i = 0; i < 20; i++) {
+		struct vmctx_sample smp = gsample(i, 0);
+
+		if (i == 10 && vmctx_session_attach_bundle(s, VM_PID(1), b, 0))
+			err = -1;
+		smp.cpl = 3;
+		smp.ip = 0x400010;
+		err = err ? err : vmctx_session_sample(s, &smp);
+	}
+	CHECK(!err && !vmctx_session_finish(s, 20 * SCEN_TICK_NS), "samples through both bundles");
+	t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(1), -1);
+	for (i = 0; t && i < (int)vmctx_table_nrows(t); i++) {
+		uint64_t n;
+
+		vmctx_table_row(t, i, &n, &f, NULL);
+		CHECK(!strcmp(f, "in_first") || !strcmp(f, "in_second"),
+		      "row %d: %" PRIu64 " samples in %s, a function no task at the root ran", i, n, f);
+	}
+	CHECK(t && vmctx_table_nrows(t) == 2, "two rows, one a bundle (%zu)", vmctx_table_nrows(t));
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+	vmctx_bundle_free(a);
+	vmctx_bundle_free(b);
+}
+
 static void bad_input_is_refused(void)
 {
 	struct vmctx_sample smp = gsample(0, 0);
@@ -1436,6 +1504,7 @@ int main(void)
 	undeclared_vms_are_refused();
 	vcpus_are_listed_in_id_order();
 	bundles_name_vms_named_by_default();
+	a_bundle_attached_again_resolves();
 	bad_input_is_refused();
 	hostile_streams_are_bounded();
 	steal_names_a_bounded_number_of_owners();
