@@ -803,9 +803,17 @@ static int parse_line(struct reader *r)
 		return rec_unwind(r);
 	if (!strncmp(r->tok[0], "x-", 2) && r->state > S_COUNTS)
 		return 0;
-	for (sec = S_COUNTS; sec <= S_END; sec++)
+	/*
+	 * A record in order is of the current section or a later one: look
+	 * there first (a bundle is mostly runs of one record), then at all.
+	 */
+	for (sec = r->state > S_COUNTS ? r->state : S_COUNTS; sec <= S_END; sec++)
 		if (!strcmp(r->tok[0], keywords[sec]))
 			break;
+	if (sec > S_END)
+		for (sec = S_COUNTS; sec <= S_END; sec++)
+			if (!strcmp(r->tok[0], keywords[sec]))
+				break;
 	if (sec > S_END)
 		return fail(r, -VMCTX_E_SYNTAX, "unknown record");
 	/* The records before the window appear once each, in order; the
