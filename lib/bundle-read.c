@@ -178,10 +178,14 @@ static int xdigit(char c)
  */
 static int decode(struct reader *r, const char *s, size_t max, bool nonempty, char **out)
 {
-	size_t i, n = 0;
+	/* most strings escape nothing: measured and copied whole */
+	bool plain = !strchr(s, '%');
+	size_t i, n = plain ? strlen(s) : 0;
 	char *d;
 
-	for (i = 0; s[i]; n++) {
+	if (plain && n > max)
+		return fail(r, -VMCTX_E_LIMIT, "string too long");
+	for (i = 0; !plain && s[i]; n++) {
 		if (s[i] == '%') {
 			if (xdigit(s[i + 1]) < 0 || xdigit(s[i + 2]) < 0)
 				return fail(r, -VMCTX_E_SYNTAX, "bad %XX escape");
@@ -199,15 +203,19 @@ static int decode(struct reader *r, const char *s, size_t max, bool nonempty, ch
 	d = malloc(n + 1);
 	if (!d)
 		return -ENOMEM;
-	for (i = 0, n = 0; s[i]; n++) {
-		if (s[i] == '%') {
-			d[n] = xdigit(s[i + 1]) << 4 | xdigit(s[i + 2]);
-			i += 3;
-		} else {
-			d[n] = s[i++];
+	if (plain) {
+		memcpy(d, s, n + 1);
+	} else {
+		for (i = 0, n = 0; s[i]; n++) {
+			if (s[i] == '%') {
+				d[n] = xdigit(s[i + 1]) << 4 | xdigit(s[i + 2]);
+				i += 3;
+			} else {
+				d[n] = s[i++];
+			}
 		}
+		d[n] = '\0';
 	}
-	d[n] = '\0';
 	*out = d;
 	return 0;
 }

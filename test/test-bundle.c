@@ -802,6 +802,11 @@ static void test_absurd_strings_are_limit(void)
 	memset(line + n, 'x', BUNDLE_MAX_SHORT + 1);
 	line[n + BUNDLE_MAX_SHORT + 1] = '\0';
 	expect_mutated("comm over its cap", "task 0", line, -VMCTX_E_LIMIT);
+	/* at its cap, plain and with its last byte escaped, it is read */
+	line[n + BUNDLE_MAX_SHORT] = '\0';
+	expect_mutated("comm at its cap", "task 0", line, 0);
+	strcpy(line + n + BUNDLE_MAX_SHORT - 1, "%41");
+	expect_mutated("comm at its cap, escaped", "task 0", line, 0);
 	free(line);
 
 	/* An escaped path of 4097 bytes (12291 characters). */
