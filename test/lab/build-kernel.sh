@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# build-kernel.sh patched|stock|debug: build the L1 kernel from
-# linux-source-6.12 with (patched) or without (stock) the kernel-patches
-# series; debug is the patched kernel with lockdep, KASAN and UBSAN
-# (l1-debug.config on top of l1.config).
+# build-kernel.sh patched|stock|debug|stock-debug: build the L1 kernel
+# from linux-source-6.12 with (patched) or without (stock) the
+# kernel-patches series; debug is the patched kernel with lockdep, KASAN
+# and UBSAN (l1-debug.config on top of l1.config), stock-debug the stock
+# one with the same (the debug soak's baseline).
 #
 # One unpacked tree serves both flavours: quilt pushes or pops the series, and
 # each flavour builds into its own O= directory.  The compiler sees the same
@@ -13,11 +14,11 @@
 set -euo pipefail
 . "$(dirname "$0")/lab-env.sh"
 
-flavour=${1:?usage: build-kernel.sh patched|stock|debug}
+flavour=${1:?usage: build-kernel.sh patched|stock|debug|stock-debug}
 frags=("$LAB_SRC/l1.config")
 case $flavour in
 patched|stock) ;;
-debug) frags+=("$LAB_SRC/l1-debug.config") ;;
+debug|stock-debug) frags+=("$LAB_SRC/l1-debug.config") ;;
 *) die "unknown flavour $flavour" ;;
 esac
 lab_lock
@@ -34,9 +35,10 @@ if [ "$(cat "$LINUX_TREE/.vmctx-stamp" 2>/dev/null)" != "$stamp" ]; then
 	echo "$stamp" > "$LINUX_TREE/.vmctx-stamp"
 	# tar keeps the archive's old mtimes: objects built from an earlier
 	# series could look newer than a file that changed, so start over
-	rm -rf "$LAB_DIR/out/patched" "$LAB_DIR/out/stock" "$LAB_DIR/out/debug"
+	rm -rf "$LAB_DIR/out/patched" "$LAB_DIR/out/stock" "$LAB_DIR/out/debug" \
+		"$LAB_DIR/out/stock-debug"
 fi
-if [ "$flavour" = stock ]; then tree_state stock; else tree_state patched; fi
+case $flavour in stock*) tree_state stock ;; *) tree_state patched ;; esac
 # the lab-only NMI exerciser (test/lab/nmi, not part of the series) is built
 # into both flavours; without PERF_SAMPLE_GUEST_CTX it compiles to nothing
 cmp -s "$LAB_SRC/nmi/vmctx_lab_nmi.c" "$LINUX_TREE/kernel/events/vmctx_lab_nmi.c" ||

@@ -38,12 +38,12 @@ mkdir -p "$W" "$RESULTS_DIR"
 [ -f /usr/share/seabios/bios-256k.bin ] || die "no /usr/share/seabios/bios-256k.bin (package seabios)"
 
 # ---- the L1 host: the patched kernel (VMCTX_LINUX_L1=stock: unpatched,
-# for the soak's baseline; debug: patched, with lockdep and KASAN) and the
-# recorder
+# for the soak's baseline; debug: patched, with lockdep and KASAN;
+# stock-debug: unpatched with the same, debug's baseline) and the recorder
 flavour=${VMCTX_LINUX_L1:-patched}
 case $flavour in
-patched|stock|debug) ;;
-*) die "VMCTX_LINUX_L1=$flavour: not patched, stock or debug" ;;
+patched|stock|debug|stock-debug) ;;
+*) die "VMCTX_LINUX_L1=$flavour: not patched, stock, debug or stock-debug" ;;
 esac
 [ "$flavour" = patched ] || [ "${VMCTX_LINUX_RUNS:-}" = soak ] ||
 	die "VMCTX_LINUX_L1=$flavour runs only the soak (VMCTX_LINUX_RUNS=soak)"
@@ -686,7 +686,7 @@ boot_once() {
 # judges against the stock L1's.
 soak() {
 	local n=${VMCTX_SOAK_BOOTS:-3} i t keys l1_id emu_id vmcs=1 ok=0 failed=0 oops=0 died=0 hung=0 stuck=0 l2=0 l2h=0 slow=0
-	[ "$flavour" = stock ] && vmcs=0
+	case $flavour in stock*) vmcs=0 ;; esac
 	# what was booted: the L1 kernel's and the emulator's SHA-256 (short)
 	l1_id=l1:$(sha256sum < "$l1" | cut -c1-12)
 	emu_id=qemu:$(sha256sum < "$L1_QEMU" | cut -c1-12)

@@ -29,7 +29,9 @@
 #   VMCTX_SOAK_BOOTS     boots of each L1 (default 2; 'make soak' 10)
 #   VMCTX_SOAK_L1        the L1s, the baseline first (default "stock
 #                        patched"; "debug" is the patched L1 with lockdep
-#                        and KASAN)
+#                        and KASAN, "stock-debug" the stock one with the
+#                        same: "stock-debug debug" compares those two; a
+#                        stock flavour is the baseline of those after it)
 #   VMCTX_SOAK_TOGETHER  1: the L1s boot at once, each the other's load
 #                        (each in its own work directory)
 #   VMCTX_SOAK_LOAD      1: a CPU-bound loop beside the emulators all along
@@ -100,8 +102,8 @@ for f in $l1s; do
 	lines+=("$sum")
 	l1=$(( $(count 'L1 died' "$sum") + $(count 'L1 hung' "$sum") + $(count 'L1 stuck' "$sum") ))
 	l2=$(( $(count 'with an L2 reset' "$sum") + $(count 'with an L2 hang' "$sum") ))
-	if [ "$f" = stock ]; then
-		base_l1=$l1 base_l2=$l2	# the baseline: the emulator's rate
+	if [ "${f#stock}" != "$f" ]; then
+		base_l1=$l1 base_l2=$l2 base_f=$f	# the baseline: the emulator's rate
 		continue
 	fi
 	if [ "$(count 'L1 oops' "$sum")" != 0 ]; then
@@ -118,11 +120,11 @@ for f in $l1s; do
 	fi
 	if [ "$l1" -gt $((base_l1 + slack)) ]; then
 		bad=1
-		log "FAILED: the $f L1 died, hung or stuck in $l1 of $boots boots, the stock L1 in $base_l1"
+		log "FAILED: the $f L1 died, hung or stuck in $l1 of $boots boots, the $base_f L1 in $base_l1"
 	fi
 	if [ "$l2" -gt $((base_l2 + slack)) ]; then
 		bad=1
-		log "FAILED: an L2 guest reset or hung in $l2 of $boots boots of the $f L1, of the stock L1 in $base_l2"
+		log "FAILED: an L2 guest reset or hung in $l2 of $boots boots of the $f L1, of the $base_f L1 in $base_l2"
 	fi
 done
 echo "soak: summary ($boots boots each, slack $slack$([ "$together" = 1 ] && echo ', the L1s at once')$([ -n "$load" ] && echo ', a second CPU load beside'), ${VMCTX_TCG:-tcg}):"
