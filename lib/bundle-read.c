@@ -774,6 +774,17 @@ static int magic_line(struct reader *r)
 	return 0;
 }
 
+/* The section whose record is named @name, from section @from on; S_DONE if none. */
+static enum section section_of(const char *name, enum section from)
+{
+	enum section sec;
+
+	for (sec = from; sec <= S_END; sec++)
+		if (!strcmp(name, keywords[sec]))
+			break;
+	return sec;
+}
+
 /* One complete line, without its newline, NUL-terminated in r->line. */
 static int parse_line(struct reader *r)
 {
@@ -815,13 +826,9 @@ static int parse_line(struct reader *r)
 	 * A record in order is of the current section or a later one: look
 	 * there first (a bundle is mostly runs of one record), then at all.
 	 */
-	for (sec = r->state > S_COUNTS ? r->state : S_COUNTS; sec <= S_END; sec++)
-		if (!strcmp(r->tok[0], keywords[sec]))
-			break;
+	sec = section_of(r->tok[0], r->state > S_COUNTS ? r->state : S_COUNTS);
 	if (sec > S_END)
-		for (sec = S_COUNTS; sec <= S_END; sec++)
-			if (!strcmp(r->tok[0], keywords[sec]))
-				break;
+		sec = section_of(r->tok[0], S_COUNTS);
 	if (sec > S_END)
 		return fail(r, -VMCTX_E_SYNTAX, "unknown record");
 	/* The records before the window appear once each, in order; the
