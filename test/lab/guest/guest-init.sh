@@ -211,6 +211,50 @@ if [ "$work" = dwarf ]; then
 	say "dwarf files on vda ($(wc -c < $d/guest.data) bytes of the guest's perf.data)"
 	bye PASS
 fi
+# A window that does not close: once its work should long have ended
+# (90 s of this guest's time after), say what each task waits on, the
+# interrupts each vCPU has taken and the last context switches, once;
+# the host's look (l2-look.sh) shows KVM's side.  The perf run's guest2
+# went silent in its window in three cold CIs (30 November, 1 December),
+# both vCPUs halted, and nothing said why.  Not a job of this shell: the
+# window's end waits for every job.  One sleep, not a poll: a timer a
+# second on a vCPU would hide a wakeup that never comes.
+stall_task() {
+	local p=$1 f state cpu comm rest
+	f=$(cat "$p/stat" 2>/dev/null) || return 1
+	rest=${f##*) }
+	set -- $rest
+	state=$1 cpu=${37:-?}
+	comm=$(cat "$p/comm" 2>/dev/null)
+	# user tasks only, and kernel threads not asleep
+	[ "$2" = 2 ] || [ "${p##*/}" = 2 ] && [ "$state" = S ] && return 1
+	[ "$state" = I ] && return 1
+	echo "${p##*/} $comm $state cpu$cpu $(cat "$p/wchan" 2>/dev/null)"
+}
+stall_report() {
+	local p t blocked=
+	say "stall: the window opened at $window_t0 s; at $(cut -d' ' -f1 /proc/uptime) s it has not closed"
+	grep -E '^ *(LOC|RES|CAL|TLB):' /proc/interrupts | tr -s ' ' | sed 's/^/VMCTX-L2: stall: irq /'
+	for p in /proc/[0-9]*; do
+		t=$(stall_task "$p") || continue
+		say "stall: task $t"
+		case $t in
+		*" R "*) ;;
+		*) say "stall:   $(head -n 6 "$p/stack" 2>/dev/null | sed 's/^\[<[0-9a-f]*>\] //' | tr '\n' '<')" ;;
+		esac
+		# the digest: the work's programs and the agent, not the
+		# shells and this report's own
+		case " $t " in
+		*" sh "* | *" init "* | *" usleep "* | *" sleep "* | *" cat "* | *" sed "* | *" head "* | *" tr "*) ;;
+		*) blocked="$blocked, $t" ;;
+		esac
+	done
+	[ -z "${sched_trace:-}" ] || tail -n 24 $T/trace | sed 's/^/VMCTX-L2: stall: trace /'
+	sleep 5
+	grep -E '^ *(LOC|RES|CAL):' /proc/interrupts | tr -s ' ' | sed 's/^/VMCTX-L2: stall: 5 s later: irq /'
+	say "stall: blocked: ${blocked#, }"
+}
+( (sleep $((wsecs + 90)); [ -f /tmp/window.closed ] || stall_report) & )
 sleep 1
 [ "$storm" = 1 ] && switch-storm 1 0 > /tmp/storm.out &
 # both on vCPU 1, so that the guest's scheduler shares it between them
@@ -284,6 +328,7 @@ wait
 [ "$storm" = 1 ] && say "switch storm: $(cat /tmp/storm.out) (round trips, seconds) on vCPU 0"
 # The host stops sampling when it reads this; give it a moment, so that
 # the processes below (outside the agent's window) are not sampled.
+touch /tmp/window.closed
 say "window closed"
 sleep 1
 # A serving agent: the host's perf record, whose recording this line

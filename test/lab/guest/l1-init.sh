@@ -277,6 +277,11 @@ tails() {
 			echo "-- guest$n, its kernel's first report:"
 			sed -n "$first,$((first + 80))p" /tmp/l2-$n.log
 		fi
+		# a window that did not close: what the guest said of its tasks
+		if grep -aq '^VMCTX-L2: stall: ' /tmp/l2-$n.log; then
+			echo "-- guest$n, its window that did not close:"
+			grep -a '^VMCTX-L2: stall: ' /tmp/l2-$n.log | head -n 200
+		fi
 		echo "-- guest$n:"
 		tail -30 /tmp/l2-$n.log
 		cat /tmp/l2-$n.exit 2>/dev/null

@@ -595,7 +595,7 @@ boot_once() {
 	# still schedules, so that a silence is told as L1's kernel stopping
 	# or as the run stopping with L1 alive)
 	local lines=0 grown= heard=$SECONDS beats=0 beat=$SECONDS n b g p looked= gap=0 pace look stop
-	panicked= silent= verdict=
+	panicked= silent= verdict= stall=
 	while kill -0 "$qemu" 2>/dev/null; do
 		# one pass over the console: its lines but heartbeats, the
 		# heartbeats, the guests' console size the last one gave, and
@@ -682,6 +682,10 @@ boot_once() {
 		# then names as reset too)
 		outcome=l2-hung
 		log "an L2 guest hung: $(grep -a -m1 '^VMCTX-LAB: GUEST-HUNG' "$logf" | sed 's/^VMCTX-LAB: GUEST-HUNG //; s/\r$//')"
+		# its own word on the tasks of a window that did not close
+		# (guest-init.sh's stall report), for the run's last line
+		stall=$(sed 's/\r$//' "$logf" | sed -n 's/^VMCTX-L2: stall: blocked: /blocked: /p' | head -n 1 | cut -c1-300)
+		[ -z "$stall" ] || log "the guest's tasks then: $stall"
 	elif grep -aq '^VMCTX-LAB: GUEST-RESET' "$logf"; then
 		outcome=l2-reset
 		log "an L2 guest stopped before it said DONE: $(grep -a '^VMCTX-LAB: GUEST-RESET' "$logf" | sed 's/.* //; s/\r$//' | tr '\n' ' ')$(grep -aq '^VMCTX-LAB: L2 SHUTDOWN' "$logf" && echo ', after a triple fault')"
@@ -806,7 +810,7 @@ for pti in ${VMCTX_LINUX_RUNS:-on off chains dwarf readme}; do
 			tries=$try
 			emu=
 			case $outcome in l1-hung|l2-reset|l2-hung) emu=$verdict ;; esac
-			how="$how $outcome${emu:+ [$emu]}"
+			how="$how $outcome${emu:+ [$emu]}${stall:+ [$stall]}"
 			case $outcome in ok|l1-oops) break ;; esac
 			tail -n 5 "$logf" | sed 's/\r$//'
 			cp "$logf" "$logf.try$try"
