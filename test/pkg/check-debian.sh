@@ -292,10 +292,17 @@ say "  $(wc -l <"$work/before.list") paths, the same before the packages and aft
 # ---- 6. the README's "On a real KVM host", steps 1 and 2, as written
 # (test/pkg/README): its apt-get lines (with -y: there is no one to say
 # yes), Debian's linux-source-6.12 unpacked and the series pushed with
-# quilt, then step 2's dpkg -i of the packages phase 1 built, and perf
-# built and asked for libvmctx.  Step 1's kernel build and boot are the
-# lab's (build-kernel.sh builds the same series, and its L1 boots it);
-# so is step 2's dpkg-buildpackage (phase 1 above).
+# quilt, the host's configuration taken over (make olddefconfig), then
+# step 2's dpkg -i of the packages phase 1 built, and perf built and
+# asked for libvmctx.  The host's /boot/config-$(uname -r) is that of
+# Debian's own 6.12 kernel for amd64, the one a Debian 12 KVM host runs.
+# Step 1's build (hours of a distribution's configuration) and boot are
+# left out: the lab builds the same series and boots it (build-kernel.sh);
+# what that build would run into is checked from the configuration: each
+# option Debian's kernel has is kept (make olddefconfig drops, silently,
+# what the build machine lacks a tool for: without pahole, the kernel's
+# and modules' BTF), and each tool the build of that configuration calls
+# is installed.  Step 2's dpkg-buildpackage is phase 1's above.
 # readme_block N: the lines of step N's code block, unindented
 readme_block() { awk -v n="$1" -f "$top/test/lab/readme-step.awk" "$top/README.md"; }
 step1=$(readme_block 1) step2=$(readme_block 2)
@@ -308,7 +315,8 @@ script() {
 	local l
 	while IFS= read -r l; do
 		case $l in
-		"cp /boot/config-"*"bindeb-pkg"|"dpkg -i ../linux-image-"*) continue ;;
+		"dpkg -i ../linux-image-"*) continue ;;
+		"cp /boot/config-"*" && make -j"*" bindeb-pkg") l=${l%% && make -j*} ;;
 		"cd /path/to/vmctx && dpkg-buildpackage -us -uc -b && "*)
 			l="mkdir -p /tmp/pkg/build && cd /tmp/pkg/build && ${l#cd /path/to/vmctx && dpkg-buildpackage -us -uc -b && }" ;;
 		"apt-get install "*) l="apt-get -q -y -o APT::Keep-Downloaded-Packages=true install ${l#apt-get install }" ;;
@@ -318,6 +326,7 @@ script() {
 	done <<<"$1"
 }
 grep -q '^QUILT_PATCHES=/path/to/vmctx/kernel-patches quilt push -a$' <<<"$step1" &&
+	grep -q '^cp /boot/config-$(uname -r) .config && make olddefconfig && make -j$(nproc) bindeb-pkg$' <<<"$step1" &&
 	grep -q '^cd /path/to/vmctx && dpkg-buildpackage -us -uc -b && dpkg -i ' <<<"$step2" &&
 	grep -q 'perf version --build-options | grep libvmctx' <<<"$step2" ||
 	die "README.md's \"On a real KVM host\" steps 1 and 2 have not the lines this test runs: $(tr '\n' ';' <<<"$step1$step2")"
@@ -325,6 +334,17 @@ mkdir -p "$root/tmp/vmctx"
 mount --bind "$top" "$root/tmp/vmctx"; mounts+=("$root/tmp/vmctx")
 mount -o remount,bind,ro "$root/tmp/vmctx"
 script "$step1" >"$root/tmp/readme-1.sh"
+# the host's configuration: Debian's newest 6.12 kernel for amd64
+kpkg=$(in_root apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$' |
+	awk '{ print $1 }' | sort -V | tail -n 1)
+[ -n "$kpkg" ] || die "no linux-image-6.12.*+deb12-amd64-unsigned in the root's package lists"
+in_root sh -c "cd /tmp && apt-get -q download $kpkg" >>"$work/apt.log" 2>&1 ||
+	{ tail "$work/apt.log" >&2; die "apt-get download $kpkg failed"; }
+host_config=/boot/config-$(uname -r)
+dpkg-deb --fsys-tarfile "$root"/tmp/"$kpkg"_*.deb | tar -x -O --wildcards './boot/config-*' >"$root$host_config" ||
+	die "$kpkg has no /boot/config-*"
+rm -f "$root"/tmp/"$kpkg"_*.deb
+say "  $host_config: $kpkg's"
 script "$step2" >"$root/tmp/readme-2.sh"
 phase "README step 1 as written, but the kernel's build and boot (log: readme.log)"
 in_root sh -e /tmp/readme-1.sh >"$work/readme.log" 2>&1 ||
@@ -333,6 +353,34 @@ src=/root/linux-source-6.12
 n=$(in_root sh -c "cd $src && quilt applied | wc -l")
 [ "$n" = "$(grep -c . "$top/kernel-patches/series")" ] || die "quilt applied $n patches, not the series' $(grep -c . "$top/kernel-patches/series")"
 say "  quilt push -a: $n patches applied to linux-source-6.12"
+# Debian's options, each kept with its value (but the compiler's name:
+# Debian's packages build with x86_64-linux-gnu-gcc-12, the same gcc)
+lost=$(grep '^CONFIG_' "$root$host_config" | grep -v '^CONFIG_CC_VERSION_TEXT=' | sort |
+	comm -23 - <(grep '^CONFIG_' "$root$src/.config" | sort))
+[ -z "$lost" ] ||
+	die "make olddefconfig did not keep Debian's configuration, as the build machine lacks what it needs (step 1's apt-get line): $(tr '\n' ' ' <<<"$lost")"
+# the tools that the build of this configuration calls, and bindeb-pkg's
+# (its headers_install: rsync)
+has() { grep -q "^CONFIG_$1=y" "$root$src/.config"; }
+tools="dpkg-buildpackage rsync"
+has KERNEL_GZIP && tools="$tools gzip"
+has KERNEL_XZ && tools="$tools xz"
+has KERNEL_ZSTD && tools="$tools zstd"
+has KERNEL_LZ4 && tools="$tools lz4"
+has KERNEL_LZO && tools="$tools lzop"
+has KERNEL_BZIP2 && tools="$tools bzip2"
+has MODULE_COMPRESS_XZ && tools="$tools xz"
+has MODULE_COMPRESS_ZSTD && tools="$tools zstd"
+has MODULE_COMPRESS_GZIP && tools="$tools gzip"
+has DEBUG_INFO_BTF && tools="$tools pahole"
+has MODULE_SIG && tools="$tools openssl"
+missing=
+for t in $tools; do
+	in_root sh -c "command -v $t" >/dev/null || missing="$missing $t"
+done
+[ -z "$missing" ] ||
+	die "step 1's build of Debian's configuration calls what step 1 does not install:$missing"
+say "  make olddefconfig kept Debian's $(grep -c '^CONFIG_' "$root$host_config") options; the build's tools are there ($tools)"
 phase "README step 2 as written, but dpkg-buildpackage (phase 1's) (log: readme.log)"
 in_root sh -e /tmp/readme-2.sh >>"$work/readme.log" 2>&1 ||
 	{ tail -n 30 "$work/readme.log" >&2; die "README step 2 failed in a clean root (see readme.log)"; }
