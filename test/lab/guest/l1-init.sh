@@ -86,6 +86,13 @@ if [ -d $X ]; then
 	echo 'exit_reason == 127 || exit_reason == 2' > $X/filter 2>/dev/null &&
 		echo 1 > $X/enable
 fi
+# and how KVM keeps the guests' clocks: each vCPU's TSC write matched to
+# the others' or not, and the VM's master clock on or off (a vCPU whose
+# kvm-clock runs behind the other's holds the guest's time still until
+# it catches up; l2-look.sh shows them).  A few events a guest.
+for e in kvm_track_tsc kvm_update_master_clock; do
+	[ -d /sys/kernel/tracing/events/kvm/$e ] && echo 1 > /sys/kernel/tracing/events/kvm/$e/enable
+done
 # Under TCG a sample costs ~100x what it costs on hardware: the kernel would
 # throttle cpu-clock (perf_cpu_time_max_percent), and drop ticks unevenly.
 echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
@@ -166,6 +173,12 @@ counts() {
 echo "VMCTX-LAB: L2 look guest$n: KVM's counts:$(counts)"
 sleep 5
 echo "VMCTX-LAB: L2 look guest$n: 5 s later:$(counts)"
+# its clock: the vCPUs' TSC offsets, and KVM's word on the TSC writes and
+# the master clock of every guest so far (l1-init.sh's trace)
+echo "VMCTX-LAB: L2 look guest$n: vCPU TSC offsets:$(for v in "$d"/vcpu*; do
+	printf ' %s %s' "${v##*/}" "$(cat "$v/tsc-offset" 2>/dev/null)"; done)"
+grep -aE 'kvm_track_tsc|kvm_update_master_clock' /sys/kernel/tracing/trace 2>/dev/null | tail -n 12 |
+	sed "s/^ */VMCTX-LAB: L2 look guest$n: clock: /"
 cat $m.out > /tmp/l2-$n.look &
 c=$!
 for cmd in "info registers -a" "info lapic 0" "info lapic 1"; do
