@@ -135,6 +135,29 @@ if [ -x "$S" ]; then
 	check "$($S --buildid-dir inj-late-np.data/debug report -i inj-late-np.data --stdio --cpu 1 -F period,comm 2>/dev/null | pc)" \
 		"$want" "inject: $($S --version) reads the late sample's period of a fixed-period recording"
 fi
+# A clock sample that weighs no tick is counted by no view.  gen-perfdata's
+# 'jitter': pCPU 1's samples of the odd ticks 1101-1199 come 0.6 ticks
+# late, so each of the 50 on-time samples after them (ticks 1102-1200)
+# finds its tick slot counted.  perf report counts pCPU 1's recorded
+# clock samples less those 50, perf script --guest-maps prints as many,
+# and perf inject writes as many, none of period 0: a reader that takes a
+# period of 0 for none given (hotspot's) counted each as a whole tick.
+python3 "$src/gen-perfdata.py" jit-id.data file ident times jitter >/dev/null
+cs() { grep -v '^#' | awk '$2 ~ /^cpu-clock/ { n++; if ($1 == 0) z++; s += $1 } END { printf "%d:%d:%d\n", n, z, s }'; }
+n=$($P script -i jit-id.data --cpu 1 -F event,period 2>/dev/null | cs | cut -d: -f1)
+want=$((n - 50))
+check "$($P report -i jit-id.data --guest-maps=guest1.vmctx --stdio --cpu 1 -F sample -t ';' 2>/dev/null | ev cpu-clock |
+	awk '!/^#/ && NF { gsub(/ /, ""); n += $1 } END { print n }')" "$want" \
+	"perf report --guest-maps counts no clock sample that weighs no tick ($n recorded on pCPU 1, 50 of them in counted tick slots)"
+check "$($P script -i jit-id.data --guest-maps=guest1.vmctx --cpu 1 -F event,period 2>/dev/null | cs)" "$want:0:2000000000" \
+	"perf script --guest-maps prints no clock sample that weighs no tick, and pCPU 1's periods sum to its 2000 ms"
+$P inject -i jit-id.data --guest-maps=guest1.vmctx -o inj-jit.data >/dev/null 2>&1
+check "$($P script -i inj-jit.data --cpu 1 -F event,period 2>/dev/null | cs)" "$want:0:2000000000" \
+	"inject: no clock sample that weighs no tick is written, none of period 0"
+if [ -x "$S" ]; then
+	check "$($S --buildid-dir inj-jit.data/debug script -i inj-jit.data --cpu 1 -F event,period 2>/dev/null | cs)" \
+		"$want:0:2000000000" "inject: $($S --version) reads no sample of period 0, pCPU 1's 2000 ms"
+fi
 # with guest call chains (gen-chains.py: 10 samples of bench, each
 # followed by its deferred chain work, other, work): each injected sample carries
 # the guest's frames as its own chain, which a stock perf resolves
