@@ -247,7 +247,12 @@ if [ -d $tr/events/kvm/kvm_guest_callchain ]; then
 	# the guest's chains through its own event, no tracepoint
 	# permission asked.  A root trace session on kvm:kvm_guest_callchain
 	# at the same time makes no walk of its own: the tracepoint fires
-	# once per walk, and every walk is one of that user's records
+	# once per walk, and every walk is one of that user's records.
+	# --per-thread: one event a thread.  perf record's default, an event
+	# a thread on each CPU, writes a walk's chain to each event that
+	# sampled the vCPU before the walk, two when its thread moved CPU in
+	# between (a cookie with two records and one walk, 1 December):
+	# right for the user, but no longer one record a walk
 	if [ -x /bin/perf ] && [ "$isa" = svm ]; then
 		u=/tmp/unpriv
 		rm -rf $u
@@ -263,7 +268,7 @@ if [ -d $tr/events/kvm/kvm_guest_callchain ]; then
 		# its vCPU threads first: perf -p opens an event on each
 		i=0
 		while [ \$(ls /proc/\$vmm/task | wc -l) -le $vcpus ] && [ \$i -lt 500 ]; do sleep 0.01; i=\$((i + 1)); done
-		perf record -q --vmcs-ctx -g -e cpu-clock -c $period -p \$vmm -o g.data -- sleep $secs 2>rec.err
+		perf record -q --vmcs-ctx -g --per-thread -e cpu-clock -c $period -p \$vmm -o g.data -- sleep $secs 2>rec.err
 		echo "perf record \$?"
 		wait \$vmm
 		echo "lab-vmm \$?"
