@@ -361,19 +361,12 @@ lost=$(grep '^CONFIG_' "$root$host_config" | grep -v '^CONFIG_CC_VERSION_TEXT=' 
 	die "make olddefconfig did not keep Debian's configuration, as the build machine lacks what it needs (step 1's apt-get line): $(tr '\n' ' ' <<<"$lost")"
 # the tools that the build of this configuration calls, and bindeb-pkg's
 # (its headers_install: rsync)
-has() { grep -q "^CONFIG_$1=y" "$root$src/.config"; }
 tools="dpkg-buildpackage rsync"
-has KERNEL_GZIP && tools="$tools gzip"
-has KERNEL_XZ && tools="$tools xz"
-has KERNEL_ZSTD && tools="$tools zstd"
-has KERNEL_LZ4 && tools="$tools lz4"
-has KERNEL_LZO && tools="$tools lzop"
-has KERNEL_BZIP2 && tools="$tools bzip2"
-has MODULE_COMPRESS_XZ && tools="$tools xz"
-has MODULE_COMPRESS_ZSTD && tools="$tools zstd"
-has MODULE_COMPRESS_GZIP && tools="$tools gzip"
-has DEBUG_INFO_BTF && tools="$tools pahole"
-has MODULE_SIG && tools="$tools openssl"
+for t in KERNEL_GZIP:gzip KERNEL_XZ:xz KERNEL_ZSTD:zstd KERNEL_LZ4:lz4 KERNEL_LZO:lzop \
+	 KERNEL_BZIP2:bzip2 MODULE_COMPRESS_XZ:xz MODULE_COMPRESS_ZSTD:zstd MODULE_COMPRESS_GZIP:gzip \
+	 DEBUG_INFO_BTF:pahole MODULE_SIG:openssl; do
+	grep -q "^CONFIG_${t%:*}=y" "$root$src/.config" && tools="$tools ${t#*:}"
+done
 missing=
 for t in $tools; do
 	in_root sh -c "command -v $t" >/dev/null || missing="$missing $t"
