@@ -100,15 +100,31 @@ struct reader {
 	char *tok[MAX_TOKENS];
 	size_t ntok;
 	size_t len;
+	/*
+	 * While @hold, the first rejection is kept, not logged: a stream
+	 * that turns out corrupt further on is reported as that instead.
+	 */
+	bool hold;
+	const char *held_why;
+	size_t held_lineno;
+	int held_err;
 	char line[BUNDLE_MAX_LINE];
 };
+
+static void log_line(size_t lineno, const char *why, int err)
+{
+	util_log(VMCTX_LOG_WARN, "bundle line %zu: %s: %s", lineno, why, vmctx_strerror(err));
+}
 
 /* Log why the bundle was rejected, and hand back @err. */
 static int fail(struct reader *r, int err, const char *why)
 {
-	if (r)
-		util_log(VMCTX_LOG_WARN, "bundle line %zu: %s: %s", r->lineno, why,
-			  vmctx_strerror(err));
+	if (r && r->hold) {
+		r->held_why = why;
+		r->held_lineno = r->lineno;
+		r->held_err = err;
+	} else if (r)
+		log_line(r->lineno, why, err);
 	else
 		util_log(VMCTX_LOG_WARN, "bundle: %s: %s", why, vmctx_strerror(err));
 	return err;
@@ -892,8 +908,10 @@ static int finish(struct reader *r)
 
 /*
  * Inflate the single gzip member in @buf, at most @max bytes of output,
- * handing the output to @r (NULL: only verify).  ISIZE is never trusted:
- * output is counted as it is produced.
+ * handing the output to @r as it comes.  ISIZE is never trusted: output is
+ * counted as it is produced.  A stream that is corrupt, truncated or too
+ * large is reported as such even where its text was rejected before the
+ * damage: once @r rejects the text, the rest is only inflated and checked.
  */
 static int inflate_all(const unsigned char *buf, size_t len, uint64_t max, struct reader *r)
 {
@@ -901,7 +919,7 @@ static int inflate_all(const unsigned char *buf, size_t len, uint64_t max, struc
 	uint64_t total = 0;
 	size_t left = len;
 	z_stream z;
-	int ret, err = 0;
+	int ret, err = 0, parse_err = 0;
 
 	memset(&z, 0, sizeof(z));
 	out = malloc(INFLATE_CHUNK);
@@ -929,11 +947,8 @@ static int inflate_all(const unsigned char *buf, size_t len, uint64_t max, struc
 			err = fail(NULL, -VMCTX_E_LIMIT, "decompressed size beyond the limit");
 			break;
 		}
-		if (r && produced) {
-			err = feed(r, (const char *)out, produced);
-			if (err)
-				break;
-		}
+		if (!parse_err && produced)
+			parse_err = feed(r, (const char *)out, produced);
 		if (ret == Z_STREAM_END) {
 			if (z.avail_in || left)
 				err = fail(NULL, -VMCTX_E_CORRUPT, "data after the gzip member");
@@ -956,7 +971,12 @@ static int inflate_all(const unsigned char *buf, size_t len, uint64_t max, struc
 	}
 	inflateEnd(&z);
 	free(out);
-	return err;
+	r->hold = false;
+	if (err || !parse_err)
+		return err;
+	if (r->held_why)
+		log_line(r->held_lineno, r->held_why, r->held_err);
+	return parse_err;
 }
 
 static uint64_t max_size(const struct vmctx_read_opts *opts)
@@ -981,10 +1001,6 @@ int vmctx_bundle_read_mem(const void *buf, size_t len, const struct vmctx_read_o
 			return fail(NULL, -VMCTX_E_TRUNCATED, "no gzip header");
 		return fail(NULL, -VMCTX_E_MAGIC, "not gzip data");
 	}
-	err = inflate_all(buf, len, max, NULL);
-	if (err)
-		return err;
-
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -993,6 +1009,7 @@ int vmctx_bundle_read_mem(const void *buf, size_t len, const struct vmctx_read_o
 		free(r);
 		return -ENOMEM;
 	}
+	r->hold = true;
 	err = inflate_all(buf, len, max, r);
 	if (!err)
 		err = finish(r);

@@ -35,10 +35,13 @@ static char last_log[1024];
 		}							\
 	} while (0)
 
+static unsigned int nr_logs;
+
 static void on_log(enum vmctx_log_level level, const char *msg, void *ctx)
 {
 	(void)level;
 	(void)ctx;
+	nr_logs++;
 	snprintf(last_log, sizeof(last_log), "%s", msg);
 }
 
@@ -964,6 +967,39 @@ static void test_rejection_logs_the_line(void)
 	expect_mutated("for the log", "map 1 0x401000",
 		       "map 9 0x401000 0x402000 pgoff=0x0 bias=0x0 object=- path=", -VMCTX_E_REF);
 	CHECK(strstr(last_log, "line 12"), "log names line 12: \"%s\"", last_log);
+}
+
+/*
+ * The reader parses as it inflates, once: a stream damaged after a line
+ * its text already failed on is still reported as the stream's fault (the
+ * damage is what the user must hear of), and logged as that alone.
+ */
+static void test_damaged_stream_wins_over_its_text(void)
+{
+	static const char bad_line2[] = "vmctx-bundle 1\ncounts tasks=x\nend\n";
+	struct vmctx_bundle *out = NULL;
+	unsigned char *gz;
+	size_t gzlen;
+	int err;
+
+	gz = gzip_buf(bad_line2, strlen(bad_line2), &gzlen);
+	last_log[0] = '\0';
+	err = read_buf(gz, gzlen, 0, &out);
+	CHECK(err == -VMCTX_E_SYNTAX && !out, "line 2 rejected: %d", err);
+	CHECK(strstr(last_log, "line 2"), "the line is logged: \"%s\"", last_log);
+	gz[gzlen - 8] ^= 0x01;	/* CRC-32 */
+	nr_logs = 0;
+	err = read_buf(gz, gzlen, 0, &out);
+	CHECK(err == -VMCTX_E_CHECKSUM && !out, "line 2 rejected, then a bad CRC: %d", err);
+	CHECK(nr_logs == 1 && !strstr(last_log, "line") && strstr(last_log, "check"),
+	      "the stream's fault alone is logged (%u): \"%s\"", nr_logs, last_log);
+	gz[gzlen - 8] ^= 0x01;
+	nr_logs = 0;
+	err = read_buf(gz, gzlen - 4, 0, &out);
+	CHECK(err == -VMCTX_E_TRUNCATED && !out, "line 2 rejected, then cut: %d", err);
+	CHECK(nr_logs == 1 && !strstr(last_log, "line"), "the cut alone is logged (%u): \"%s\"",
+	      nr_logs, last_log);
+	free(gz);
 }
 
 /*
@@ -2250,6 +2286,7 @@ int main(void)
 	test_unwind_tables_round_trip_and_are_checked();
 	test_trailing_bytes_after_gzip_are_corrupt();
 	test_rejection_logs_the_line();
+	test_damaged_stream_wins_over_its_text();
 	test_strerror_covers_every_code();
 	test_clock_pairs_are_counted_and_ordered();
 	test_window_is_optional_once_and_ordered();
