@@ -16,9 +16,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
-#include <x86intrin.h>
-
 #include "agent.h"
+#include "agent-tsc.h"
 
 static uint64_t mono_ns(void)
 {
@@ -31,13 +30,11 @@ static uint64_t mono_ns(void)
 uint64_t agent_clock_pair(uint64_t *tsc, uint64_t *ns)
 {
 	uint64_t best = UINT64_MAX, n0, n1, t;
-	unsigned int aux, i;
+	unsigned int i;
 
 	for (i = 0; i < AGENT_PAIR_TRIES; i++) {
 		n0 = mono_ns();
-		/* rdtscp waits for the clock read before it; lfence holds the one after */
-		t = __rdtscp(&aux);
-		_mm_lfence();
+		t = agent_tsc();	/* after the clock read before it, before the one after */
 		n1 = mono_ns();
 		if (n1 < n0 || n1 - n0 >= best)
 			continue;

@@ -33,11 +33,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <x86intrin.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <vmctx.h>
+
+#include "../agent-tsc.h"
 
 static uint64_t mono_ns(void)
 {
@@ -359,11 +360,10 @@ int main(int argc, char **argv)
 	/* a TSC/ns reading of our own, inside the agent's window */
 	if (child > 0) {
 		struct timespec nap = { 0, 150000000 };
-		unsigned int aux;
 
 		nanosleep(&nap, NULL);
 		mid_n0 = mono_ns();
-		mid_tsc = __rdtscp(&aux);
+		mid_tsc = agent_tsc();
 		mid_n1 = mono_ns();
 	}
 	if (child < 0 || waitpid(child, &st, 0) != child)

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <x86intrin.h>
 
+#include "agent-tsc.h"
 #include "check.h"
 
 static void test_bias_rule(void)
@@ -437,13 +437,12 @@ static void test_clock_pairs(void)
 {
 	struct agent_pairs p = { 0 };
 	uint64_t n0, n1, t0, t1, tsc = 0, ns = 0, span;
-	unsigned int aux;
 
 	/* a pair's TSC and clock were both read between the test's own reads */
 	n0 = mono();
-	t0 = __rdtscp(&aux);
+	t0 = agent_tsc();
 	span = agent_clock_pair(&tsc, &ns);
-	t1 = __rdtscp(&aux);
+	t1 = agent_tsc();
 	n1 = mono();
 	CHECK(n0 <= ns && ns <= n1 && t0 <= tsc && tsc <= t1 && span <= n1 - n0,
 	      "the pair's clock and TSC lie between the reads around it");
