@@ -118,28 +118,6 @@ void *util_calloc_big(size_t n, size_t size)
 	return p;
 }
 
-/*
- * Number of elements of the sorted array @base (@n elements of @size bytes)
- * whose uint64_t key at offset @off is <= @key: the index after the last
- * candidate covering @key.
- */
-size_t util_upper_bound(const void *base, size_t n, size_t size, size_t off, uint64_t key)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		uint64_t k;
-
-		memcpy(&k, (const char *)base + mid * size + off, sizeof(k));
-		if (k <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 void util_buf_put(struct util_buf *b, const void *data, size_t n)
 {
 	if (b->err || !n)

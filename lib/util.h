@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "vmctx.h"
 
@@ -72,10 +73,26 @@ __hidden int util_grow(void **arr, size_t *cap, size_t need, size_t size);
 __hidden int util_grow_aligned(void **arr, size_t *cap, size_t need, size_t size, size_t align);
 /*
  * The number of elements of the sorted array @base (@n of @size bytes)
- * whose uint64_t key at offset @off is <= @key.
+ * whose uint64_t key at offset @off is <= @key.  Inline: every caller's
+ * @size and @off are constants, and a sample's resolution calls it twice.
  */
-__hidden size_t util_upper_bound(const void *base, size_t n, size_t size, size_t off,
-				  uint64_t key);
+static inline size_t util_upper_bound(const void *base, size_t n, size_t size, size_t off,
+				      uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * size + off, sizeof(k));
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 /* calloc() for a lookup structure: 128-byte aligned, huge pages if large; free() frees it. */
 __hidden void *util_calloc_big(size_t n, size_t size);
 
