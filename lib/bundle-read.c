@@ -192,7 +192,9 @@ static int xdigit(char c)
  * Undo %XX escaping into a new string of at most @max bytes.  The line has
  * been checked to hold printable ASCII only, and tokens hold no spaces.
  */
-static int decode(struct reader *r, const char *s, size_t max, bool nonempty, char **out)
+/* Into @pool if not NULL (it then owns the string), else malloc()ed. */
+static int decode(struct reader *r, const char *s, size_t max, bool nonempty,
+		  struct util_pool *pool, char **out)
 {
 	/* most strings escape nothing: measured and copied whole */
 	bool plain = !strchr(s, '%');
@@ -216,7 +218,7 @@ static int decode(struct reader *r, const char *s, size_t max, bool nonempty, ch
 	}
 	if (nonempty && !n)
 		return fail(r, -VMCTX_E_SYNTAX, "empty name");
-	d = malloc(n + 1);
+	d = pool ? util_pool_alloc(pool, n + 1) : malloc(n + 1);
 	if (!d)
 		return -ENOMEM;
 	if (plain) {
@@ -290,7 +292,13 @@ static int str_field(struct reader *r, size_t i, const char *key, size_t max, bo
 
 	if (!s)
 		return fail(r, -VMCTX_E_SYNTAX, "missing string field");
-	return decode(r, s, max, nonempty, out);
+	return decode(r, s, max, nonempty, NULL, out);
+}
+
+/* Token @i, a symbol's name, into the bundle's pool of them. */
+static int sym_name_field(struct reader *r, size_t i, char **out)
+{
+	return decode(r, r->tok[i], BUNDLE_MAX_SYMNAME, true, &r->b->names, out);
 }
 
 /* ---- records ---------------------------------------------------------- */
@@ -498,7 +506,7 @@ static int rec_sym(struct reader *r)
 	err = util_grow((void **)&o->syms, &o->syms_cap, o->nsyms + 1, sizeof(*o->syms));
 	if (err)
 		return err;
-	err = str_field(r, 4, NULL, BUNDLE_MAX_SYMNAME, true, &name);
+	err = sym_name_field(r, 4, &name);
 	if (err)
 		return err;
 	s = &o->syms[o->nsyms++];
@@ -612,7 +620,7 @@ static int rec_ksym(struct reader *r)
 	err = util_grow((void **)&b->ksyms, &b->ksyms_cap, b->nksyms + 1, sizeof(*b->ksyms));
 	if (err)
 		return err;
-	err = str_field(r, 3, NULL, BUNDLE_MAX_SYMNAME, true, &name);
+	err = sym_name_field(r, 3, &name);
 	if (err)
 		return err;
 	k = &b->ksyms[b->nksyms++];

@@ -102,10 +102,8 @@ static int seal_syms(struct vmctx_bundle *b, struct vmctx_object *o, size_t i, b
 		return 0;
 	sort_unless_sorted(o->syms, o->nsyms, sizeof(*o->syms), cmp_sym);
 	for (j = 0; j < o->nsyms; j++) {
-		if (n && o->syms[n - 1].start == o->syms[j].start) {
-			free(o->syms[j].name);
-			continue;
-		}
+		if (n && o->syms[n - 1].start == o->syms[j].start)
+			continue;	/* its name stays in the bundle's pool */
 		o->syms[n++] = o->syms[j];
 	}
 	b->syms_total -= o->nsyms - n;

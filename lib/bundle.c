@@ -62,10 +62,6 @@ struct vmctx_bundle *vmctx_bundle_new(void)
 
 static void free_object(struct vmctx_object *o)
 {
-	size_t i;
-
-	for (i = 0; i < o->nsyms; i++)
-		free(o->syms[i].name);
 	free(o->syms);
 	key_index_free(&o->sym_index);
 	free(o->path);
@@ -99,9 +95,8 @@ void vmctx_bundle_free(struct vmctx_bundle *b)
 	for (i = 0; i < b->nkmods; i++)
 		free(b->kmods[i].name);
 	free(b->kmods);
-	for (i = 0; i < b->nksyms; i++)
-		free(b->ksyms[i].name);
 	free(b->ksyms);
+	util_pool_free(&b->names);
 	free(b->pairs);
 	switch_log_free(&b->switches);
 	free(b->hostname);
@@ -137,8 +132,11 @@ const char *bundle_path_base(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/* Copy @s (NULL: empty) if it is at most @max bytes long. */
-static int copy_str(char **out, const char *s, size_t max)
+/*
+ * Copy @s (NULL: empty) if it is at most @max bytes long, into @pool (which
+ * then owns the copy) or malloc()ed.
+ */
+static int copy_str(struct util_pool *pool, char **out, const char *s, size_t max)
 {
 	size_t n;
 
@@ -147,7 +145,7 @@ static int copy_str(char **out, const char *s, size_t max)
 	n = strnlen(s, max + 1);
 	if (n > max)
 		return -VMCTX_E_LIMIT;
-	*out = malloc(n + 1);
+	*out = pool ? util_pool_alloc(pool, n + 1) : malloc(n + 1);
 	if (!*out)
 		return -ENOMEM;
 	memcpy(*out, s, n + 1);
@@ -155,11 +153,11 @@ static int copy_str(char **out, const char *s, size_t max)
 }
 
 /* Symbol and module names must be non-empty. */
-static int copy_name(char **out, const char *s, size_t max)
+static int copy_name(struct util_pool *pool, char **out, const char *s, size_t max)
 {
 	if (!s || !*s)
 		return -EINVAL;
-	return copy_str(out, s, max);
+	return copy_str(pool, out, s, max);
 }
 
 int vmctx_bundle_set_identity(struct vmctx_bundle *b, const char *hostname,
@@ -171,11 +169,11 @@ int vmctx_bundle_set_identity(struct vmctx_bundle *b, const char *hostname,
 	err = building(b);
 	if (err)
 		return err;
-	err = copy_str(&h, hostname, BUNDLE_MAX_SHORT);
+	err = copy_str(NULL, &h, hostname, BUNDLE_MAX_SHORT);
 	if (!err)
-		err = copy_str(&r, release, BUNDLE_MAX_SHORT);
+		err = copy_str(NULL, &r, release, BUNDLE_MAX_SHORT);
 	if (!err)
-		err = copy_str(&id, boot_id, BUNDLE_MAX_SHORT);
+		err = copy_str(NULL, &id, boot_id, BUNDLE_MAX_SHORT);
 	if (err) {
 		free(h);
 		free(r);
@@ -197,7 +195,7 @@ int vmctx_bundle_set_agent(struct vmctx_bundle *b, const char *agent)
 
 	err = building(b);
 	if (!err)
-		err = copy_str(&a, agent, BUNDLE_MAX_SHORT);
+		err = copy_str(NULL, &a, agent, BUNDLE_MAX_SHORT);
 	if (err)
 		return err;
 	free(b->agent);
@@ -281,7 +279,7 @@ int vmctx_bundle_add_task(struct vmctx_bundle *b, uint64_t root, int pid, int tg
 	err = util_grow((void **)&b->tasks, &b->tasks_cap, b->ntasks + 1, sizeof(*b->tasks));
 	if (err)
 		return err;
-	err = copy_str(&c, comm, BUNDLE_MAX_SHORT);
+	err = copy_str(NULL, &c, comm, BUNDLE_MAX_SHORT);
 	if (err)
 		return err;
 	t = &b->tasks[b->ntasks];
@@ -327,7 +325,7 @@ int vmctx_bundle_add_object(struct vmctx_bundle *b, const char *path, const char
 			 sizeof(*b->objects));
 	if (err)
 		return err;
-	err = copy_str(&p, path, BUNDLE_MAX_PATH);
+	err = copy_str(NULL, &p, path, BUNDLE_MAX_PATH);
 	if (err)
 		return err;
 	if (build_id) {
@@ -376,14 +374,12 @@ int vmctx_bundle_add_symbol(struct vmctx_bundle *b, int object, uint64_t start, 
 	o = &b->objects[object];
 	if (b->syms_total >= BUNDLE_MAX_SYMS)
 		return -VMCTX_E_LIMIT;
-	err = copy_name(&n, name, BUNDLE_MAX_SYMNAME);
+	err = copy_name(&b->names, &n, name, BUNDLE_MAX_SYMNAME);
 	if (err)
 		return err;
 	err = util_grow((void **)&o->syms, &o->syms_cap, o->nsyms + 1, sizeof(*o->syms));
-	if (err) {
-		free(n);
-		return err;
-	}
+	if (err)
+		return err;	/* @n stays in the pool, freed with the bundle */
 	s = &o->syms[o->nsyms++];
 	s->start = start;
 	s->end = start + size;
@@ -410,7 +406,7 @@ int vmctx_bundle_add_map(struct vmctx_bundle *b, int task, uint64_t start, uint6
 	t = &b->tasks[task];
 	if (b->maps_total >= BUNDLE_MAX_MAPS)
 		return -VMCTX_E_LIMIT;
-	err = copy_str(&p, path, BUNDLE_MAX_PATH);
+	err = copy_str(NULL, &p, path, BUNDLE_MAX_PATH);
 	if (err)
 		return err;
 	err = util_grow((void **)&t->maps, &t->maps_cap, t->nmaps + 1, sizeof(*t->maps));
@@ -449,7 +445,7 @@ int vmctx_bundle_add_kmodule(struct vmctx_bundle *b, const char *name, uint64_t 
 		return -EINVAL;
 	if (b->nkmods >= BUNDLE_MAX_KMODS)
 		return -VMCTX_E_LIMIT;
-	err = copy_name(&n, name, BUNDLE_MAX_SHORT);
+	err = copy_name(NULL, &n, name, BUNDLE_MAX_SHORT);
 	if (err)
 		return err;
 	/* add_ksym() finds modules by name. */
@@ -489,14 +485,12 @@ int vmctx_bundle_add_ksym(struct vmctx_bundle *b, uint64_t addr, const char *nam
 	}
 	if (b->nksyms >= BUNDLE_MAX_KSYMS)
 		return -VMCTX_E_LIMIT;
-	err = copy_name(&n, name, BUNDLE_MAX_SYMNAME);
+	err = copy_name(&b->names, &n, name, BUNDLE_MAX_SYMNAME);
 	if (err)
 		return err;
 	err = util_grow((void **)&b->ksyms, &b->ksyms_cap, b->nksyms + 1, sizeof(*b->ksyms));
-	if (err) {
-		free(n);
-		return err;
-	}
+	if (err)
+		return err;	/* @n stays in the pool, freed with the bundle */
 	k = &b->ksyms[b->nksyms++];
 	k->addr = addr;
 	k->name = n;

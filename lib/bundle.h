@@ -109,6 +109,7 @@ struct vmctx_bundle {
 	size_t nobjects, objects_cap;
 	struct vmctx_kmod *kmods;
 	size_t nkmods, kmods_cap;
+	struct util_pool names;		/* every symbol's and ksym's name */
 	struct vmctx_ksym *ksyms;	/* sorted by addr once sealed */
 	size_t nksyms, ksyms_cap;
 	struct util_name_index kmod_names, build_ids;	/* the builder's */

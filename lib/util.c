@@ -118,6 +118,51 @@ void *util_calloc_big(size_t n, size_t size)
 	return p;
 }
 
+#define POOL_CHUNK	(64 << 10)
+
+struct util_pool_chunk {
+	struct util_pool_chunk *next;
+	size_t used, cap;
+	char data[];
+};
+
+char *util_pool_alloc(struct util_pool *p, size_t n)
+{
+	struct util_pool_chunk *c = p->head;
+	size_t cap;
+
+	if (c && c->cap - c->used >= n) {
+		c->used += n;
+		return c->data + c->used - n;
+	}
+	/* One larger than a chunk gets one of its own, behind the current one. */
+	cap = n > POOL_CHUNK - sizeof(*c) ? n : POOL_CHUNK - sizeof(*c);
+	c = malloc(sizeof(*c) + cap);
+	if (!c)
+		return NULL;
+	c->used = n;
+	c->cap = cap;
+	if (p->head && cap == n) {
+		c->next = p->head->next;
+		p->head->next = c;
+	} else {
+		c->next = p->head;
+		p->head = c;
+	}
+	return c->data;
+}
+
+void util_pool_free(struct util_pool *p)
+{
+	struct util_pool_chunk *c, *next;
+
+	for (c = p->head; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	p->head = NULL;
+}
+
 void util_buf_put(struct util_buf *b, const void *data, size_t n)
 {
 	if (b->err || !n)

@@ -125,6 +125,19 @@ __hidden void util_hash_index_free(struct util_hash_index *x);
 __hidden void util_hash_key(uint64_t key[2], uintptr_t salt);
 
 /* A byte buffer that grows; an error sticks, and is reported once at the end. */
+/*
+ * Strings that live and die together (a bundle's symbol names), carved
+ * from large chunks: one allocation for thousands of them, and one free
+ * each chunk.  Zero-initialized is empty.
+ */
+struct util_pool_chunk;
+struct util_pool {
+	struct util_pool_chunk *head;
+};
+/* @n bytes from @p (their alignment is 1), or NULL without memory. */
+__hidden char *util_pool_alloc(struct util_pool *p, size_t n);
+__hidden void util_pool_free(struct util_pool *p);
+
 struct util_buf {
 	uint8_t *p;
 	size_t len, cap;

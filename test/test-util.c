@@ -5,7 +5,9 @@
  * only (a VM's tgid above a vCPU's id, as the session keys them), ids
  * that share their low bits, and 0 and UINT64_MAX, each added with its
  * position: every id finds its own position through each growth, and ids
- * never added, including each added id's neighbours, find none.
+ * never added, including each added id's neighbours, find none.  And the
+ * string pool (util_pool_*): strings of every size, past a chunk's, each
+ * keeps its bytes while the others are carved after it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -95,6 +97,47 @@ static uint64_t vcpus(size_t i)
 	return (uint64_t)(4000 + i / 100) << 32 | (uint32_t)(i % 100);
 }
 
+/* String @i of the pool test: its length and the byte it repeats. */
+static size_t pool_len(size_t i)
+{
+	return i % 997 == 0 ? (size_t)200000 + i : i % 61;
+}
+
+static void check_pool(void)
+{
+	enum { NSTR = 20000 };
+	static char *str[NSTR];
+	struct util_pool p = { 0 };
+	size_t i, k, bad = 0, overlap = 0;
+
+	for (i = 0; i < NSTR; i++) {
+		str[i] = util_pool_alloc(&p, pool_len(i) + 1);
+		if (!str[i]) {
+			CHECK(0, "pool: string %zu of %zu bytes", i, pool_len(i) + 1);
+			return;
+		}
+		memset(str[i], 'a' + i % 26, pool_len(i));
+		str[i][pool_len(i)] = '\0';
+	}
+	for (i = 0; i < NSTR; i++) {
+		if (strlen(str[i]) != pool_len(i))
+			bad++;
+		for (k = 0; k < pool_len(i); k++)
+			if (str[i][k] != 'a' + (char)(i % 26)) {
+				bad++;
+				break;
+			}
+		/* the next string starts past this one's NUL, or elsewhere */
+		if (i && str[i] > str[i - 1] && str[i] <= str[i - 1] + pool_len(i - 1))
+			overlap++;
+	}
+	CHECK(!bad, "pool: %zu of %d strings lost their bytes", bad, NSTR);
+	CHECK(!overlap, "pool: %zu strings overlap the one before", overlap);
+	util_pool_free(&p);
+	CHECK(!p.head, "pool: freed, it is empty");
+	util_pool_free(&p);
+}
+
 int main(void)
 {
 	struct util_id_index x;
@@ -107,5 +150,6 @@ int main(void)
 	CHECK(util_id_add(&x, 7, UINT32_MAX) == -EOVERFLOW,
 	      "a position that cannot be stored is refused");
 	util_id_index_free(&x);
+	check_pool();
 	return check_result("test-util");
 }
