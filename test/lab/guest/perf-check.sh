@@ -110,13 +110,17 @@ hex='function h(s,  i, n, c) { n = 0; s = tolower(s); sub(/^0x/, "", s)
 sched='function sched_load(f,   l, a) {
 		while ((getline l < f) > 0) { split(l, a, " "); n[a[1]]++; t[a[1], n[a[1]]] = a[2]; p[a[1], n[a[1]]] = a[3]; logged = 1 } }
 	# the log'"'"'s stamp of a switch the trace stamped at ns on CPU c to
-	# pid: the log'"'"'s first switch there to pid at or after ns, within
-	# 1 ms; 0 if none
-	function log_stamp(c, ns, pid,   j, lc) {
+	# pid: the log'"'"'s first switch there at or after ns, if it is to pid
+	# and before the trace'"'"'s next switch on c (on one CPU every probe of
+	# a switch returns before it switches again, however long the host
+	# keeps the vCPU from running meanwhile: trace, log, trace, log); 0
+	# if none (the log lost it)
+	function log_stamp(c, ns, pid,   j, k, lc, next_ns) {
 		lc = "L" c
-		for (j = at(lc, ns - 1) + 1; j <= n[lc] && t[lc, j] - ns <= 1000000; j++)
-			if (p[lc, j] == pid) return t[lc, j]
-		return 0 }
+		k = at(c, ns)
+		next_ns = k && k < n[c] ? t[c, k + 1] : 9e18
+		j = at(lc, ns - 1) + 1
+		return j <= n[lc] && p[lc, j] == pid && t[lc, j] < next_ns ? t[lc, j] : 0 }
 	# the gaps of the log, "CPU FROM UNTIL" (until its next switch)
 	function gap_load(f,   l, a) {
 		while ((getline l < f) > 0) { split(l, a, " "); gn[a[1]]++; gs[a[1], gn[a[1]]] = a[2]; ge[a[1], gn[a[1]]] = a[3] } }
@@ -406,7 +410,10 @@ fi
 # Such a sample counts as charged to the task that ran: it lies after the
 # trace's stamp of a switch and before the log's stamp of the same switch
 # (the log's first switch on that CPU to that pid at or after the
-# trace's), that stamp at most 1 ms after the trace's, and it is charged
+# trace's), that stamp before the trace's next switch on that CPU (every
+# probe of a switch returns before the CPU switches again: a fixed bound
+# failed on a loaded machine, where the host held vCPUs mid-probe for
+# over 1 ms, 1 December), and it is charged
 # to the task the trace says ran before.  The log's stamps against the
 # trace's are printed.  With a log, >= 99% of the guest kernel samples
 # must be charged to the task that ran, >= 99.9% of the user ones (a user
@@ -449,15 +456,16 @@ if [ -n "$scheds" ] && [ -s "$scheds" ]; then
 		BEGIN { log_load(ll) }
 		{ lc = "L" $1; k = at(lc, $3) + 1; print $1, $2, (k <= n[lc] ? t[lc, k] : 9e18) }' > $tmp/log-gaps
 	# the log's stamp of each of the trace's switches, less the trace's
-	# (none: not in the log within 1 ms after it), in the bundle's window
+	# (none: not in the log before the trace's next switch there), in the
+	# bundle's window
 	awk -v ll="$tmp/log-switches" -v ws="${win_start:-0}" -v we="${win_end:-0}" "$sched"'
 		BEGIN { log_load(ll) }
 		$2 + 0 < ws + 0 || (we > 0 && $2 + 0 > we + 0) { next }
 		{ ls = log_stamp($1, $2, $3); if (ls) print ls - $2; else print "none" }' "$scheds" |
 		sort -n | awk '$1 == "none" { none++; next } { d[++m] = $1 }
-		END { if (!m) { print "perf-check: the switch log has none of the trace'"'"'s switches within 1 ms after it"; exit }
+		END { if (!m) { print "perf-check: the switch log has none of the trace'"'"'s switches before the next"; exit }
 		      q = int(m * 0.99); if (q < 1) q = 1
-		      printf "perf-check: the switch log against the trace: %d of the trace'"'"'s switches in the bundle'"'"'s window in the log within 1 ms after it (%d not), the log'"'"'s stamp later by %.0f us at the median, %.0f us at the 99th percentile\n",
+		      printf "perf-check: the switch log against the trace: %d of the trace'"'"'s switches in the bundle'"'"'s window in the log before the next (%d not), the log'"'"'s stamp later by %.0f us at the median, %.0f us at the 99th percentile\n",
 			m, none, d[int((m + 1) / 2)] / 1000, d[q] / 1000 }'
 	once perf script -i "$data" --guest-maps="$maps" -F machine_pid,vcpu,tid,ip,guest_cpl,guest_time 2>/dev/null |
 		sched_cmp > $tmp/kernel-owner
