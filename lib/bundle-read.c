@@ -101,13 +101,12 @@ struct reader {
 	size_t ntok;
 	size_t len;
 	/*
-	 * While @hold, the first rejection is kept, not logged: a stream
-	 * that turns out corrupt further on is reported as that instead.
+	 * While @hold, the rejection is kept, not logged: a stream that
+	 * turns out corrupt further on is reported as that instead.
 	 */
 	bool hold;
 	const char *held_why;
 	size_t held_lineno;
-	int held_err;
 	char line[BUNDLE_MAX_LINE];
 };
 
@@ -122,7 +121,6 @@ static int fail(struct reader *r, int err, const char *why)
 	if (r && r->hold) {
 		r->held_why = why;
 		r->held_lineno = r->lineno;
-		r->held_err = err;
 	} else if (r)
 		log_line(r->lineno, why, err);
 	else
@@ -189,10 +187,10 @@ static int xdigit(char c)
 }
 
 /*
- * Undo %XX escaping into a new string of at most @max bytes.  The line has
- * been checked to hold printable ASCII only, and tokens hold no spaces.
+ * Undo %XX escaping into a new string of at most @max bytes, in @pool if
+ * not NULL (it then owns the string), else malloc()ed.  The line has been
+ * checked to hold printable ASCII only, and tokens hold no spaces.
  */
-/* Into @pool if not NULL (it then owns the string), else malloc()ed. */
 static int decode(struct reader *r, const char *s, size_t max, bool nonempty,
 		  struct util_pool *pool, char **out)
 {
@@ -938,6 +936,7 @@ static int inflate_all(const unsigned char *buf, size_t len, uint64_t max, struc
 		free(out);
 		return -ENOMEM;
 	}
+	r->hold = true;
 	for (;;) {
 		size_t produced;
 
@@ -983,7 +982,7 @@ static int inflate_all(const unsigned char *buf, size_t len, uint64_t max, struc
 	if (err || !parse_err)
 		return err;
 	if (r->held_why)
-		log_line(r->held_lineno, r->held_why, r->held_err);
+		log_line(r->held_lineno, r->held_why, parse_err);
 	return parse_err;
 }
 
@@ -1017,7 +1016,6 @@ int vmctx_bundle_read_mem(const void *buf, size_t len, const struct vmctx_read_o
 		free(r);
 		return -ENOMEM;
 	}
-	r->hold = true;
 	err = inflate_all(buf, len, max, r);
 	if (!err)
 		err = finish(r);
