@@ -16,13 +16,14 @@ cat /usr/bin/perl /lib/x86_64-linux-gnu/libc.so.6 /usr/bin/perl > /tmp/xz.in
 x=$!
 echo "xz: pid $x"
 hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+# xz's CPU time so far, in clock ticks (utime + stime)
+ticks() { awk '{ print $14 + $15 }' /proc/$x/stat 2>/dev/null || echo 0; }
 i=0
-while [ "$i" -lt $((4 * secs)) ] &&
-      [ "$(awk '{ print $14 + $15 }' /proc/$x/stat 2>/dev/null || echo 0)" -lt $((secs * hz)) ]; do
+while [ "$i" -lt $((4 * secs)) ] && [ "$(ticks)" -lt $((secs * hz)) ]; do
 	sleep 1
 	i=$((i + 1))
 done
-echo "xz: $(awk -v hz="$hz" '{ printf "%.2f", ($14 + $15) / hz }' /proc/$x/stat 2>/dev/null) s of CPU in $i s"
+echo "xz: $(awk -v t="$(ticks)" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz }') s of CPU in $i s"
 kill "$x"
 wait
 /usr/bin/perl /lib/dwarf.pl "$secs"

@@ -409,8 +409,8 @@ fi
 # (current), the log's and perf's, though the trace names the next one.
 # Such a sample counts as charged to the task that ran: it lies after the
 # trace's stamp of a switch and before the log's stamp of the same switch
-# (the log's first switch on that CPU to that pid at or after the
-# trace's), that stamp before the trace's next switch on that CPU (every
+# (the log's first switch on that CPU at or after the trace's, if it is
+# to that pid), that stamp before the trace's next switch on that CPU (every
 # probe of a switch returns before the CPU switches again: a fixed bound
 # failed on a loaded machine, where the host held vCPUs mid-probe for
 # over 1 ms, 1 December), and it is charged
