@@ -85,10 +85,11 @@ check "$($R --sort comm,dso,sym 2>/dev/null | ev vcpu-blank | rows | cut -d' ' -
 # output's own build-id cache (--buildid-dir inj.data/debug)
 $P inject -i id.data --guest-maps=guest1.vmctx -o inj.data >/dev/null 2>&1
 check "$?" 0 "inject --guest-maps"
-# (inject writes each blank run as a sample; report adds a vCPU's runs of
-# one time quantum into one: a quantum finer than the runs keeps them apart)
-want=$($R --sort comm,pid,dso,sym --time-quantum=1ms 2>/dev/null | rows)
-check "$($P --buildid-dir inj.data/debug report -i inj.data --stdio -n --sort comm,pid,dso,sym 2>/dev/null | rows)" "$want" \
+# (inject writes each blank run as a sample; report adds a vCPU's like runs
+# into one, or with the time key those of one time quantum: a quantum finer
+# than the runs keeps them apart)
+want=$($R --sort comm,pid,dso,sym,time --time-quantum=1ms 2>/dev/null | rows)
+check "$($P --buildid-dir inj.data/debug report -i inj.data --stdio -n --sort comm,pid,dso,sym,time --time-quantum=1ms 2>/dev/null | rows)" "$want" \
 	"inject: the patched perf reads the output as it reports the recording"
 check "$(find "$HOME" -newer id.data | grep -c .)" 0 "inject: nothing of the guest in \$HOME (~/.debug)"
 # the output's samples carry no guest context: neither do its header's
@@ -96,7 +97,7 @@ check "$(find "$HOME" -newer id.data | grep -c .)" 0 "inject: nothing of the gue
 check "$($P report --header-only -i inj.data 2>&1 | grep -c 'guest ctx\|guest VMs\|(null)')" 0 \
 	"inject: the output's header has no guest context or VM features"
 if [ -x "$S" ]; then
-	check "$($S --buildid-dir inj.data/debug report -i inj.data --stdio -n --sort comm,pid,dso,sym 2>/dev/null | rows)" "$want" \
+	check "$($S --buildid-dir inj.data/debug report -i inj.data --stdio -n --sort comm,pid,dso,sym,time --time-quantum=1ms 2>/dev/null | rows)" "$want" \
 		"inject: $($S --version) reads the guests' processes, objects and functions"
 	check "$($S --buildid-dir inj.data/debug script -i inj.data -F comm,pid,tid,ip,sym,dso 2>/dev/null | grep ' bench ' | awk '{print $1, $2, $4, $5}' | sort | uniq -c | awk '{print $1, $2, $3, $4, $5}' | LC_ALL=C sort)" \
 		"$(printf '%s\n' '300 bench 321/321 other (/vmctx-guest/1000/usr/bin/bench)' '700 bench 321/321 work (/vmctx-guest/1000/usr/bin/bench)')" \

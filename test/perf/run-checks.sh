@@ -177,12 +177,20 @@ gk="report -n --sort vm,comm,pid --guest-maps=guest1.vmctx"
 check "$($P $gk --stdio -i le-file.data 2>/dev/null | ev cpu-clock | rows)" "$want" "sort keys vm,comm,pid: the guest process is a thread of its VM"
 check "$($P $gk --stdio -i be-file.data 2>/dev/null | ev cpu-clock | rows)" "$want" "comm, pid: big-endian file"
 check "$($P $gk -i le-file.data 2>/dev/null | ev cpu-clock | rows)" "$want" "comm, pid: default output"
-# a time quantum finer than the vCPUs' turns (10 ticks): each wait its own sample
-check "$($P report -i le-file.data --stdio -F sample,comm --guest-maps=1000=guest1.vmctx --time-quantum=1ms 2>/dev/null |
+# each vCPU waits only for the other, after one kind of exit: its waits are
+# alike, one sample; with the time key, a time quantum finer than the
+# vCPUs' turns (10 ticks) keeps each wait its own sample (counted by comm)
+check "$($P report -i le-file.data --stdio -F sample,comm --guest-maps=1000=guest1.vmctx 2>/dev/null |
 	grep -v '^#' | awk 'NF { $1 = $1; print }' | LC_ALL=C sort)" \
+	"$(printf '%s\n' '1000 [unresolved]' '1000 bench' '1000 make' '1000 swapper' '1 CPU 1/KVM' '2 [steal]' '1 [idle]' |
+		LC_ALL=C sort)" \
+	"-F sample,comm, bundle given by VM pid: a vCPU's like waits one sample"
+check "$($P report -i le-file.data --stdio -F sample,comm,time --guest-maps=1000=guest1.vmctx --time-quantum=1ms 2>/dev/null |
+	grep -v '^#' | awk 'NF { s = $2; for (i = 3; i < NF; i++) s = s " " $i; n[s] += $1 } END { for (s in n) print n[s], s }' |
+	LC_ALL=C sort)" \
 	"$(printf '%s\n' '1000 [unresolved]' '1000 bench' '1000 make' '1000 swapper' '1 CPU 1/KVM' '199 [steal]' '1 [idle]' |
 		LC_ALL=C sort)" \
-	"-F sample,comm, bundle given by VM pid"
+	"-F sample,comm,time: with the time key, each wait its own sample"
 # The default quantum (100 ms) holds five waits of each vCPU: at most one
 # [steal] sample a vCPU a quantum (2 vCPUs, 2 s: 42), the same time in all;
 # --time cuts anywhere, so each wait is its own sample again.
