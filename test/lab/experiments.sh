@@ -186,7 +186,7 @@ for e in $todo; do
 			maps="$(cat pid1)=g4a.vmctx,$(cat pid2)=g4b.vmctx,$(cat pid3)=g4c.vmctx" &&
 			rep exp4 host "$maps" && rep exp4 guest "$maps" && rep exp4 unified "$maps" &&
 			cat exp4.host exp4.unified && rows exp4 "$maps" &&
-			$on1 perf script -i $W/exp4.data --show-switch-events -F pid,cpu,time,guest_cpl \
+			$on1 perf script -i $W/exp4.data --show-switch-events -F pid,tid,cpu,time,guest_cpl \
 				>exp4.script 2>exp4.script.err &&
 			verdict 4 exp4.guest exp4.rows exp4.script || failed=$((failed + 1))
 		[ -n "$maps" ] && report_cost exp4 "$maps"
