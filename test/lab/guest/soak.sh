@@ -46,7 +46,8 @@
 # that boots of one L1 on one emulator in one shape add up over several
 # runs (a boot of the Linux-guest lab takes 10 to 13 minutes beside
 # another); the summary gives the ledger's totals for what this run
-# booted, and how many of its last boots in a row ended ok.
+# booted, how many of its last boots in a row ended ok, and each L1's
+# rates of boots with an L1 fault and with an L2 reset or hang.
 set -euo pipefail
 . "$(dirname "$0")/../lab-env.sh"
 
@@ -129,16 +130,21 @@ for f in $l1s; do
 done
 echo "soak: summary ($boots boots each, slack $slack$([ "$together" = 1 ] && echo ', the L1s at once')$([ -n "$load" ] && echo ', a second CPU load beside'), ${VMCTX_TCG:-tcg}):"
 for l in "${lines[@]}"; do echo "  $l"; done
-# the ledger's totals for what this run booted
+# the ledger's totals for what this run booted, and its rates of L1 and
+# L2 faults, a stock flavour's the baseline of those after it
 for f in $l1s; do
 	k=$LAB_DIR/out/$f/arch/x86/boot/bzImage
 	[ -f "$k" ] || continue
 	id="$f l1:$(sha256sum < "$k" | cut -c1-12) qemu:$(sha256sum < "$L1_QEMU" | cut -c1-12) cpus=${VMCTX_L1_CPUS:-1} tcg=${VMCTX_TCG:-tcg} shape=$shape"
-	awk -v id="$id" '{ k = $2 " " $3 " " $4 " " $5 " " $6 " " $7 }
+	awk -v id="$id" -v f="$f" '{ k = $2 " " $3 " " $4 " " $5 " " $6 " " $7 }
 		k == id { n++; c[$8]++; run = ($8 == "ok") ? run + 1 : 0; if (!first) first = $1; last = $1 }
 		END { if (!n) exit
 		      s = ""; for (o in c) s = s (s == "" ? "" : ", ") c[o] " " o
-		      printf "  ledger: %s: %d boots from %s to %s: %s; the last %d in a row ok\n", id, n, first, last, s, run }' \
+		      printf "  ledger: %s: %d boots from %s to %s: %s; the last %d in a row ok\n", id, n, first, last, s, run
+		      l1 = c["l1-oops"] + c["l1-died"] + c["l1-hung"] + c["l1-stuck"]
+		      l2 = c["l2-reset"] + c["l2-hung"]
+		      printf "  rates: %s L1: an L1 oops, death or hang in %d of %d boots (%.1f%%), an L2 reset or hang in %d (%.1f%%)\n",
+			     f, l1, n, 100 * l1 / n, l2, 100 * l2 / n }' \
 		"$LAB_DIR/soak-ledger" 2>/dev/null || :
 done
 [ $bad = 0 ] || die "the soak failed; consoles in $RESULTS_DIR/soak-*.log"
