@@ -87,7 +87,11 @@ for f in $l1s; do
 		run_one "$f"
 	fi
 done
-[ ${#pids[@]} = 0 ] || wait "${pids[@]}"
+# each L1 on its own: one stopped from outside (killed) still leaves the
+# others' counts and the ledger's summary below
+for p in "${pids[@]}"; do
+	wait "$p" || log "the soak of one L1 (pid $p) ended with status $?"
+done
 
 # count N WHAT LINE: the number before WHAT in a summary line
 count() { sed -n "s/.* \([0-9]*\) $1.*/\1/p" <<<"$2"; }
