@@ -257,18 +257,18 @@ static void experiment3(void)
  * cpl:N" in guest mode.  Exact where a sampling timer misses ticks.
  *
  * @vm's vCPU is the thread of its guest-mode samples, all on one pCPU, and
- * it waits from each time it goes out until it comes in again, from its
- * first switch to its last: its thread's host work before its first
- * guest-mode sample (setting up, faulting its memory in) is a vCPU's too,
- * and others' time while it waits then is its steal (on a loaded machine
- * that start took 90 ms, 1.1 points of the guest's time).  Between a
- * task's OUT and the next one's IN the pCPU is in the scheduler, either
- * task's time, which splits it where perf cannot see: *@lo is the time from
- * another VM's IN to its OUT, *@hi adds the switches to and from them (1.5
- * points of the guest's time on a loaded machine: 480 waits, two switches
- * of 0.13 ms each).  *@whole: the other VMs' IN to OUT time on that pCPU
- * over the whole recording (their VMMs setting up and writing bundles
- * too), for the record.
+ * it waits from each time it goes out until it comes in again: its
+ * thread's host work before its first guest-mode sample (setting up,
+ * faulting its memory in) is a vCPU's too, and others' time while it
+ * waits then is its steal (on a loaded machine that start took 90 ms,
+ * 1.1 points of the guest's time).  Between a task's OUT and the next
+ * one's IN the pCPU is in the scheduler, either task's time, which splits
+ * it where perf cannot see: *@lo is the time from another VM's IN to its
+ * OUT, *@hi adds the switches to and from them (1.5 points of the guest's
+ * time on a loaded machine: 481 waits, three switches of about 0.09 ms
+ * each).  *@whole: the other VMs' IN to OUT time on that pCPU over the
+ * whole recording (their VMMs setting up and writing bundles too), for
+ * the record.
  */
 #define MAX_VCPUS	8
 
@@ -288,12 +288,23 @@ static int is_other_vm(int pid, int vm)
 	return 0;
 }
 
+/* Whether @tid is one of the @n vCPU threads in @vt. */
+static int is_vcpu(const int *vt, int n, int tid)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (vt[i] == tid)
+			return 1;
+	return 0;
+}
+
 static void other_vms(const char *script, int vm, double *lo, double *hi, double *whole)
 {
 	FILE *f = fopen(script, "r");
-	double t, since = 0, out_at = -1, from = -1, to = -1, wait_from = -1, s = 0, g = 0, w = 0;
+	double t, since = 0, out_at = -1, wait_from = -1, s = 0, g = 0, ps = 0, pg = 0, w = 0;
 	int vt[MAX_VCPUS], nvt = 0, vcpu_cpu = -1, on_pid = -1, on_tid = -1, out_pid = -1;
-	int i, pid, tid, cpu, cpl;
+	int pid, tid, cpu, cpl;
 	char line[512], dir[8];
 
 	if (!f)
@@ -308,48 +319,37 @@ static void other_vms(const char *script, int vm, double *lo, double *hi, double
 		if (cpu != vcpu_cpu)
 			die("%s: VM pid %d ran its guest on pCPU %d and %d (one pCPU wanted)",
 			    script, vm, vcpu_cpu, cpu);
-		for (i = 0; i < nvt && vt[i] != tid; i++)
-			;
-		if (i == nvt) {
-			if (nvt == MAX_VCPUS)
-				die("%s: VM pid %d has more than %d vCPU threads", script, vm, MAX_VCPUS);
-			vt[nvt++] = tid;
-		}
+		if (is_vcpu(vt, nvt, tid))
+			continue;
+		if (nvt == MAX_VCPUS)
+			die("%s: VM pid %d has more than %d vCPU threads", script, vm, MAX_VCPUS);
+		vt[nvt++] = tid;
 	}
 	if (vcpu_cpu < 0)
 		die("%s: no guest-mode sample of VM pid %d (want perf script -F pid,tid,cpu,time,guest_cpl)",
 		    script, vm);
-	/* the vCPU threads' first and last switch there */
-	rewind(f);
-	while (fgets(line, sizeof(line), f)) {
-		if (!switch_line(line, &pid, &tid, &cpu, &t, dir) || cpu != vcpu_cpu)
-			continue;
-		for (i = 0; i < nvt && vt[i] != tid; i++)
-			;
-		if (i == nvt)
-			continue;
-		if (from < 0)
-			from = t;
-		to = t;
-	}
-	if (from < 0)
-		die("%s: no switch of VM pid %d's vCPU threads (want --show-switch-events)", script, vm);
+	/*
+	 * A wait runs from a vCPU's OUT to its next IN; what the other VMs
+	 * took during it (ps, pg) counts once the vCPU comes back in, so a
+	 * wait that never ends (after the vCPU's last switch) counts nothing.
+	 */
 	rewind(f);
 	while (fgets(line, sizeof(line), f)) {
 		int vcpu;
 
 		if (!switch_line(line, &pid, &tid, &cpu, &t, dir) || cpu != vcpu_cpu)
 			continue;
-		for (i = 0; i < nvt && vt[i] != tid; i++)
-			;
-		vcpu = i < nvt;
+		vcpu = is_vcpu(vt, nvt, tid);
 		if (!strcmp(dir, "IN")) {
 			/* the switch from out_pid to pid, while a vCPU waited */
-			if (on_tid < 0 && out_at >= 0 && wait_from >= 0 && t >= from && t <= to &&
+			if (on_tid < 0 && out_at >= 0 && wait_from >= 0 &&
 			    (is_other_vm(out_pid, vm) || is_other_vm(pid, vm)))
-				g += t - fmax(out_at, wait_from);
-			if (vcpu)
+				pg += t - fmax(out_at, wait_from);
+			if (vcpu && wait_from >= 0) {
+				s += ps;
+				g += pg;
 				wait_from = -1;
+			}
 			on_pid = pid;
 			on_tid = tid;
 			since = t;
@@ -359,11 +359,14 @@ static void other_vms(const char *script, int vm, double *lo, double *hi, double
 			continue;
 		if (is_other_vm(pid, vm)) {
 			w += t - since;
-			if (wait_from >= 0 && t >= from && t <= to)
-				s += t - fmax(since, wait_from);
+			if (wait_from >= 0)
+				ps += t - fmax(since, wait_from);
 		}
-		if (vcpu && t >= from && t < to)
+		if (vcpu) {
 			wait_from = t;
+			ps = 0;
+			pg = 0;
+		}
 		on_tid = -1;
 		out_pid = on_pid;
 		out_at = t;
