@@ -13,7 +13,7 @@ cp /bin/busybox "$stage/bin/busybox"
 if ldd /bin/busybox >/dev/null 2>&1; then
 	die "/bin/busybox is not static (install busybox-static)"
 fi
-for t in lab-vmm lab-record lab-check lab-chain-check lab-exp-check lab-exits-check lab-leak lab-fpu-load; do
+for t in lab-vmm lab-record lab-check lab-chain-check lab-exp-check lab-exits-check lab-leak lab-fpu-load lab-cmpxchg-flags; do
 	cp "$TOOLS_DIR/$t" "$stage/bin/"
 done
 # the series' KVM selftest, where it has one (build-tools.sh)

@@ -4,7 +4,8 @@
 # Debian's own QEMU (the source of the installed qemu-system-x86, with
 # Debian's patches) with test/lab/qemu/*.patch on top, x86_64-softmmu only.
 #
-# Why: two plain read-modify-writes of a word another thread writes too.
+# Why: two plain read-modify-writes of a word another thread writes too,
+# and a helper that reads state its caller has not written back.
 # svm-virq-atomic.patch: QEMU 7.2's nested SVM sets CPU_INTERRUPT_VIRQ on
 # VMRUN without the BQL and can lose the I/O thread's request to look at
 # the local APIC, and with it L1's one-shot timer, for good: the L1 hangs
@@ -13,6 +14,9 @@
 # the first CPU's hflags2, and can undo its #VMEXIT's clearing of nested
 # paging: the nested guest gets the L1 host's registers (lab-vmm "its
 # state was lost"; run-lab.sh's L1 emulator check, test/lab/README).
+# cmpxchg-cc-op.patch: CMPXCHG8B/16B left RFLAGS bits from stale lazy
+# flags, which a #VMEXIT carries into a nested guest for good: the L2
+# guests' double faults with impossible RFLAGS (test/lab/README).
 # vmexit-outside-guest.patch is no fix: QEMU says on its console when it
 # makes a #VMEXIT outside guest mode, which no CPU does.
 # VMCTX_L1_QEMU=/usr/bin/qemu-system-x86_64 boots L1 on Debian's binary

@@ -37,6 +37,7 @@ gcc "${CFLAGS[@]}" "$LAB_SRC/exp-check.c" -lm -o "$TOOLS_DIR/lab-exp-check"
 gcc "${CFLAGS[@]}" "$LAB_SRC/exits-check.c" -o "$TOOLS_DIR/lab-exits-check"
 gcc "${CFLAGS[@]}" -I"$src/tools/include/uapi" "$LAB_SRC/leak.c" -o "$TOOLS_DIR/lab-leak"
 gcc "${CFLAGS[@]}" "$LAB_SRC/fpu-load.c" -o "$TOOLS_DIR/lab-fpu-load"
+gcc "${CFLAGS[@]}" "$LAB_SRC/cmpxchg-flags.c" -o "$TOOLS_DIR/lab-cmpxchg-flags"
 
 # The series' KVM selftest, where the series has it, static for the
 # busybox L1, with the uapi headers of the patched build (out/patched/usr:

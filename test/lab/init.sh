@@ -15,7 +15,8 @@
 # first recording vmctx.reps times on either kernel (stock or patched:
 # lab-record with or without the block) and counts the runs in which
 # lab-vmm found a vCPU's state lost at the end (test/lab/README);
-# vmctx.fpu_load=1 runs them on CPU 0 beside lab-fpu-load on CPU 1.
+# vmctx.fpu_load=1 runs them on CPU 0 beside lab-fpu-load on CPU 1;
+# lab-cmpxchg-flags checks the emulator's CMPXCHG8B/16B flags first.
 # Results go to the console as "VMCTX-LAB: ..." lines, then the VM powers off.
 . /lib/vmctx-init-common.sh
 
@@ -54,6 +55,13 @@ if [ "$mode" = bench ]; then
 fi
 
 if [ "$mode" = repeat ]; then
+	# first the emulator's CMPXCHG8B/16B flags (cmpxchg-flags.c): QEMU
+	# 7.2 without cmpxchg-cc-op.patch sets RFLAGS bits that no CPU sets
+	lab-cmpxchg-flags > /tmp/flags.txt 2>&1 || {
+		sed 's/^/VMCTX-LAB: /' /tmp/flags.txt
+		finish "FAIL emulator: CMPXCHG8B/16B flags (test/lab/qemu/cmpxchg-cc-op.patch)"
+	}
+	sed 's/^/VMCTX-LAB: /' /tmp/flags.txt
 	blk=with
 	lab-record -p > /dev/null 2>&1 || blk=without
 	nb=-N

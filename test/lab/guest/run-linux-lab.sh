@@ -487,10 +487,12 @@ check_chains() {
 # in LOGF, or the look at a hung guest (l2-look.sh's registers), shows an
 # RFLAGS that no x86 CPU can hold: a reserved bit set
 # (3, 5, 15, 22 to 31) or bit 1 clear.  POPF, IRET and VMRUN's checks keep
-# them so on hardware; QEMU's TCG builds RFLAGS from its lazy condition
-# codes, and two double faults of the 6.12 guest under the debug L1 had
-# one (0x81029246; 0x836253c2, its RAX's low half with IF, ZF and bit 1)
-# in a state that led to the fault (test/lab/guest/README).
+# them so on hardware; QEMU 7.2's CMPXCHG8B/16B built RFLAGS from stale
+# lazy flags (test/lab/qemu/cmpxchg-cc-op.patch, now applied), and double
+# faults of the 6.12 guest had such an RFLAGS (0x81029246; 0x836253c2;
+# 0x83329242, the low half of the RDI an ADD had just used) in a state
+# that led to the fault (test/lab/guest/README).  Kept for an L1 emulator
+# without the patch (VMCTX_L1_QEMU) and any fault of the same kind.
 impossible_rflags() {
 	local f
 
