@@ -48,7 +48,7 @@ failed() {
 }
 # whys FILE: the lines of a part's output that say why it failed
 whys() {
-	grep -aE '\] FAILED |: RESULT FAIL|^perf-check: FAIL|^run-checks: FAIL|^machine-checks: FAIL|^not ok|: FAILED|: an emulator fault' "$1" 2>/dev/null | sed 's/\r$//' | tail -n 20 || true
+	grep -aE '\] FAILED |: RESULT FAIL|^perf-check: FAIL|^run-checks: FAIL|^machine-checks: FAIL|^not ok|: FAILED|: an emulator fault|an L2 guest stopped before' "$1" 2>/dev/null | sed 's/\r$//' | tail -n 20 || true
 }
 start=$SECONDS
 

@@ -690,7 +690,9 @@ boot_once() {
 		[ -z "$stall" ] || log "the guest's tasks then: $stall"
 	elif grep -aq '^VMCTX-LAB: GUEST-RESET' "$logf"; then
 		outcome=l2-reset
-		log "an L2 guest stopped before it said DONE: $(grep -a '^VMCTX-LAB: GUEST-RESET' "$logf" | sed 's/.* //; s/\r$//' | tr '\n' ' ')$(grep -aq '^VMCTX-LAB: L2 SHUTDOWN' "$logf" && echo ', after a triple fault')"
+		# and the first line of its kernel's report, which the run's
+		# summary shows (a CI log keeps no console)
+		log "an L2 guest stopped before it said DONE: $(grep -a '^VMCTX-LAB: GUEST-RESET' "$logf" | sed 's/.* //; s/\r$//' | tr '\n' ' ')$(grep -aq '^VMCTX-LAB: L2 SHUTDOWN' "$logf" && echo ', after a triple fault')$(sed 's/\r$//' "$logf" | sed -n '/^-- guest[0-9]*, its kernel.s first report:$/{n;s/^\[ *[0-9.]*\] /; its kernel: /p;q}' | LC_ALL=C tr -d '\000-\037\177' | cut -c1-200)"
 	elif grep -aq '^VMCTX-LAB: RESULT SLOW' "$logf"; then
 		outcome=slow
 		log "$(grep -a -m1 '^lab-linux-check: SLOW' "$logf" | sed 's/\r$//')"
