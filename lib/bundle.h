@@ -213,4 +213,19 @@ __hidden int bundle_index(struct vmctx_bundle *b);
 __hidden uint64_t bundle_root_at(const struct vmctx_bundle *b, size_t pos);
 __hidden size_t bundle_root_first(const struct vmctx_bundle *b, uint64_t root);
 
+/*
+ * resolve.c: vmctx_bundle_resolve_user() with the caller's hint, the map
+ * and symbol of its last answer for the same task, checked before any
+ * search.  @h's pointers are NULL or of @task's maps and the symbols of
+ * that map's object in @b: the caller clears them when the task or the
+ * bundle changes.
+ */
+struct resolve_hint {
+	const struct vmctx_map *map;
+	const struct vmctx_sym *sym;
+};
+
+__hidden int bundle_resolve_user(const struct vmctx_bundle *b, int task, uint64_t ip,
+				 const char **sym, const char **dso, struct resolve_hint *h);
+
 #endif /* VMCTX_BUNDLE_H */

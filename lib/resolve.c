@@ -122,11 +122,11 @@ static const struct vmctx_sym *find_sym(const struct vmctx_object *o, uint64_t a
 	return &o->syms[lo - 1];
 }
 
-int vmctx_bundle_resolve_user(const struct vmctx_bundle *b, int task, uint64_t ip,
-			      const char **sym, const char **dso)
+int bundle_resolve_user(const struct vmctx_bundle *b, int task, uint64_t ip,
+			const char **sym, const char **dso, struct resolve_hint *h)
 {
 	const struct vmctx_task *t;
-	const struct vmctx_map *m;
+	const struct vmctx_map *m = h->map;
 	size_t lo;
 	int err;
 
@@ -135,22 +135,41 @@ int vmctx_bundle_resolve_user(const struct vmctx_bundle *b, int task, uint64_t i
 		return err;
 	if (task < 0 || (size_t)task >= b->ntasks)
 		return -ENOENT;
-	t = &b->tasks[b->tasks[task].maps_from];
-	lo = util_upper_bound(t->maps, t->nmaps, sizeof(*t->maps), offsetof(struct vmctx_map, start), ip);
-	if (!lo || ip >= t->maps[lo - 1].end)
-		return -ENOENT;
-	m = &t->maps[lo - 1];
+	/* maps are sorted and apart: one that holds ip is the search's answer */
+	if (!m || ip < m->start || ip >= m->end) {
+		t = &b->tasks[b->tasks[task].maps_from];
+		lo = util_upper_bound(t->maps, t->nmaps, sizeof(*t->maps),
+				      offsetof(struct vmctx_map, start), ip);
+		if (!lo || ip >= t->maps[lo - 1].end)
+			return -ENOENT;
+		m = &t->maps[lo - 1];
+		h->map = m;
+		h->sym = NULL;
+	}
 	if (dso)
 		*dso = m->base;
 	if (sym) {
-		const struct vmctx_sym *s = NULL;
+		const struct vmctx_sym *s = h->sym;
+		uint64_t addr = ip - m->bias;
 
-		if (m->object >= 0 && (size_t)m->object < b->nobjects) {
-			s = find_sym(&b->objects[m->object], ip - m->bias);
+		/* so are symbols, ends cut at the next start (bundle-seal.c) */
+		if (!s || addr < s->start || addr >= s->end) {
+			s = NULL;
+			if (m->object >= 0 && (size_t)m->object < b->nobjects)
+				s = find_sym(&b->objects[m->object], addr);
+			h->sym = s;
 		}
 		*sym = s ? s->name : NULL;
 	}
 	return 0;
+}
+
+int vmctx_bundle_resolve_user(const struct vmctx_bundle *b, int task, uint64_t ip,
+			      const char **sym, const char **dso)
+{
+	struct resolve_hint h = { NULL, NULL };
+
+	return bundle_resolve_user(b, task, ip, sym, dso, &h);
 }
 
 int vmctx_bundle_resolve_kernel(const struct vmctx_bundle *b, uint64_t ip, const char **sym,

@@ -152,8 +152,10 @@ int vmctx_session_attach_bundle(struct vmctx_session *s, int vm_tgid,
 	vm->bundle = b;
 	/* its vCPUs' task caches index the bundle they resolved through */
 	for (size_t j = 0; j < s->tl.nvcpus; j++)
-		if (s->tl.vcpus[j].vm_idx == i)
+		if (s->tl.vcpus[j].vm_idx == i) {
 			s->tl.vcpus[j].cache_task = -1;
+			s->tl.vcpus[j].res_hint = (struct resolve_hint){ NULL, NULL };
+		}
 	memset(&vm->clock, 0, sizeof(vm->clock));
 	if (guest_ns_offset != VMCTX_OFFSET_UNKNOWN)
 		vmctx_clock_set_linear(&vm->clock, 0, guest_ns_offset, 0);
@@ -281,6 +283,8 @@ static int sample_task(struct vmctx_session *s, struct vmctx_vcpu *v,
 	if (i < 0)
 		return i;
 	task = &b->tasks[i];
+	if (i != v->cache_task)
+		v->res_hint = (struct resolve_hint){ NULL, NULL };
 	v->cache_task = i;
 	v->cache_cr3 = smp->cr3;
 	v->cache_from = t == VMCTX_TIME_NONE ? 0 : task->start;
@@ -306,7 +310,8 @@ static int guest_code(struct vmctx_session *s, struct vmctx_vcpu *v,
 		return VMCTX_CLASS_OS;
 	}
 	k->by = sample_task(s, v, smp);
-	if (k->by >= 0 && vmctx_bundle_resolve_user(b, k->by, smp->ip, &k->function, &k->module))
+	if (k->by >= 0 && bundle_resolve_user(b, k->by, smp->ip, &k->function, &k->module,
+					      &v->res_hint))
 		k->module = NULL;
 	return VMCTX_CLASS_USER;
 }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "aggregate.h"
+#include "bundle.h"
 #include "util.h"
 
 /*
@@ -66,6 +67,8 @@ struct vmctx_vcpu {
 	uint64_t cache_from, cache_to;	/* guest time range the cached task is valid */
 	struct agg_hint hint;		/* its rows in the session's table */
 	uint64_t exit_key;		/* last_exit, or VMCTX_EXIT_OTHER if unnamed */
+	/* third line: a user sample's map and symbol, for cache_task */
+	struct resolve_hint res_hint;
 	/* read when a wait starts or ends */
 	size_t npend;			/* held charges: see pend below */
 	uint64_t pend_lost, pend_fill;

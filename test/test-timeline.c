@@ -938,6 +938,70 @@ static void a_bundle_attached_again_resolves(void)
 	vmctx_bundle_free(b);
 }
 
+/*
+ * A vCPU's user samples name the function of the task that ran them at
+ * that IP, whatever its sample before named: two tasks map two objects at
+ * the same addresses, and the samples go back and forth between the tasks
+ * and between two functions of each.  (The session keeps a vCPU's last
+ * map and symbol, which must not outlive their task.)
+ */
+static void user_names_follow_the_task_and_ip(void)
+{
+	static const struct {
+		int task;
+		uint64_t ip;
+	} seq[] = {
+		{ 0, 0x401010 }, { 0, 0x401110 }, { 0, 0x401010 }, { 1, 0x401010 },
+		{ 1, 0x401110 }, { 0, 0x401110 }, { 0, 0x500000 }, { 1, 0x401020 },
+	};
+	static const char *const fn[2][2] = { { "a_one", "a_two" }, { "b_one", "b_two" } };
+	struct vmctx_bundle *b = vmctx_bundle_new();
+	struct vmctx_session *s = vmctx_session_new(NULL);
+	uint64_t want[2][2] = { { 0 } }, unresolved = 0;
+	struct vmctx_table *t;
+	int i, task, obj, err = !b;
+
+	for (task = 0; task < 2 && !err; task++) {
+		obj = vmctx_bundle_add_object(b, task ? "/usr/bin/b" : "/usr/bin/a",
+					      task ? "bb" : "aa");
+		err = obj < 0 ||
+		      vmctx_bundle_add_symbol(b, obj, 0x401000, 0x100, fn[task][0]) ||
+		      vmctx_bundle_add_symbol(b, obj, 0x401100, 0x100, fn[task][1]);
+		i = err ? -1 : vmctx_bundle_add_task(b, ROOT(task), 300 + task, 300 + task,
+						     task ? "b" : "a", 0, VMCTX_TIME_NONE);
+		err = err || i < 0 ||
+		      vmctx_bundle_add_map(b, i, 0x400000, 0x402000, 0, 0, obj,
+					   task ? "/usr/bin/b" : "/usr/bin/a");
+	}
+	CHECK(!err && !vmctx_bundle_seal(b), "two tasks, two objects at the same addresses");
+	declare_vm1(s);
+	CHECK(!vmctx_session_attach_bundle(s, VM_PID(1), b, 0), "bundle attached");
+	for (i = 0; i < (int)(sizeof(seq) / sizeof(seq[0])); i++) {
+		struct vmctx_sample smp = gsample(i, 0);
+
+		smp.cpl = 3;
+		smp.cr3 = ROOT(seq[i].task);
+		smp.ip = seq[i].ip;
+		CHECK(!vmctx_session_sample(s, &smp), "sample %d", i);
+		if (seq[i].ip >= 0x402000)
+			unresolved++;
+		else
+			want[seq[i].task][(seq[i].ip - 0x401000) / 0x100]++;
+	}
+	CHECK(!vmctx_session_finish(s, i * SCEN_TICK_NS), "finished");
+	t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(1), -1);
+	for (task = 0; task < 2; task++)
+		for (i = 0; i < 2; i++)
+			CHECK(vmctx_table_lookup(t, fn[task][i], NULL) == want[task][i],
+			      "%" PRIu64 " samples of %s, want %" PRIu64,
+			      vmctx_table_lookup(t, fn[task][i], NULL), fn[task][i], want[task][i]);
+	CHECK(vmctx_table_class(t, VMCTX_CLASS_USER) == sizeof(seq) / sizeof(seq[0]),
+	      "every sample is user code, %" PRIu64 " of them outside any map", unresolved);
+	vmctx_table_free(t);
+	vmctx_session_free(s);
+	vmctx_bundle_free(b);
+}
+
 static void bad_input_is_refused(void)
 {
 	struct vmctx_sample smp = gsample(0, 0);
@@ -1505,6 +1569,7 @@ int main(void)
 	vcpus_are_listed_in_id_order();
 	bundles_name_vms_named_by_default();
 	a_bundle_attached_again_resolves();
+	user_names_follow_the_task_and_ip();
 	bad_input_is_refused();
 	hostile_streams_are_bounded();
 	steal_names_a_bounded_number_of_owners();
