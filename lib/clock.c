@@ -87,10 +87,19 @@ int vmctx_clock_linear(const struct vmctx_clock *c, uint64_t *host_ref, int64_t 
 	return 0;
 }
 
-/* @tsc - @from.tsc in ns, at @num ns per @den ticks. */
-static __int128 ticks_to_ns(uint64_t tsc, const struct vmctx_clock_pair *from, __int128 num,
-			    __int128 den)
+/*
+ * @tsc - @from.tsc in ns, at @num ns per @den ticks (@den not 0).  A
+ * sample's time converts twice, so where the product fits 64 bits (a tick
+ * count after @from of under about 2^64 / @num) one 64-bit division does
+ * what the 128-bit one would, to the same ns.
+ */
+static __int128 ticks_to_ns(uint64_t tsc, const struct vmctx_clock_pair *from, uint64_t num,
+			    uint64_t den)
 {
+	uint64_t prod;
+
+	if (tsc >= from->tsc && !__builtin_mul_overflow(tsc - from->tsc, num, &prod))
+		return (__int128)from->ns + prod / den;
 	return (__int128)from->ns + ((__int128)tsc - (__int128)from->tsc) * num / den;
 }
 
@@ -141,9 +150,21 @@ int vmctx_bundle_guest_ns(const struct vmctx_bundle *b, uint64_t guest_tsc, uint
  */
 static __int128 host_tsc(const struct vmctx_clock_tsc *p, uint64_t host_ns)
 {
-	__int128 t = (int64_t)(host_ns - p->time_zero);
+	int64_t d = (int64_t)(host_ns - p->time_zero);
+	__int128 t = d;
 
-	/* floor, so that converting back gives host_ns or just below */
+	/*
+	 * floor, so that converting back gives host_ns or just below.  As
+	 * perf_time_to_tsc() does it, in 64 bits where they hold: with d =
+	 * q * mult + r, d * 2^shift / mult = q * 2^shift + r * 2^shift / mult,
+	 * and r < mult < 2^32.
+	 */
+	if (d >= 0 && p->time_shift < 32) {
+		uint64_t q = (uint64_t)d / p->time_mult, r = (uint64_t)d % p->time_mult;
+
+		if (q <= UINT64_MAX >> p->time_shift)
+			return (__int128)(q << p->time_shift) + (r << p->time_shift) / p->time_mult;
+	}
 	t *= (__int128)1 << p->time_shift;
 	return t >= 0 ? t / p->time_mult : -((-t + p->time_mult - 1) / p->time_mult);
 }
@@ -151,8 +172,10 @@ static __int128 host_tsc(const struct vmctx_clock_tsc *p, uint64_t host_ns)
 /* KVM: guest TSC = ((host TSC * ratio) >> frac_bits) + offset. */
 static __int128 guest_tsc(const struct vmctx_clock_tsc *p, __int128 tsc)
 {
+	/* a division by a power of two, which for tsc >= 0 is the shift */
 	if (p->tsc_ratio)
-		tsc = tsc * p->tsc_ratio / ((__int128)1 << p->tsc_frac_bits);
+		tsc = tsc >= 0 ? (tsc * p->tsc_ratio) >> p->tsc_frac_bits :
+				 tsc * p->tsc_ratio / ((__int128)1 << p->tsc_frac_bits);
 	return tsc + p->tsc_offset;
 }
 

@@ -155,6 +155,83 @@ static void tsc_chain_is_exact(void)
 	vmctx_clock_free(NULL);
 }
 
+/*
+ * The chain to the nanosecond, as vmctx.h defines it, at random: host TSC
+ * = the largest t with time_zero + ((t * mult) >> shift) <= host ns (the
+ * floor of (host ns - time_zero) * 2^shift / mult); guest TSC = ((host
+ * TSC * ratio) >> frac_bits) + offset; guest ns by the pairs' segment.
+ * Shifts from 0 to 40 and pairs 1e3 to 1e13 ticks apart: the products
+ * both fit 64 bits and do not.
+ */
+static __int128 floor_div(__int128 a, __int128 b)
+{
+	return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+static void tsc_chain_matches_its_definition(void)
+{
+	uint64_t seed = 0x9e3779b97f4a7c15ULL, ns = 0;
+	int round, i, bad = 0, fast = 0, slow = 0;
+
+	for (round = 0; round < 200; round++) {
+		struct vmctx_clock_tsc p = { .sz = sizeof(p) };
+		struct vmctx_bundle *b = vmctx_bundle_new();
+		struct vmctx_clock *c = vmctx_clock_new();
+		uint64_t gap = 1000ULL * (1ULL << (check_rnd(&seed) % 34)), tsc[4], gns[4];
+		int n = 2 + check_rnd(&seed) % 3, k;
+
+		p.time_shift = check_rnd(&seed) % 41;
+		p.time_mult = 1 + check_rnd(&seed) % 0xffffffffULL;
+		p.time_zero = check_rnd(&seed) % (1ULL << 40);
+		p.tsc_offset = (int64_t)(check_rnd(&seed) % (1ULL << 40)) - (1LL << 39);
+		if (round % 2) {
+			p.tsc_frac_bits = 48;
+			p.tsc_ratio = (1ULL << 47) + check_rnd(&seed) % (1ULL << 48);
+		}
+		for (i = 0; i < n; i++) {
+			tsc[i] = ((uint64_t)1 << 40) + (i * gap + check_rnd(&seed) % (gap / 2 + 1));
+			gns[i] = ((uint64_t)1 << 39) + (i * gap + check_rnd(&seed) % (gap / 2 + 1));
+			vmctx_bundle_add_clock_pair(b, tsc[i], gns[i]);
+		}
+		k = vmctx_bundle_seal(b);
+		CHECK(!k && !(k = vmctx_clock_set_tsc(c, &p, b)), "round %d: chain: %d", round, k);
+		for (i = 0; i < 50; i++) {
+			uint64_t h = p.time_zero + check_rnd(&seed) % (1ULL << (20 + round % 40));
+			__int128 t = floor_div(((__int128)h - p.time_zero) << p.time_shift, p.time_mult);
+			__int128 d;
+
+			/* (a host TSC past 2^64 is no real one, and its product overflows) */
+			if (t >> 64)
+				continue;
+			if (p.tsc_ratio)
+				t = floor_div(t * p.tsc_ratio, (__int128)1 << p.tsc_frac_bits);
+			t += p.tsc_offset;
+			/* (before the first pair the library truncates, as C divides) */
+			if (t < (__int128)tsc[0])
+				continue;
+			/* the segment holding t, or the first or last one */
+			for (k = 1; k < n - 1 && (uint64_t)t >= tsc[k]; k++)
+				;
+			d = (__int128)gns[k - 1] + floor_div(((__int128)t - tsc[k - 1]) *
+							      (gns[k] - gns[k - 1]),
+							      tsc[k] - tsc[k - 1]);
+			if (d < 0 || d >= (__int128)VMCTX_TIME_NONE)
+				continue;
+			((uint64_t)t - tsc[k - 1]) * (__int128)(gns[k] - gns[k - 1]) >> 64 ? slow++ : fast++;
+			if (vmctx_clock_guest_ns(c, h, &ns) || ns != (uint64_t)d) {
+				if (bad++ < 5)
+					CHECK(0, "round %d, host %" PRIu64 ": guest %" PRIu64 ", want %" PRIu64,
+					      round, h, ns, (uint64_t)d);
+			}
+		}
+		vmctx_clock_free(c);
+		vmctx_bundle_free(b);
+	}
+	CHECK(!bad, "%d conversions off their definition", bad);
+	CHECK(fast > 100 && slow > 100, "products within 64 bits (%d) and beyond (%d) both tried",
+	      fast, slow);
+}
+
 static void linear_clock_has_a_rate(void)
 {
 	struct vmctx_clock *c = vmctx_clock_new();
@@ -342,6 +419,7 @@ int main(void)
 {
 	pairs_follow_a_drifting_clock();
 	tsc_chain_is_exact();
+	tsc_chain_matches_its_definition();
 	linear_clock_has_a_rate();
 	fit_finds_the_rate();
 	session_resolves_reused_roots_with_a_clock();
