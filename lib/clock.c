@@ -88,7 +88,8 @@ int vmctx_clock_linear(const struct vmctx_clock *c, uint64_t *host_ref, int64_t 
 }
 
 /*
- * @tsc - @from.tsc in ns, at @num ns per @den ticks (@den not 0).  A
+ * @tsc - @from.tsc in ns, at @num ns per @den ticks (@den not 0), or -1
+ * if out of any range.  A
  * sample's time converts twice, so where the product fits 64 bits (a tick
  * count after @from of under about 2^64 / @num) one 64-bit division does
  * what the 128-bit one would, to the same ns.
@@ -98,9 +99,20 @@ static __int128 ticks_to_ns(uint64_t tsc, const struct vmctx_clock_pair *from, u
 {
 	uint64_t prod;
 
+	__int128 wide;
+
 	if (tsc >= from->tsc && !__builtin_mul_overflow(tsc - from->tsc, num, &prod))
 		return (__int128)from->ns + prod / den;
-	return (__int128)from->ns + ((__int128)tsc - (__int128)from->tsc) * num / den;
+	/*
+	 * A bundle's pairs may be crafted: a product past 128 bits, or a
+	 * quotient whose sum would be, is out of range (-1 says so).
+	 */
+	if (__builtin_mul_overflow((__int128)tsc - (__int128)from->tsc, (__int128)num, &wide))
+		return -1;
+	wide /= den;
+	if (wide > (__int128)1 << 100 || wide < -((__int128)1 << 100))
+		return -1;
+	return (__int128)from->ns + wide;
 }
 
 /*
@@ -169,19 +181,38 @@ static __int128 host_tsc(const struct vmctx_clock_tsc *p, uint64_t host_ns)
 	return t >= 0 ? t / p->time_mult : -((-t + p->time_mult - 1) / p->time_mult);
 }
 
-/* KVM: guest TSC = ((host TSC * ratio) >> frac_bits) + offset. */
-static __int128 guest_tsc(const struct vmctx_clock_tsc *p, __int128 tsc)
+/*
+ * KVM: guest TSC = ((host TSC * ratio) >> frac_bits) + offset, into *@out;
+ * -ERANGE where it leaves 64 bits.  perf.data gives the chain, so any
+ * ratio and any host time: a product past 128 bits is refused before it
+ * overflows.
+ */
+static int guest_tsc(const struct vmctx_clock_tsc *p, __int128 tsc, uint64_t *out)
 {
-	/* a division by a power of two, which for tsc >= 0 is the shift */
-	if (p->tsc_ratio)
-		tsc = tsc >= 0 ? (tsc * p->tsc_ratio) >> p->tsc_frac_bits :
-				 tsc * p->tsc_ratio / ((__int128)1 << p->tsc_frac_bits);
-	return tsc + p->tsc_offset;
+	__int128 prod;
+
+	if (p->tsc_ratio) {
+		if (__builtin_mul_overflow(tsc, (__int128)p->tsc_ratio, &prod))
+			return -ERANGE;
+		/* a division by a power of two, which for prod >= 0 is the shift */
+		tsc = prod >= 0 ? prod >> p->tsc_frac_bits :
+				  prod / ((__int128)1 << p->tsc_frac_bits);
+	}
+	/* (|offset| < 2^63: no sum of a TSC inside these bounds overflows) */
+	if (tsc < -((__int128)1 << 64) || tsc > (__int128)1 << 65)
+		return -ERANGE;
+	tsc += p->tsc_offset;
+	if (tsc < 0 || tsc > (__int128)UINT64_MAX)
+		return -ERANGE;
+	*out = (uint64_t)tsc;
+	return 0;
 }
 
 int clock_guest_ns(const struct vmctx_clock *c, uint64_t host_ns, uint64_t *guest_ns)
 {
+	uint64_t tsc;
 	__int128 t;
+	int err;
 
 	switch (c->kind) {
 	case VMCTX_CLOCK_LINEAR:
@@ -193,10 +224,8 @@ int clock_guest_ns(const struct vmctx_clock *c, uint64_t host_ns, uint64_t *gues
 	case VMCTX_CLOCK_TSC:
 		if (host_ns < c->tsc.from)
 			return -ERANGE;
-		t = guest_tsc(&c->tsc, host_tsc(&c->tsc, host_ns));
-		if (t < 0 || t > (__int128)UINT64_MAX)
-			return -ERANGE;
-		return vmctx_bundle_guest_ns(c->b, (uint64_t)t, guest_ns);
+		err = guest_tsc(&c->tsc, host_tsc(&c->tsc, host_ns), &tsc);
+		return err ?: vmctx_bundle_guest_ns(c->b, tsc, guest_ns);
 	default:
 		return -ENODATA;
 	}

@@ -228,6 +228,45 @@ static void tsc_chain_matches_its_definition(void)
 		vmctx_bundle_free(b);
 	}
 	CHECK(!bad, "%d conversions off their definition", bad);
+
+	/*
+	 * perf.data gives the chain: a host TSC of 2^126 (shift 63, mult 1)
+	 * times a ratio of 2^64 - 1 is past 128 bits, either sign: no guest
+	 * time, and no overflow (the sanitizer builds run this).
+	 */
+	{
+		struct vmctx_clock_tsc p = {
+			.sz = sizeof(p), .time_mult = 1, .time_shift = 63,
+			.tsc_ratio = UINT64_MAX, .tsc_frac_bits = 63, .tsc_offset = INT64_MIN,
+		};
+		struct vmctx_bundle *b = vmctx_bundle_new();
+		struct vmctx_clock *c = vmctx_clock_new();
+
+		vmctx_bundle_set_clock(b, 3000000, 0, 0);
+		CHECK(!vmctx_bundle_seal(b) && !vmctx_clock_set_tsc(c, &p, b), "a wild chain is taken");
+		CHECK_EQ(vmctx_clock_guest_ns(c, 1ULL << 62, &ns), -ERANGE, "host TSC 2^125: out of range");
+		CHECK_EQ(vmctx_clock_guest_ns(c, 1ULL << 63, &ns), -ERANGE, "host TSC -2^126: out of range");
+		CHECK_EQ(vmctx_clock_guest_ns(c, UINT64_MAX, &ns), -ERANGE, "host TSC -2^63: out of range");
+		p.tsc_ratio = 0;
+		p.tsc_offset = INT64_MAX;
+		CHECK(!vmctx_clock_set_tsc(c, &p, b), "no scaling, the largest offset");
+		CHECK_EQ(vmctx_clock_guest_ns(c, 1ULL << 62, &ns), -ERANGE, "host TSC 2^125 plus it: out of range");
+		vmctx_clock_free(c);
+		vmctx_bundle_free(b);
+	}
+	/* a bundle's pairs may be crafted too: 2^64 - 2 ns in one tick, then 2^64 ticks on */
+	{
+		struct vmctx_bundle *b = vmctx_bundle_new();
+
+		vmctx_bundle_add_clock_pair(b, 1, 0);
+		vmctx_bundle_add_clock_pair(b, 2, UINT64_MAX - 1);
+		CHECK(!vmctx_bundle_seal(b), "steep pairs sealed");
+		CHECK_EQ(vmctx_bundle_guest_ns(b, UINT64_MAX, &ns), -ERANGE,
+			 "2^64 ticks at 2^64 ns a tick: out of range");
+		CHECK_EQ(vmctx_bundle_guest_ns(b, 0, &ns), -ERANGE,
+			 "a tick before the pairs at that rate: out of range");
+		vmctx_bundle_free(b);
+	}
 	CHECK(fast > 100 && slow > 100, "products within 64 bits (%d) and beyond (%d) both tried",
 	      fast, slow);
 }
