@@ -729,7 +729,7 @@ soak() {
 	for i in $(seq 1 "$n"); do
 		t=$SECONDS
 		logf=$RESULTS_DIR/soak-$flavour-$i.log
-		log "soak boot $i of $n: $flavour L1 (${VMCTX_TCG:-tcg}), two Linux guests under perf record$([ $vmcs = 1 ] && echo ' --vmcs-ctx') -a"
+		log "soak boot $i of $n: $flavour L1 (${VMCTX_TCG:-tcg}), $([ "$second" = 1 ] && echo 'two Linux guests' || echo 'one Linux guest') under perf record$([ $vmcs = 1 ] && echo ' --vmcs-ctx') -a"
 		# a soak judges faults, not speed: two emulators at once took up
 		# to 823 s to the end of the recording, so 1800 s by default
 		VMCTX_QEMU_TIMEOUT=${VMCTX_QEMU_TIMEOUT:-1800} boot_once "$logf" 1 $keys

@@ -37,6 +37,11 @@
 #   VMCTX_SOAK_LOAD      1: a CPU-bound loop beside the emulators all along
 #   VMCTX_SOAK_SLACK     boots of each kind of fault the patched L1 may
 #                        have beyond the baseline's (default 1)
+#   VMCTX_LINUX_SECOND   0: Debian's 6.1 guest alone, without the 6.12 one
+#   VMCTX_LINUX_CHURN    the guests' seconds of churn (default 60)
+#                        (these two make a lighter boot, for the debug L1,
+#                        which runs at a fraction of the pace: a shape of
+#                        its own in the ledger)
 #   VMCTX_TCG            QEMU's -accel options (default tcg: multi-threaded)
 #   VMCTX_L1_CPUS        L1's CPUs (default 1; 2 shows the emulator's faults)
 #
@@ -61,6 +66,8 @@ load=
 shape=alone
 [ "$together" = 1 ] && shape=together
 [ "${VMCTX_SOAK_LOAD:-0}" != 1 ] || shape=$shape+loop
+[ "${VMCTX_LINUX_SECOND:-1}" = 1 ] || shape=$shape+one-guest
+[ "${VMCTX_LINUX_CHURN:-60}" = 60 ] || shape=$shape+churn${VMCTX_LINUX_CHURN}
 if [ "${VMCTX_SOAK_LOAD:-0}" = 1 ]; then
 	sh -c 'while :; do :; done' &
 	load=$!
