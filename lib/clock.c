@@ -89,16 +89,15 @@ int vmctx_clock_linear(const struct vmctx_clock *c, uint64_t *host_ref, int64_t 
 
 /*
  * @tsc - @from.tsc in ns, at @num ns per @den ticks (@den not 0), or -1
- * if out of any range.  A
- * sample's time converts twice, so where the product fits 64 bits (a tick
- * count after @from of under about 2^64 / @num) one 64-bit division does
- * what the 128-bit one would, to the same ns.
+ * if out of any range.  A sample's time converts twice, so where the
+ * product fits 64 bits (a tick count after @from of under about 2^64 /
+ * @num) one 64-bit division does what the 128-bit one would, to the same
+ * ns.
  */
 static __int128 ticks_to_ns(uint64_t tsc, const struct vmctx_clock_pair *from, uint64_t num,
 			    uint64_t den)
 {
 	uint64_t prod;
-
 	__int128 wide;
 
 	if (tsc >= from->tsc && !__builtin_mul_overflow(tsc - from->tsc, num, &prod))
