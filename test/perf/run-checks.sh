@@ -48,6 +48,7 @@ wait_socks() {
 
 cc -O1 -o gen-bundle "$src/gen-bundle.c" $(pkg-config --cflags --libs libvmctx) || exit 2
 cc -O1 -o serve-bundle "$src/serve-bundle.c" $(pkg-config --cflags --libs libvmctx) || exit 2
+cc -O1 -o gen-fleet "$src/gen-fleet.c" $(pkg-config --cflags --libs libvmctx) -lm || exit 2
 cc -O1 -shared -fPIC -o fake-guest-ctx.so "$src/fake-guest-ctx.c" -ldl || exit 2
 cp "$src"/gen-perfdata.py "$src"/gen-wakeup.py .
 # a bundle this libvmctx does not read (version 9), and a truncated one
@@ -354,6 +355,23 @@ check "$(echo "$out" | awk '$4 == "cpl:3" {print $1, $2}' | sort | uniq -c | awk
 check "$($P script -i vms.data --guest-maps=reused.vmctx -F vcpu,guest_time 2>/dev/null |
 	grep '^VCPU:  - ' | grep -vc 'gtime:-$')" 0 \
 	"script --guest-maps: a sample with no vCPU loaded has no guest time"
+# A VM's clock line comes where the VM does, as perf script reads the
+# recording once: two VMs of 4 vCPUs on 2 pCPUs (gen-fleet: QEMU pids
+# 10000 and 10100), each pCPU queueing VM1's vCPUs before VM2's, so that
+# VM2 first runs after VM1 has.  Each line once, before its VM's first
+# sample; VM2's after VM1's first.
+./gen-fleet -v 2 -c 2 -n 20000 -p 20 fleet2 >/dev/null
+out=$($P script -i fleet2/perf.data --kallsyms=fleet2/kallsyms --guest-maps=$(cat fleet2/guest-maps) \
+	-F machine_pid,comm,time 2>/dev/null)
+check "$(echo "$out" | awk '/^# guest clock of VM1 \(fleet-vm01\): exact/ { c1 = NR; n1++ }
+	/^# guest clock of VM2 \(fleet-vm02\): exact/ { c2 = NR; n2++ }
+	/^VM:10000 / && !f1 { f1 = NR } /^VM:10100 / && !f2 { f2 = NR }
+	END { print n1 + 0, n2 + 0, (c1 < f1 && f1 < c2 && c2 < f2) ? "in order" : c1 " " f1 " " c2 " " f2 }')" \
+	"1 1 in order" "script --guest-maps: each VM's clock line once, where the VM first shows up"
+# a pipe has no first pass: the line comes all the same
+check "$($P inject -i vms.data -o - 2>/dev/null | $P script -i - --guest-maps=reused.vmctx -F comm,pid 2>/dev/null |
+	grep -c '^# guest clock of VM1 (lab-vm-1): exact, through the TSC')" 1 \
+	"script --guest-maps from a pipe: the VM's clock line"
 # The guest's switch log (gen-bundle switches: the same clock and owners,
 # and who ran on each guest CPU).  vCPU 0's user samples (k % 20 < 10) ran
 # bench's thread 323 up to the owner change but for k in 201..300, when
