@@ -257,10 +257,15 @@ stall_report() {
 ( (sleep $((wsecs + 90)); [ -f /tmp/window.closed ] || stall_report) & )
 sleep 1
 [ "$storm" = 1 ] && switch-storm 1 0 > /tmp/storm.out &
-# both on vCPU 1, so that the guest's scheduler shares it between them
-taskset -c 1 hot -t "$secs" > /tmp/hot1.out &
+# both on vCPU 1, so that the guest's scheduler shares it between them,
+# each for the work's time and at least 300 rounds: the host samples a
+# round 0.4 times where the emulator is fastest (646 and 719 rounds in
+# 4 s, 270 and 280 samples, in CI on 2 December) and more often where it
+# is slower, and the checks judge a mix from 50 samples.  Under a
+# second load the same day, 4 s gave 48 and 69 rounds: 31 and 39 samples.
+(taskset -c 1 hot -t "$secs" -r 300 > /tmp/hot1.out; touch /tmp/hot1.done) &
 hot1=$!
-taskset -c 1 hot -t "$secs" > /tmp/hot2.out &
+(taskset -c 1 hot -t "$secs" -r 300 > /tmp/hot2.out; touch /tmp/hot2.done) &
 hot2=$!
 blip -t 1 > /tmp/blip.out &
 # blink: 20 short runs of hot (a single round, a few ms each) under a name
@@ -305,14 +310,16 @@ if [ "$churn" -gt 0 ]; then
 	churner=$!
 fi
 # The window lasts the work's time and 2 s more from the module's agent's
-# start, and until the blinks and the perl copies are done (20 execs of a
+# start, and until the hot instances, the blinks and the perl copies are
+# done (hot's floor of rounds may outlast the work's time; 20 execs of a
 # dynamically linked program take seconds when the host is busy, and
 # perl starts only after hot: on a slow host the 2 s were once too few,
 # and perl's last 1.5 s fell outside every bundle); SIGINT ends it, as
 # Ctrl-C would, and the agent writes its bundle.  BPF's 10 s later,
 # while the module's agent writes its bundle, as with fixed windows
 # before.
-while [ ! -f /tmp/blink.done ] || [ ! -f /tmp/perl.done ] ||
+while [ ! -f /tmp/hot1.done ] || [ ! -f /tmp/hot2.done ] ||
+	[ ! -f /tmp/blink.done ] || [ ! -f /tmp/perl.done ] ||
 	awk -v s="$window_t0" -v w="$((wsecs + 2))" '{ exit !($1 < s + w) }' /proc/uptime; do
 	usleep 100000
 done

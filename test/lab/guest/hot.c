@@ -8,9 +8,11 @@
  * round also runs the C library's memfrob(3) over 32 KiB: built
  * dynamically, as the lab's hot is, that is time in libc.so.6, whose
  * functions the profile must name with their library.  Runs for -t
- * SECONDS (default 5), then prints its pid and the rounds it did, and
- * where the C library's code lay in its address space (when it has a
- * shared one), and exits.
+ * SECONDS (default 5) and at least -r ROUNDS (default 0), then prints its
+ * pid and the rounds it did, and where the C library's code lay in its
+ * address space (when it has a shared one), and exits.  A floor of rounds
+ * is a floor of samples whatever the emulator's speed: a slower one takes
+ * longer over a round, and the host samples it more often.
  *
  * With -p (the lab's short "churn" processes), each round calls hot_alpha
  * 10 times if the pid is even and hot_beta 10 times if it is odd, never
@@ -87,29 +89,31 @@ int main(int argc, char **argv)
 	static void (*const fn[])(void) = { hot_alpha, hot_beta, hot_gamma, lib_round };
 	static const int mix[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 3 };
 	enum { NCALLS = sizeof(mix) / sizeof(mix[0]) };
-	unsigned long rounds = 0, rng = (unsigned long)getpid();
+	unsigned long rounds = 0, min_rounds = 0, rng = (unsigned long)getpid();
 	int calls[NCALLS], order[NCALLS];
 	double secs = 5.0, end;
 	int i, opt, parity = 0;
 
-	while ((opt = getopt(argc, argv, "t:p")) != -1) {
+	while ((opt = getopt(argc, argv, "t:r:p")) != -1) {
 		if (opt == 't') {
 			secs = atof(optarg);
+		} else if (opt == 'r') {
+			min_rounds = strtoul(optarg, NULL, 10);
 		} else if (opt == 'p') {
 			parity = 1;
 		} else {
-			fprintf(stderr, "usage: hot [-t SECONDS] [-p]\n");
+			fprintf(stderr, "usage: hot [-t SECONDS] [-r ROUNDS] [-p]\n");
 			return 2;
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "usage: hot [-t SECONDS] [-p]\n");
+		fprintf(stderr, "usage: hot [-t SECONDS] [-r ROUNDS] [-p]\n");
 		return 2;
 	}
 	for (i = 0; i < NCALLS; i++)
 		calls[i] = !parity ? mix[i] : i == NCALLS - 1 ? 3 : getpid() % 2;
 	end = now() + secs;
-	while (now() < end) {
+	while (now() < end || rounds < min_rounds) {
 		/*
 		 * The round's calls in a new order each time (Fisher-Yates
 		 * over an LCG): a fixed order of about one sampling period
