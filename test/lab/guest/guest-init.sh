@@ -264,9 +264,7 @@ sleep 1
 # is slower, and the checks judge a mix from 50 samples.  Under a
 # second load the same day, 4 s gave 48 and 69 rounds: 31 and 39 samples.
 (taskset -c 1 hot -t "$secs" -r 300 > /tmp/hot1.out; touch /tmp/hot1.done) &
-hot1=$!
 (taskset -c 1 hot -t "$secs" -r 300 > /tmp/hot2.out; touch /tmp/hot2.done) &
-hot2=$!
 blip -t 1 > /tmp/blip.out &
 # blink: 20 short runs of hot (a single round, a few ms each) under a name
 # of their own, one after the other: dynamically linked, so their code is
@@ -285,8 +283,7 @@ open(my $m, "<", "/proc/self/maps") or die;
 while (<$m>) { print "perl: pid $$: text 0x$1-0x$2 off 0x$3\n" if m{^([0-9a-f]+)-([0-9a-f]+) r-xp ([0-9a-f]+) \S+ \S+\s+/usr/bin/perl$} }
 my @c = times; printf "perl: pid %d: cpu %.2f s, %d rounds\n", $$, $c[0] + $c[1], $i;'
 if [ "$churn" -gt 0 ]; then
-	(wait_hot() { while kill -0 "$@" 2>/dev/null; do usleep 100000; done; }
-	 wait_hot $hot1 $hot2
+	(while [ ! -f /tmp/hot1.done ] || [ ! -f /tmp/hot2.done ]; do usleep 100000; done
 	 taskset -c 1 /usr/bin/perl -e "$perl_prog" 5 > /tmp/perl1.out &
 	 taskset -c 1 /usr/bin/perl -e "$perl_prog" 10 > /tmp/perl2.out &
 	 wait
