@@ -157,7 +157,8 @@ win_start=${win% *} win_end=${win#* }
 # An IP in the libc.so.6 text of hot or blip ("PID:LO-HI" each) is
 # theirs only while they ran: another process may map its own code at
 # that address once (the guest's ASLR has put a blink's ld.so inside a
-# hot's libc text).  Who ran is the guest scheduler's word ("CPU NS
+# hot's libc text), and the two hot processes, forked from one, share
+# their ranges, so an IP is theirs if any process whose range holds it ran.  Who ran is the guest scheduler's word ("CPU NS
 # NEXT_PID"), within 1 ms either side; without a scheduler log the
 # address alone decides.
 [ -n "$scheds" ] && [ -s "$scheds" ] && sched_log=$scheds || sched_log=/dev/null
@@ -173,14 +174,14 @@ once perf script -i "$data" --guest-maps="$maps" -F machine_pid,vcpu,pid,ip,gues
 		g = $7; sub(/^gtime:/, "", g); sub(/\./, "", g)
 		if ($4 == -1 && we > 0 && g != "-" && g + 0 > we + 0) { late++; next }
 		ip = h($5); if (ip >= hl && ip < hh) { hot++; next } if (ip >= cl && ip < ch) { churn++; next }
+		inr = 0
 		for (i = 1; i <= nl; i++) if (ip >= llo[i] && ip < lhi[i]) {
 			if (!logged) { lc++; next }
-			g += 0
-			if (near(c, g, at(c, g), lp[i])) lc++
-			else alias++
-			next
+			if (!inr++) g += 0
+			if (near(c, g, at(c, g), lp[i])) { lc++; next }
 		}
-		other++ }
+		if (inr) alias++
+		else other++ }
 	END { printf "%d %d %d %d %d %d\n", hot, churn, lc, other, late, alias }' > $tmp/truth
 read hot_ip churn_ip libc_ip other_ip late_ip alias_ip < $tmp/truth
 echo "perf-check: guest user samples by IP (perf script): hot's code $hot_ip, churn's $churn_ip, hot's and blip's libc.so.6 $libc_ip ($alias_ip more at those addresses while another process ran), elsewhere $other_ip; $late_ip unowned after the window"
