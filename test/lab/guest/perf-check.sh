@@ -353,18 +353,24 @@ if [ -n "$perls" ] && [ -s "$perls" ]; then
 	[ $((pl_agree * 100)) -ge $((pl_known * 95)) ] && [ $((pl_wrong * 100)) -le "$pl_known" ] ||
 		no "perl: $pl_agree of $pl_known samples named as nm names their function (< 95%), $pl_wrong named otherwise (> 1%)"
 	# The split: each copy's share of the guest's time, as perf gives it,
-	# against its share of the CPU time the guest counted (times()),
-	# within 2 points, as the issue of the switch log asks.  Debian's
-	# kernels count a task's time while its vCPU was stolen (no
-	# PARAVIRT_TIME_ACCOUNTING), and here L1 shares its one CPU between
-	# the guest's two vCPUs, so for perf a copy's guest time is the
-	# periods of the samples named with it (user and kernel, as times()
-	# counts) and its vCPU's [steal] while it was current (the guest's
-	# own trace says when).  30 November: within 0.4-0.7 points in four
+	# against its share of the time the guest's scheduler had it current
+	# (its own sched_switch trace, "CPU NS NEXT_PID"), within 2 points,
+	# as the issue of the switch log asks.  Debian's kernels count a
+	# task's time while its vCPU was stolen (no PARAVIRT_TIME_ACCOUNTING),
+	# and here L1 shares its one CPU between the guest's two vCPUs, so for
+	# perf a copy's guest time is the periods of the samples named with it
+	# (user and kernel) and its vCPU's [steal] while it was current (the
+	# same trace says when).  30 November: within 0.4-0.7 points in four
 	# runs, two on a loaded machine, where the samples alone were 1.4 to
 	# 2.0 points off by period and up to 3.7 by count (L1 steals unevenly
 	# over time).  Which process a sample is named with is checked exactly
-	# above.
+	# above.  The CPU time each copy counted (times()) is printed beside:
+	# the guest counts it by its timer's ticks, and a tick the vCPU was
+	# stolen through is lost, so under a loaded emulator it drifts from
+	# the trace (2 December, CI beside a second emulator: one copy ran
+	# alone while the other's exec was slow, at other rates of loss, and
+	# times() said 42.0:58.0 where the trace said 44.6:55.4 and perf
+	# 44.8:55.2).
 	once perf script -i "$data" --guest-maps="$maps" -F machine_pid,vcpu,pid,period,guest_cpl,guest_time 2>/dev/null |
 		awk -v q="$qpid" -v sl="$sched_log" -v pl="$perls" "$sched"'
 		BEGIN { sched_load(sl)
@@ -379,14 +385,17 @@ if [ -n "$perls" ] && [ -s "$perls" ]; then
 			k = at(c, g)
 			if (k && (p[c, k] in cpu)) st[p[c, k]] += $5 }
 		END {
-			for (x in cpu) tt += ran[x] + st[x]
+			# each copy current in the trace: from a switch to it to the next switch on that CPU
+			for (ck in n) if (ck !~ /^L/) for (k = 1; k < n[ck]; k++) if (p[ck, k] in cpu) cur[p[ck, k]] += t[ck, k + 1] - t[ck, k]
+			for (x in cpu) { tt += ran[x] + st[x]; ct += cur[x] }
 			for (x in cpu) {
 				share = tt ? 100 * (ran[x] + st[x]) / tt : 0
-				d = share - 100 * cpu[x] / tc; if (d < 0) d = -d
-				printf "perf-check: perl pid %s: %.2f s of CPU (%.1f%%); %d samples named with it, %.2f s, and its vCPU'"'"'s steal while current %.2f s (%.1f%%)\n",
-					x, cpu[x], 100 * cpu[x] / tc, nr[x], ran[x] / 1e9, st[x] / 1e9, share
+				want = ct ? 100 * cur[x] / ct : 0
+				d = share - want; if (d < 0) d = -d
+				printf "perf-check: perl pid %s: current %.2f s in the guest'"'"'s trace (%.1f%%), %.2f s of CPU by its ticks (%.1f%%); %d samples named with it, %.2f s, and its vCPU'"'"'s steal while current %.2f s (%.1f%%)\n",
+					x, cur[x] / 1e9, want, cpu[x], 100 * cpu[x] / tc, nr[x], ran[x] / 1e9, st[x] / 1e9, share
 				if (!logged) print "perf-check: FAIL no guest sched_switch trace to charge the steal by"
-				if (d > 2 || !logged) { print "perf-check: FAIL perl pid " x " does not get its share of the guest'"'"'s time (> 2 points)"; bad = 1 } }
+				if (d > 2 || !logged || !cur[x]) { print "perf-check: FAIL perl pid " x " does not get its share of the guest'"'"'s time (> 2 points)"; bad = 1 } }
 			exit bad }' || fail=1
 fi
 
