@@ -158,9 +158,10 @@ win_start=${win% *} win_end=${win#* }
 # theirs only while they ran: another process may map its own code at
 # that address once (the guest's ASLR has put a blink's ld.so inside a
 # hot's libc text), and the two hot processes, forked from one, share
-# their ranges, so an IP is theirs if any process whose range holds it ran.  Who ran is the guest scheduler's word ("CPU NS
-# NEXT_PID"), within 1 ms either side; without a scheduler log the
-# address alone decides.
+# their ranges, so an IP is theirs if any process whose range holds it
+# ran.  Who ran is the guest scheduler's word ("CPU NS NEXT_PID"),
+# within 1 ms either side; without a scheduler log the address alone
+# decides.
 [ -n "$scheds" ] && [ -s "$scheds" ] && sched_log=$scheds || sched_log=/dev/null
 once perf script -i "$data" --guest-maps="$maps" -F machine_pid,vcpu,pid,ip,guest_cpl,guest_time 2>/dev/null |
 	awk -v q="$qpid" -v hl="$hot_lo" -v hh="$hot_hi" -v cl="$churn_lo" -v ch="$churn_hi" -v libc="$libc" \
@@ -386,7 +387,7 @@ if [ -n "$perls" ] && [ -s "$perls" ]; then
 			if (k && (p[c, k] in cpu)) st[p[c, k]] += $5 }
 		END {
 			# each copy current in the trace: from a switch to it to the next switch on that CPU
-			for (ck in n) if (ck !~ /^L/) for (k = 1; k < n[ck]; k++) if (p[ck, k] in cpu) cur[p[ck, k]] += t[ck, k + 1] - t[ck, k]
+			for (ck in n) for (k = 1; k < n[ck]; k++) if (p[ck, k] in cpu) cur[p[ck, k]] += t[ck, k + 1] - t[ck, k]
 			for (x in cpu) { tt += ran[x] + st[x]; ct += cur[x] }
 			for (x in cpu) {
 				share = tt ? 100 * (ran[x] + st[x]) / tt : 0
