@@ -15,13 +15,20 @@
 #     least exact, none with a wrong frame; caller_a's share +-3 pp;
 #   - perf report -g (folded, caller order): caller_a's share +-3 pp;
 #   - --guest-export=folded: the same stacks, VM, host frames, process,
-#     guest frames; caller_a's share +-3 pp;
+#     guest frames, each with the ticks its samples stand for (a late
+#     cpu-clock sample stands for more than one): caller_a's share of the
+#     ticks is perf script's, from the samples' periods;
+#   - that share of the ticks against the share of the samples: a few late
+#     samples can weigh as much as many, so the two may differ by the
+#     noise the weights add, 3 standard errors of it (from the weights'
+#     effective sample count, (sum w)^2 / sum w^2); a run whose weights
+#     allow more than 10 points is too slow to judge there, and says so;
 #   - perf inject --guest-maps: Debian's perf (linux-perf) gives the same
 #     share from its output;
 #   - --guest-export=pprof: go tool pprof -traces holds perf script's
 #     chains, as many of each; its flame graph (go tool pprof -http), as
 #     headless Chromium draws it, shows one stack from KVM into tree's
-#     frames and caller_a's share (flame-check.py); the screenshot is
+#     frames and caller_a's share of the ticks (flame-check.py); the screenshot is
 #     OUT/flame.png, and OUT/flame-leaf.png focused on leaf.
 #   - a perf built without libvmctx (PERF_NO_LIBVMCTX, where set): perf
 #     script without --guest-maps prints the same chains, address for
@@ -126,6 +133,7 @@ exp_a="leaf ($g/bin/$T);tree_mix ($g$TL);caller_a ($g/bin/$T);run ($g/bin/$T);tr
 exp_b=$(echo "$exp_a" | sed 's/caller_a/caller_b/')
 awk -v ea="$exp_a" -v eb="$exp_b" '
 	BEGIN { na = split(ea, A, ";"); split(eb, B, ";") }
+	{ w = $1; sub(/^[0-9]+ /, "") }
 	$0 ~ /^leaf \(/ {
 		n = split($0, f, ";"); leaf++
 		# the guest frames: up to the first of the host kernel, or
@@ -137,16 +145,17 @@ awk -v ea="$exp_a" -v eb="$exp_b" '
 			if (i > na || (f[i] != A[i] && f[i] != B[i]) || (i > 3 && f[3] == A[3] && f[i] != A[i]) ||
 			    (i > 3 && f[3] == B[3] && f[i] != B[i])) { ex = 0; pre = 0 }
 		}
-		if (ex) { exact++; if (f[3] == A[3]) a++; else b++
+		if (ex) { exact++; if (f[3] == A[3]) { a++; wa += w } else { b++; wb += w }; w2 += w * w
 			# and then the host: KVM_RUN, down to the VMM thread
 			for (i = g + 1; i <= n; i++) if (f[i] ~ /^kvm_vcpu_ioctl /) { kvm++; break } }
 		else if (pre) early++
 		else { wrong++; if (wrong <= 3) print "check-chains:        wrong: " $0 > "/dev/stderr" }
 	}
-	END { printf "%d %d %d %d %d %d %d\n", leaf, exact, early, wrong, kvm, a, b }' \
-	"$out/tree-chains" > "$out/leaf-verdicts" 2> "$out/leaf-wrong"
+	END { printf "%d %d %d %d %d %d %d %d %d %d\n", leaf, exact, early, wrong, kvm, a, b, wa, wb, w2 }' \
+	"$out/tree-ticks" > "$out/leaf-verdicts" 2> "$out/leaf-wrong"
 set -- $(cat "$out/leaf-verdicts")
 leaf=$1 exact=$2 early=$3 wrong=$4 kvm=$5
+samples_a=$6 samples_b=$7 ticks_a=$8 ticks_b=$9 ticks_w2=${10}
 cat "$out/leaf-wrong"
 if [ "$leaf" -ge 1000 ]; then ok "perf script: $leaf samples of tree in leaf (at least 1000)"
 else miss "perf script: $leaf samples of tree in leaf (at least 1000)"; fi
@@ -162,9 +171,36 @@ if [ "$exact" -gt 0 ] && [ $((kvm * 100)) -ge $((exact * 99)) ]; then
 else
 	miss "perf script: $kvm/$exact of them go on into the host's kvm_vcpu_ioctl (at least 99%)"
 fi
-echo "$6 run;caller_a;tree_mix;leaf" > "$out/script-folded"
-echo "$7 run;caller_b;tree_mix;leaf" >> "$out/script-folded"
+echo "$samples_a run;caller_a;tree_mix;leaf" > "$out/script-folded"
+echo "$samples_b run;caller_b;tree_mix;leaf" >> "$out/script-folded"
 check_share "perf script" "$out/script-folded"
+# the same samples' ticks, and how far their share may stray from the
+# samples' by the weights alone: the effective count n_eff of weighted
+# samples is (sum w)^2 / sum w^2 (n for equal weights), and the weighted
+# share less the plain one has a variance of about p (1 - p) (1/n_eff - 1/n)
+set -- $(awk -v a="$samples_a" -v b="$samples_b" -v wa="$ticks_a" -v wb="$ticks_b" -v w2="$ticks_w2" 'BEGIN {
+	n = a + b; p = n ? a / n : 0; t = wa + wb
+	neff = w2 ? t * t / w2 : 0; v = neff && n ? p * (1 - p) * (1 / neff - 1 / n) : 0
+	printf "%.2f %.2f %.0f %.2f\n", t ? 100 * wa / t : 0, 100 * p, neff, 3 * 100 * sqrt(v > 0 ? v : 0) + 0.01 }')
+tshare=$1 sshare=$2 neff=$3 allow=$4
+tmsg="perf script's periods: caller_a $tshare% of leaf's $((ticks_a + ticks_b)) ticks, $sshare% of its $((samples_a + samples_b)) samples (the weights leave $neff effective samples: +-$allow)"
+if awk -v t="$tshare" -v s="$sshare" -v d="$allow" 'BEGIN { exit !(d > 10) }'; then
+	echo "check-chains:   slow $tmsg: too slow to judge the ticks' share by the samples'"
+elif awk -v t="$tshare" -v s="$sshare" -v d="$allow" 'BEGIN { exit !(t - s <= d && s - t <= d) }'; then
+	ok "$tmsg"
+else
+	miss "$tmsg"
+fi
+# check_ticks WHAT FILE: FILE's counts are ticks, caller_a's share of them
+# perf script's
+check_ticks() {
+	set -- "$1" $(share "$2")
+	if [ "$3" -gt 0 ] && awk -v t="$tshare" -v g="$2" 'BEGIN { exit !(g - t <= 0.01 && t - g <= 0.01) }'; then
+		ok "$1: caller_a $2% of leaf's ticks ($3 under caller_a, $4 under caller_b; perf script's periods $tshare%)"
+	else
+		miss "$1: caller_a $2% of leaf's ticks ($3 under caller_a, $4 under caller_b; perf script's periods $tshare%)"
+	fi
+}
 
 # ---- perf report -g: leaf's call graph, folded, callers first
 "$P" report -i "$h/perf.data" $kall --guest-maps="$maps" --stdio --no-children \
@@ -188,7 +224,7 @@ if grep -q ";kvm_vcpu_ioctl;.*;$T;tree_start;run;caller_a;tree_mix;leaf\$" "$out
 else
 	miss "--guest-export=folded: no stack through KVM into $T;tree_start;run;caller_a;tree_mix;leaf"
 fi
-check_share "--guest-export=folded" "$out/export-folded"
+check_ticks "--guest-export=folded" "$out/export-folded"
 
 # ---- perf inject --guest-maps: Debian's own perf reads the guest chains
 # (the guest's frames only; perf inject leaves the host's out)
@@ -270,6 +306,6 @@ if [ -s "$out/flame.png" ]; then
 else
 	miss "no screenshot of the flame graph"
 fi
-python3 "$G/flame-check.py" "$out/flame.html" "$want" "$T" > "$out/flame-check" || rc=1
+python3 "$G/flame-check.py" "$out/flame.html" "$tshare" "$T" > "$out/flame-check" || rc=1
 cut -c1-600 "$out/flame-check"
 exit $rc

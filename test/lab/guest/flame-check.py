@@ -9,8 +9,10 @@ boxes alone, as a reader sees them:
   - a stack of boxes runs from a host frame of KVM down through the guest
     process tree (or PROCESS: tree-nofp) into its own frames: tree_start, run, caller_a or
     caller_b, tree_mix (libtree.so), leaf;
-  - caller_a's boxes below run are WANT percent (+-3) as wide as
-    caller_a's and caller_b's together: the share tree was built with.
+  - caller_a's boxes below run are WANT percent (+-0.5, the boxes'
+    pixels) as wide as caller_a's and caller_b's together: the share of
+    the ticks the export holds (check-chains.sh judges that share against
+    the one tree was built with).
 Prints the stack it found; exits 1 if a check missed.
 
 flame-check.py --stack DOM NAME...: a stack of boxes holds the NAMEs in
@@ -138,9 +140,9 @@ def main():
     total = width['caller_a'] + width['caller_b']
     if total > 0:
         share = 100 * width['caller_a'] / total
-        good = abs(share - want) <= 3
+        good = abs(share - want) <= 0.5
         ok = ok and good
-        print('flame-check:   %-4s caller_a %.1f%% of the callers\' width below run (built %.1f%%, +-3)' %
+        print('flame-check:   %-4s caller_a %.2f%% of the callers\' width below run (the export\'s ticks %.2f%%, +-0.5)' %
               ('ok' if good else 'MISS', share, want))
     else:
         ok = False
