@@ -47,8 +47,11 @@ gcc "${CFLAGS[@]}" "$LAB_SRC/cmpxchg-flags.c" -o "$TOOLS_DIR/lab-cmpxchg-flags"
 for selftest in guest_ctx_test guest_chain_test; do
 	rm -f "$TOOLS_DIR/$selftest"
 	[ -f "$src/tools/testing/selftests/kvm/x86_64/$selftest.c" ] || continue
+	# (the debug flavour is the same series: a debug-only soak has no
+	# patched build, and its headers serve as well)
 	out=$LAB_DIR/out/patched
-	[ -f "$out/.config" ] || die "no patched build in $out; run build-kernel.sh patched first"
+	[ -f "$out/.config" ] || out=$LAB_DIR/out/debug
+	[ -f "$out/.config" ] || die "no patched or debug build in $LAB_DIR/out; run build-kernel.sh patched first"
 	log "building the KVM selftest $selftest"
 	make -s -C "$src" O="$out" ARCH=x86_64 headers
 	make -s -C "$src/tools/testing/selftests/kvm" CC="ccache gcc" -j"$JOBS" \
