@@ -183,7 +183,8 @@ int agent_listen_open(const struct agent *a, const struct agent_listen *l)
 	struct sockaddr_vm vm = { .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY };
 	struct sockaddr_un un = { .sun_family = AF_UNIX };
 	struct stat st;
-	int fd, err;
+	mode_t old_mask;
+	int fd, err, rc;
 
 	fd = socket(l->vsock ? AF_VSOCK : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
@@ -203,7 +204,15 @@ int agent_listen_open(const struct agent *a, const struct agent_listen *l)
 		if (!lstat(l->path, &st) && S_ISSOCK(st.st_mode))
 			unlink(l->path);
 		snprintf(un.sun_path, sizeof(un.sun_path), "%s", l->path);
-		if (bind(fd, (struct sockaddr *)&un, sizeof(un)) || chmod(l->path, 0600))
+		/*
+		 * 0600 from bind() itself, under a umask of its own (the agent
+		 * has no other thread): a chmod() after it left a window in
+		 * which a permissive umask (0 or 002) let others connect.
+		 */
+		old_mask = umask(0177);
+		rc = bind(fd, (struct sockaddr *)&un, sizeof(un));
+		umask(old_mask);
+		if (rc)
 			goto fail;
 	}
 	if (listen(fd, 4))
