@@ -207,11 +207,25 @@ static int guest_tsc(const struct vmctx_clock_tsc *p, __int128 tsc, uint64_t *ou
 	return 0;
 }
 
-int clock_guest_ns(const struct vmctx_clock *c, uint64_t host_ns, uint64_t *guest_ns)
+/*
+ * The TSC chain, out of line: its calls would otherwise make every sample
+ * on a linear clock pay for the registers they need.
+ */
+static __attribute__((noinline)) int tsc_guest_ns(const struct vmctx_clock *c, uint64_t host_ns,
+						  uint64_t *guest_ns)
 {
 	uint64_t tsc;
-	__int128 t;
 	int err;
+
+	if (host_ns < c->tsc.from)
+		return -ERANGE;
+	err = guest_tsc(&c->tsc, host_tsc(&c->tsc, host_ns), &tsc);
+	return err ?: vmctx_bundle_guest_ns(c->b, tsc, guest_ns);
+}
+
+int clock_guest_ns(const struct vmctx_clock *c, uint64_t host_ns, uint64_t *guest_ns)
+{
+	__int128 t;
 
 	switch (c->kind) {
 	case VMCTX_CLOCK_LINEAR:
@@ -221,10 +235,7 @@ int clock_guest_ns(const struct vmctx_clock *c, uint64_t host_ns, uint64_t *gues
 			t += ((__int128)host_ns - c->host_ref) * c->rate_ppb / 1000000000;
 		break;
 	case VMCTX_CLOCK_TSC:
-		if (host_ns < c->tsc.from)
-			return -ERANGE;
-		err = guest_tsc(&c->tsc, host_tsc(&c->tsc, host_ns), &tsc);
-		return err ?: vmctx_bundle_guest_ns(c->b, tsc, guest_ns);
+		return tsc_guest_ns(c, host_ns, guest_ns);
 	default:
 		return -ENODATA;
 	}
