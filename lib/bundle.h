@@ -218,7 +218,8 @@ __hidden size_t bundle_root_first(const struct vmctx_bundle *b, uint64_t root);
  * and symbol of its last answer for the same task, checked before any
  * search.  @h's pointers are NULL or of @task's maps and the symbols of
  * that map's object in @b: the caller clears them when the task or the
- * bundle changes.
+ * bundle changes.  @b is sealed (the caller checked it once: a session,
+ * when the bundle was set).
  */
 struct resolve_hint {
 	const struct vmctx_map *map;

@@ -128,11 +128,7 @@ int bundle_resolve_user(const struct vmctx_bundle *b, int task, uint64_t ip,
 	const struct vmctx_task *t;
 	const struct vmctx_map *m = h->map;
 	size_t lo;
-	int err;
 
-	err = bundle_check_sealed(b);
-	if (err)
-		return err;
 	if (task < 0 || (size_t)task >= b->ntasks)
 		return -ENOENT;
 	/* maps are sorted and apart: one that holds ip is the search's answer */
@@ -168,8 +164,9 @@ int vmctx_bundle_resolve_user(const struct vmctx_bundle *b, int task, uint64_t i
 			      const char **sym, const char **dso)
 {
 	struct resolve_hint h = { NULL, NULL };
+	int err = bundle_check_sealed(b);
 
-	return bundle_resolve_user(b, task, ip, sym, dso, &h);
+	return err ?: bundle_resolve_user(b, task, ip, sym, dso, &h);
 }
 
 int vmctx_bundle_resolve_kernel(const struct vmctx_bundle *b, uint64_t ip, const char **sym,
