@@ -368,6 +368,25 @@ check "$(echo "$out" | awk '/^# guest clock of VM1 \(fleet-vm01\): exact/ { c1 =
 	/^VM:10000 / && !f1 { f1 = NR } /^VM:10100 / && !f2 { f2 = NR }
 	END { print n1 + 0, n2 + 0, (c1 < f1 && f1 < c2 && c2 < f2) ? "in order" : c1 " " f1 " " c2 " " f2 }')" \
 	"1 1 in order" "script --guest-maps: each VM's clock line once, where the VM first shows up"
+# perf inject --guest-maps queues the events (the timeline takes them in
+# time order) and keeps the recording's rounds: at each round's end it
+# writes the events the round made final, then the round, so that it holds
+# a round at a time and its readers do too.  The rounds of the output are
+# the recording's (gen-fleet writes one every 100 ms), and no more come
+# before the first sample than the recording's and the one that, a round
+# behind as perf's queue is, flushes nothing yet.  (Written as read, all of
+# them came first and every event waited to the end.)
+rounds() {
+	$P report -D -i "$1" 2>/dev/null | awk '/PERF_RECORD_FINISHED_ROUND/ { r++ }
+		/ PERF_RECORD_SAMPLE/ && !s { s = 1; b = r } END { print r + 0, b + 0 }'
+}
+$P inject -i fleet2/perf.data --guest-maps=$(cat fleet2/guest-maps) -o fleet2-inj.data >/dev/null 2>&1
+read -r r_in b_in r_out b_out <<EOF
+$(rounds fleet2/perf.data) $(rounds fleet2-inj.data)
+EOF
+check "$([ "$r_in" -ge 10 ] && [ "$r_out" = "$r_in" ] && [ "$b_out" -le $((b_in + 1)) ] && echo kept ||
+	echo "rounds $r_in, $b_in before the first sample; output $r_out, $b_out")" kept \
+	"inject --guest-maps: the recording's rounds, each after the events it made final"
 # a pipe has no first pass: the line comes all the same
 check "$($P inject -i vms.data -o - 2>/dev/null | $P script -i - --guest-maps=reused.vmctx -F comm,pid 2>/dev/null |
 	grep -c '^# guest clock of VM1 (lab-vm-1): exact, through the TSC')" 1 \
