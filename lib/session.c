@@ -34,7 +34,8 @@ struct vmctx_session *vmctx_session_new(const struct vmctx_session_opts *opts)
 	uint32_t flags = OPTS_GET(opts, flags, 0);
 
 	if (!OPTS_VALID(opts, struct vmctx_session_opts, tick_ns) ||
-	    flags & ~(VMCTX_SESSION_WEIGHT_BY_TIME | VMCTX_SESSION_NO_TABLE) ||
+	    flags & ~(VMCTX_SESSION_WEIGHT_BY_TIME | VMCTX_SESSION_NO_TABLE |
+		      VMCTX_SESSION_BLANK_STREAM) ||
 	    (flags & VMCTX_SESSION_WEIGHT_BY_TIME && !tick_ns)) {
 		errno = EINVAL;
 		return NULL;
@@ -47,6 +48,7 @@ struct vmctx_session *vmctx_session_new(const struct vmctx_session_opts *opts)
 	s->max_vcpus = OPTS_GET(opts, max_vcpus, 0) ?: DEFAULT_MAX_VCPUS;
 	s->tl.weight_by_time = flags & VMCTX_SESSION_WEIGHT_BY_TIME;
 	s->tl.agg.off = flags & VMCTX_SESSION_NO_TABLE;
+	s->tl.sink_blank_only = flags & VMCTX_SESSION_BLANK_STREAM;
 	return s;
 }
 

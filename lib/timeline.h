@@ -145,6 +145,7 @@ struct timeline {
 	 * session.c's, which names the run.
 	 */
 	timeline_sink_fn sink;
+	bool sink_blank_only;		/* VMCTX_SESSION_BLANK_STREAM */
 	uint64_t last_time;		/* of the latest sample or event */
 };
 
@@ -168,7 +169,8 @@ __hidden int timeline_sample(struct timeline *tl, const struct vmctx_sample *smp
 /*
  * The common sample, counted in short: guest code of @v, the vCPU of its
  * pCPU's last sample, still running there a tick later (no gap to fill,
- * weight 1), with nothing held, the same exit, and no sink.
+ * weight 1), with nothing held, the same exit, and no sink that takes
+ * runs of guest code.
  * timeline_runs_on() says whether @smp is one; timeline_run_on() counts
  * it under @k, an AGG_VCPU key, as timeline_weight() and
  * timeline_sample() would.
@@ -182,7 +184,7 @@ static inline bool timeline_runs_on(const struct timeline *tl,
 	if (smp->cpu >= tl->npcpus)
 		return false;
 	p = &tl->pcpus[smp->cpu];
-	return p->cur > 0 && &tl->vcpus[p->cur - 1] == v && !tl->sink &&
+	return p->cur > 0 && &tl->vcpus[p->cur - 1] == v && (!tl->sink || tl->sink_blank_only) &&
 	       v->state == VCPU_RUNNING && v->home == smp->cpu &&
 	       !v->held && !p->restart &&
 	       smp->isa == v->isa && smp->exit_reason == v->last_exit &&
@@ -234,7 +236,7 @@ static inline int timeline_run_on(struct timeline *tl, struct vmctx_vcpu *v,
 	v->charged = 0;
 	v->last_time = smp->time;
 	v->halted = false;
-	/* timeline_emit()'s count, as no sink takes this path */
+	/* timeline_emit()'s count: no sink takes a run of guest code */
 	return agg_add_hinted(&tl->agg, &v->hint, k, 1);
 }
 
@@ -242,7 +244,7 @@ static inline int timeline_run_on(struct timeline *tl, struct vmctx_vcpu *v,
  * Where the timeline's output goes, a call for every sample, so inline.
  * One run of @v's virtual stream (@k, AGG_VCPU), @count ticks ending at
  * @time: counted unless @counted (the vCPU counted it), and handed to the
- * sink if there is one.
+ * sink if there is one and it takes the run's class.
  */
 static inline int timeline_emit(struct timeline *tl, struct vmctx_vcpu *v,
 			       const struct agg_key *k, uint64_t time, uint64_t count,
@@ -257,7 +259,8 @@ static inline int timeline_emit(struct timeline *tl, struct vmctx_vcpu *v,
 		if (err)
 			return err;
 	}
-	if (tl->sink)
+	if (tl->sink && (!tl->sink_blank_only || k->cls == VMCTX_CLASS_STEAL ||
+			 k->cls == VMCTX_CLASS_IDLE || k->cls == VMCTX_CLASS_LOST))
 		tl->sink(tl, v, k, time, count);
 	return 0;
 }

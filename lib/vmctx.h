@@ -1320,6 +1320,15 @@ struct vmctx_session_opts {
  */
 #define VMCTX_SESSION_NO_TABLE		(1u << 1)
 
+/*
+ * For a caller whose stream wants only the vCPUs' blank time, as perf's
+ * do: only runs of VMCTX_CLASS_STEAL, _IDLE and _LOST reach the stream,
+ * the same runs, in the same order, as without the flag.  A sample of
+ * guest code then costs what it costs with nobody watching: most take
+ * the session's short path, which a stream of every run rules out.
+ */
+#define VMCTX_SESSION_BLANK_STREAM	(1u << 2)
+
 /**
  * vmctx_session_new() - Allocate a session
  * @opts: options, or NULL for the defaults (no tick, default bounds)

@@ -1375,10 +1375,17 @@ static bool same_tables(struct vmctx_session *a, struct vmctx_session *b, enum v
 	return same;
 }
 
-/* What a stream said, for comparing two: its ticks, and a hash of every run. */
+/*
+ * What a stream said, for comparing two: its ticks, and a hash of every
+ * run; and the same of its blank runs alone, and how many runs of guest
+ * code it had.
+ */
 struct stream_hash {
 	uint64_t ticks;
 	uint64_t hash;
+	uint64_t blank_ticks;
+	uint64_t blank_hash;
+	uint64_t code_runs;
 };
 
 static void hash_bytes(uint64_t *h, const void *p, size_t n)
@@ -1401,6 +1408,12 @@ static void sum_ticks(const struct vmctx_tick *t, void *ctx)
 	    t->cls == VMCTX_CLASS_LOST) {
 		hash_bytes(&sum->hash, t->function ?: "", strlen(t->function ?: "") + 1);
 		hash_bytes(&sum->hash, t->module ?: "", strlen(t->module ?: "") + 1);
+		sum->blank_ticks += t->count;
+		hash_bytes(&sum->blank_hash, f, sizeof(f));
+		hash_bytes(&sum->blank_hash, t->function ?: "", strlen(t->function ?: "") + 1);
+		hash_bytes(&sum->blank_hash, t->module ?: "", strlen(t->module ?: "") + 1);
+	} else {
+		sum->code_runs++;
 	}
 }
 
@@ -1426,18 +1439,26 @@ static void watching_the_streams_changes_no_count(bool weighted, bool resolved)
 		.sz = sizeof(ot), .tick_ns = SCEN_TICK_NS,
 		.flags = o.flags | VMCTX_SESSION_NO_TABLE,
 	};
-	struct vmctx_session *s[3] = {
-		vmctx_session_new(&o), vmctx_session_new(&o), vmctx_session_new(&ot),
+	struct vmctx_session_opts ob = {
+		.sz = sizeof(ob), .tick_ns = SCEN_TICK_NS,
+		.flags = ot.flags | VMCTX_SESSION_BLANK_STREAM,
 	};
-	struct stream_hash with_table = { .hash = 0xcbf29ce484222325ULL }, no_table = with_table;
+	struct vmctx_session *s[4] = {
+		vmctx_session_new(&o), vmctx_session_new(&o), vmctx_session_new(&ot),
+		vmctx_session_new(&ob),
+	};
+	struct stream_hash with_table = {
+		.hash = 0xcbf29ce484222325ULL, .blank_hash = 0xcbf29ce484222325ULL,
+	}, no_table = with_table, blank = with_table;
+	uint64_t weights[4] = { 0 };
 	struct vmctx_bundle *b[VMS] = { NULL };
 	int cur[PCPUS] = { 0, 4, 8 }, i, k, vm, err = 0;
 	uint64_t rnd = 12345, tick, named = 0;
 	struct vmctx_table *none;
 	bool same = true;
 
-	CHECK(s[0] && s[1] && s[2], "sessions");
-	if (!s[0] || !s[1] || !s[2])
+	CHECK(s[0] && s[1] && s[2] && s[3], "sessions");
+	if (!s[0] || !s[1] || !s[2] || !s[3])
 		return;
 	vmctx_session_set_stream(s[1], sum_ticks, &with_table);
 	/*
@@ -1445,10 +1466,16 @@ static void watching_the_streams_changes_no_count(bool weighted, bool resolved)
 	 * its stream must be s[1]'s, run for run.
 	 */
 	vmctx_session_set_stream(s[2], sum_ticks, &no_table);
+	/*
+	 * s[3] takes only the blank runs (VMCTX_SESSION_BLANK_STREAM), as
+	 * perf does: they must be s[1]'s blank runs, run for run, and every
+	 * sample's weight s[0]'s.
+	 */
+	vmctx_session_set_stream(s[3], sum_ticks, &blank);
 	for (vm = 1; vm <= VMS; vm++) {
 		if (resolved)
 			b[vm - 1] = scen_guest_bundle(vm == 1 ? "guest1" : "guest2", 4);
-		for (k = 0; k < 3; k++) {
+		for (k = 0; k < 4; k++) {
 			vmctx_session_add_vm(s[k], VM_PID(vm), NULL);
 			if (b[vm - 1])
 				vmctx_session_attach_bundle(s[k], VM_PID(vm), b[vm - 1], 0);
@@ -1489,8 +1516,10 @@ static void watching_the_streams_changes_no_count(bool weighted, bool resolved)
 				smp.host_sym = "schedule";
 				smp.host_dso = "[kernel.kallsyms]";
 			}
-			for (k = 0; k < 3 && !err; k++) {
+			for (k = 0; k < 4 && !err; k++) {
 				err = vmctx_session_sample(s[k], &smp);
+				/* a weight's place counts: (tick, pCPU) */
+				weights[k] = weights[k] * 31 + vmctx_session_sample_weight(s[k]);
 				if (!err && (rnd >> 40 & 1023) == 0)
 					err = vmctx_session_lost(s[k], smp.time, i, 3);
 				/* the vCPU thread switches out now and then, or wakes */
@@ -1504,7 +1533,7 @@ static void watching_the_streams_changes_no_count(bool weighted, bool resolved)
 		}
 	}
 	CHECK(!err, "the stream was taken (%d)", err);
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < 4; k++)
 		CHECK(!vmctx_session_finish(s[k], (TICKS + 1) * SCEN_TICK_NS), "finish");
 	none = vmctx_table_new(s[2], VMCTX_VIEW_HOST, -1, -1);
 	CHECK(!none && errno == EINVAL, "a session without a table makes no table");
@@ -1531,9 +1560,20 @@ static void watching_the_streams_changes_no_count(bool weighted, bool resolved)
 	vmctx_session_free(s[0]);
 	vmctx_session_free(s[1]);
 	vmctx_session_free(s[2]);
+	vmctx_session_free(s[3]);
 	CHECK(no_table.ticks == with_table.ticks && no_table.hash == with_table.hash,
 	      "without a table, the stream is the same run for run (%" PRIu64 " and %" PRIu64
 	      " ticks)", no_table.ticks, with_table.ticks);
+	CHECK(with_table.code_runs > TICKS && with_table.blank_ticks > TICKS / 20,
+	      "the watcher saw runs of guest code (%" PRIu64 ") and blank ticks (%" PRIu64 ")",
+	      with_table.code_runs, with_table.blank_ticks);
+	CHECK(!blank.code_runs && blank.ticks == with_table.blank_ticks &&
+	      blank.hash == with_table.blank_hash,
+	      "a blank stream is the blank runs alone, run for run (%" PRIu64 " runs of code, %"
+	      PRIu64 " and %" PRIu64 " blank ticks)", blank.code_runs, blank.ticks,
+	      with_table.blank_ticks);
+	CHECK(weights[1] == weights[0] && weights[2] == weights[0] && weights[3] == weights[0],
+	      "every sample weighs the same, watched or not");
 	for (vm = 0; vm < VMS; vm++)
 		vmctx_bundle_free(b[vm]);
 }
