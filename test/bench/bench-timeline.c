@@ -9,8 +9,13 @@
  * --runs repeats the whole session (bundles aside), each from scratch, and
  * the figures cover all runs: a small shape can so be given as many
  * samples a vCPU as a large one, and still be timed over many samples.
+ * --stream=all watches every run of the vCPUs' streams besides the table;
+ * --stream=blank is the session as perf keeps it: no table
+ * (VMCTX_SESSION_NO_TABLE), a stream of the blank runs alone
+ * (VMCTX_SESSION_BLANK_STREAM).
  *
  *   bench-timeline [-n SAMPLES] [--no-resolve] [--vcpus-per-vm N] [--pcpus N] [--runs R]
+ *                  [--stream=all|blank]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -34,19 +39,33 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+enum watch { WATCH_NONE, WATCH_ALL, WATCH_BLANK };
+
 struct shape {
 	unsigned int vcpus_per_vm, pcpus;
 	unsigned long long n;
+	enum watch watch;
 	struct vmctx_bundle *b[NVMS];	/* NULL: no resolution */
 };
+
+/* A stream's watcher: it counts the ticks it is given. */
+static void count_ticks(const struct vmctx_tick *t, void *ctx)
+{
+	*(unsigned long long *)ctx += t->count;
+}
 
 /* One session over @sh's samples; its time in *@secs; 0 or a negative errno. */
 static int run(const struct shape *sh, double *secs)
 {
-	struct vmctx_session_opts so = { .sz = sizeof(so), .tick_ns = SCEN_TICK_NS };
+	struct vmctx_session_opts so = {
+		.sz = sizeof(so), .tick_ns = SCEN_TICK_NS,
+		.flags = sh->watch == WATCH_BLANK ?
+			 VMCTX_SESSION_NO_TABLE | VMCTX_SESSION_BLANK_STREAM : 0,
+	};
 	const unsigned int share = NVMS * sh->vcpus_per_vm / sh->pcpus;	/* vCPUs a pCPU */
 	struct vmctx_session *s = vmctx_session_new(&so);
 	unsigned long long i, tick, turn = 0;	/* turn: tick / SLICE */
+	unsigned long long watched = 0;
 	unsigned int host = 96;			/* i % 97, from 96: i = 0 is host work */
 	struct vmctx_table *t;
 	int vm, err = 0;
@@ -54,6 +73,8 @@ static int run(const struct shape *sh, double *secs)
 
 	if (!s)
 		return -errno;
+	if (sh->watch != WATCH_NONE)
+		vmctx_session_set_stream(s, count_ticks, &watched);
 	for (vm = 0; vm < NVMS && !err; vm++) {
 		char name[16];
 
@@ -115,7 +136,10 @@ static int run(const struct shape *sh, double *secs)
 	if (!err)
 		err = vmctx_session_finish(s, (sh->n / sh->pcpus) * SCEN_TICK_NS);
 	*secs = now() - t0;
-	if (!err) {
+	if (!err && sh->watch == WATCH_BLANK) {
+		/* vCPUs share pCPUs: each waits between its turns */
+		err = watched ? 0 : -ENODATA;
+	} else if (!err) {
 		t = vmctx_table_new(s, VMCTX_VIEW_GUEST, VM_PID(0), -1);
 		err = !t ? -errno : !vmctx_table_total(t) ? -ENODATA : 0;
 		vmctx_table_free(t);
@@ -132,6 +156,7 @@ int main(int argc, char **argv)
 		{ "vcpus-per-vm", required_argument, NULL, 'v' },
 		{ "pcpus", required_argument, NULL, 'p' },
 		{ "runs", required_argument, NULL, 'R' },
+		{ "stream", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -159,9 +184,21 @@ int main(int argc, char **argv)
 		case 'R':
 			runs = strtoul(optarg, NULL, 10);
 			break;
+		case 's':
+			if (!strcmp(optarg, "all")) {
+				sh.watch = WATCH_ALL;
+				break;
+			}
+			if (!strcmp(optarg, "blank")) {
+				sh.watch = WATCH_BLANK;
+				break;
+			}
+			fprintf(stderr, "bench-timeline: --stream takes all or blank\n");
+			return 2;
 		default:
 			fprintf(c == 'h' ? stdout : stderr,
-				"Usage: bench-timeline [-n SAMPLES] [--no-resolve] [--vcpus-per-vm N] [--pcpus N] [--runs R]\n");
+				"Usage: bench-timeline [-n SAMPLES] [--no-resolve] [--vcpus-per-vm N] [--pcpus N] [--runs R]\n"
+				"                      [--stream=all|blank]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -189,10 +226,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	getrusage(RUSAGE_SELF, &ru);
-	printf("samples=%llu%s vms=%d vcpus=%u pcpus=%u resolve=%s seconds=%.3f "
+	printf("samples=%llu%s vms=%d vcpus=%u pcpus=%u resolve=%s stream=%s seconds=%.3f "
 	       "samples_per_sec=%.0f ns_per_sample=%.1f peak_rss_kib=%ld\n",
 	       sh.n * runs, runs > 1 ? " (in runs)" : "", NVMS, NVMS * sh.vcpus_per_vm, sh.pcpus,
-	       resolve ? "yes" : "no", total, sh.n * runs / total, total * 1e9 / (sh.n * runs),
+	       resolve ? "yes" : "no",
+	       sh.watch == WATCH_ALL ? "all" : sh.watch == WATCH_BLANK ? "blank" : "none", total, sh.n * runs / total, total * 1e9 / (sh.n * runs),
 	       ru.ru_maxrss);
 	for (vm = 0; vm < NVMS; vm++)
 		vmctx_bundle_free(sh.b[vm]);
