@@ -115,6 +115,41 @@ static __int128 ticks_to_ns(uint64_t tsc, const struct vmctx_clock_pair *from, u
 }
 
 /*
+ * util_upper_bound() over @b's n >= 2 sealed pairs by TSC: the number of
+ * pairs at or below @tsc.  An agent writes its pairs at a steady pace, so
+ * the pair at the average spacing is the one, or next to it: a look there
+ * and a few steps spare a sample the binary search through hundreds of
+ * pairs.  Pairs that are not evenly spread (or crafted) cost at most
+ * PAIR_STEPS steps more than the binary search.
+ */
+#define PAIR_STEPS	4
+static size_t pair_upper(const struct vmctx_bundle *b, uint64_t tsc)
+{
+	const struct vmctx_clock_pair *pr = b->pairs;
+	size_t n = b->npairs, i, k;
+	uint64_t step;
+
+	if (tsc < pr[0].tsc)
+		return 0;
+	if (tsc >= pr[n - 1].tsc)
+		return n;
+	/* pr[0].tsc <= tsc < pr[n - 1].tsc: the answer is in [1, n - 1] */
+	step = (pr[n - 1].tsc - pr[0].tsc) / (n - 1);
+	i = step ? (tsc - pr[0].tsc) / step + 1 : 1;
+	if (i > n - 1)
+		i = n - 1;
+	for (k = 0; k < PAIR_STEPS; k++) {
+		if (pr[i - 1].tsc > tsc)
+			i--;
+		else if (pr[i].tsc <= tsc)
+			i++;
+		else
+			return i;	/* pr[i - 1].tsc <= tsc < pr[i].tsc */
+	}
+	return util_upper_bound(pr, n, sizeof(*pr), offsetof(struct vmctx_clock_pair, tsc), tsc);
+}
+
+/*
  * Between two pairs, interpolate; outside them, go on at the TSC frequency
  * if the guest gave it, else at the nearest two pairs' rate.  A single pair
  * (or the clock record's) needs the frequency.
@@ -137,8 +172,7 @@ int vmctx_bundle_guest_ns(const struct vmctx_bundle *b, uint64_t guest_tsc, uint
 		/* 1 kHz of TSC is 1e6 ns per 1000 ticks: ns = ticks * 1e6 / kHz */
 		d = ticks_to_ns(guest_tsc, p, 1000000, b->tsc_khz);
 	} else {
-		i = util_upper_bound(b->pairs, n, sizeof(*b->pairs),
-				offsetof(struct vmctx_clock_pair, tsc), guest_tsc);
+		i = pair_upper(b, guest_tsc);
 		/* the segment [p, q] holding guest_tsc, or the nearest one */
 		i = i == 0 ? 1 : i == n ? n - 1 : i;
 		p = &b->pairs[i - 1];

@@ -83,6 +83,72 @@ static void pairs_follow_a_drifting_clock(void)
 }
 
 /*
+ * Hundreds of pairs, however spread: the pair search looks where an even
+ * spread would put the pair and steps from there, so it is tried on even,
+ * clustered, random and lopsided spreads.  Segment k runs at 1 + k % 3 ns
+ * a tick, so that a point read from a neighbouring segment comes out
+ * wrong: at every pair, in the middle and at the end of each segment, and
+ * past both ends (at the nearest segment's rate), ns is what the segments
+ * say.
+ */
+static void pairs_found_however_spread(void)
+{
+	enum { N = 900 };
+	static const char *const spreads[] = { "even", "clustered", "random", "lopsided" };
+	size_t sp;
+
+	for (sp = 0; sp < 4; sp++) {
+		struct vmctx_bundle *b = vmctx_bundle_new();
+		uint64_t tsc[N], gns[N], rnd = 42, ns = 0, want;
+		size_t k, bad = 0;
+
+		tsc[0] = 1000000;
+		gns[0] = 5 * NS;
+		for (k = 1; k < N; k++) {
+			uint64_t len;
+
+			rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+			switch (sp) {
+			case 0:
+				len = 1000;
+				break;
+			case 1:		/* half the pairs in the first 0.1% of the span */
+				len = k < N / 2 ? 2 : 2000;
+				break;
+			case 2:
+				len = 1 + (rnd >> 44);
+				break;
+			default:	/* one gap holds nearly all of the span */
+				len = k == N / 3 ? 1ULL << 40 : 3;
+				break;
+			}
+			tsc[k] = tsc[k - 1] + len;
+			gns[k] = gns[k - 1] + (1 + (k - 1) % 3) * len;
+		}
+		for (k = N; k-- > 0;)
+			vmctx_bundle_add_clock_pair(b, tsc[k], gns[k]);
+		CHECK(!vmctx_bundle_seal(b), "%s: sealed", spreads[sp]);
+		for (k = 0; k + 1 < N; k++) {
+			uint64_t len = tsc[k + 1] - tsc[k], r = 1 + k % 3, d;
+
+			for (d = 0; d < len; d += len / 2 ? len / 2 : 1) {
+				want = gns[k] + r * d;
+				bad += vmctx_bundle_guest_ns(b, tsc[k] + d, &ns) || ns != want;
+			}
+			want = gns[k] + r * (len - 1);
+			bad += vmctx_bundle_guest_ns(b, tsc[k + 1] - 1, &ns) || ns != want;
+		}
+		bad += vmctx_bundle_guest_ns(b, tsc[N - 1], &ns) || ns != gns[N - 1];
+		/* past the last pair at the last segment's rate, before the first at the first's */
+		want = gns[N - 1] + (1 + (N - 2) % 3) * 10;
+		bad += vmctx_bundle_guest_ns(b, tsc[N - 1] + 10, &ns) || ns != want;
+		bad += vmctx_bundle_guest_ns(b, tsc[0] - 10, &ns) || ns != gns[0] - 10;
+		CHECK(!bad, "%s spread: %zu of the points off their segment", spreads[sp], bad);
+		vmctx_bundle_free(b);
+	}
+}
+
+/*
  * The exact chain: host ns = 1000 + tsc / 2 (perf: 2 GHz, mult 2^30 >> 31);
  * KVM scales by 1.5 and subtracts 1e9 ticks; the guest clock runs at 3 GHz
  * from guest TSC 0 = ns 0 (a frequency, no pairs).  So guest TSC =
@@ -463,6 +529,7 @@ static void session_resolves_reused_roots_with_a_clock(void)
 int main(void)
 {
 	pairs_follow_a_drifting_clock();
+	pairs_found_however_spread();
 	tsc_chain_is_exact();
 	tsc_chain_matches_its_definition();
 	crafted_clocks_are_refused();
