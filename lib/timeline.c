@@ -597,12 +597,13 @@ int timeline_sample(struct timeline *tl, const struct vmctx_sample *smp, int own
 	if (smp->time > v->last_time)
 		v->last_time = smp->time;
 	/*
-	 * Unnamed codes share one row, so hostile input cannot grow the table.
-	 * A sample of the vCPU's thread with no vCPU loaded (the VMM's own
-	 * work for it) carries no exit: the last one stands.
+	 * Unnamed codes share one row, so hostile input cannot grow the table
+	 * (with no table, nothing reads the row).  A sample of the vCPU's
+	 * thread with no vCPU loaded (the VMM's own work for it) carries no
+	 * exit: the last one stands.
 	 */
 	if (smp->isa != VMCTX_ISA_NONE) {
-		if (smp->isa != v->isa || smp->exit_reason != v->last_exit)
+		if (!tl->agg.off && (smp->isa != v->isa || smp->exit_reason != v->last_exit))
 			v->exit_key = vmctx_exit_reason_name(smp->isa, smp->exit_reason) ?
 				      smp->exit_reason : VMCTX_EXIT_OTHER;
 		v->isa = smp->isa;
