@@ -163,11 +163,13 @@ esac
 # the window's start: the agent whose bundle the checks read is recording
 window_t0=$(cut -d' ' -f1 /proc/uptime)
 # vmctx.work=tree: the call-chain run.  tree alone (tree.c: a known call
-# tree through libtree.so), on vCPU 1 for vmctx.secs seconds; then the
-# bundle and its line, and nothing else
+# tree through libtree.so), on vCPU 1 for vmctx.secs seconds and at least
+# 32,000 rounds (34,000-44,000 in 8 s on an idle lab host; on a host half
+# as fast the same seconds hold half the rounds, and half the samples the
+# checks judge by); then the bundle and its line, and nothing else
 if [ "$work" = tree ]; then
 	sleep 1
-	taskset -c 1 tree -t "$secs" > /tmp/tree.out || bye "FAIL tree"
+	taskset -c 1 tree -t "$secs" -n 32000 > /tmp/tree.out || bye "FAIL tree"
 	sleep 1
 	kill -INT $agent
 	wait $agent || { cat /tmp/agent.err; bye "FAIL vmctx-agent record"; }
@@ -180,7 +182,8 @@ if [ "$work" = tree ]; then
 fi
 # vmctx.work=dwarf: the DWARF stack run, for the host's perf record
 # --vmcs-ctx --call-graph dwarf.  tree-nofp (tree.c built without frame
-# pointers) alone on vCPU 1 for vmctx.secs seconds; then Debian's own xz
+# pointers) alone on vCPU 1 for vmctx.secs seconds and at least 24,000
+# rounds (25,000-26,000 in 5 s on an idle lab host: as above); then Debian's own xz
 # and perl (no frame pointers either), vmctx.secs seconds each, under this
 # guest's own perf record --call-graph dwarf (Debian's linux-perf), whose
 # recording is the reference the host's chains are compared with.  Then
@@ -192,7 +195,7 @@ if [ "$work" = dwarf ]; then
 	# (the host's recording starts at this word: L1's window.sh)
 	say "dwarf: ready"
 	sleep 3
-	taskset -c 1 tree-nofp -t "$secs" > $d/tree.out || bye "FAIL tree-nofp"
+	taskset -c 1 tree-nofp -t "$secs" -n 24000 > $d/tree.out || bye "FAIL tree-nofp"
 	sleep 1
 	taskset -c 1 /usr/bin/perf record -q -N -B --call-graph dwarf,8192 -e cpu-clock -c 4000000 \
 		-o $d/guest.data -- sh /lib/dwarf-work.sh "$secs" > $d/work.out 2> $d/perf.err ||

@@ -10,7 +10,10 @@
  * frame pointer to 0, as _start does, so that a walk of the frame
  * pointers ends there: a sample in leaf has the chain leaf, tree_mix
  * (libtree.so), caller_a or caller_b, run, tree_start.
- * Runs for -t SECONDS (default 5), then prints its pid and rounds.
+ * Runs for -t SECONDS (default 5) and at least -n ROUNDS (default 0),
+ * then prints its pid and rounds.  The rounds are the work a check needs
+ * samples of: an emulated host that gives the guest less of its time runs
+ * fewer rounds in the same seconds, and has fewer samples of them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +60,7 @@ __attribute__((noinline)) void caller_b(void)
 }
 
 static double secs_limit = 5;
-static unsigned long rounds;
+static unsigned long rounds, rounds_least;
 
 static double now(void)
 {
@@ -75,7 +78,7 @@ __attribute__((noinline, used)) void run(void)
 		caller_a();
 		caller_b();
 		rounds++;
-	} while (now() < end);
+	} while (now() < end || rounds < rounds_least);
 }
 
 /* The outermost frame: run() with a frame pointer of 0 (stack aligned). */
@@ -95,12 +98,15 @@ int main(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "t:")) != -1) {
-		if (c != 't') {
-			fprintf(stderr, "usage: %s [-t seconds]\n", argv[0]);
+	while ((c = getopt(argc, argv, "t:n:")) != -1) {
+		if (c == 't') {
+			secs_limit = atof(optarg);
+		} else if (c == 'n') {
+			rounds_least = strtoul(optarg, NULL, 10);
+		} else {
+			fprintf(stderr, "usage: %s [-t seconds] [-n rounds]\n", argv[0]);
 			return 2;
 		}
-		secs_limit = atof(optarg);
 	}
 	tree_start();
 	printf("tree: pid %d: %lu rounds, caller_a %d times caller_b's work\n", getpid(), rounds,
