@@ -165,8 +165,12 @@ set -- $(cat "$out/leaf-verdicts")
 leaf=$1 exact=$2 early=$3 wrong=$4 kvm=$5
 samples_a=$6 samples_b=$7 ticks_a=$8 ticks_b=$9 ticks_w2=${10}
 cat "$out/leaf-wrong"
-if [ "$leaf" -ge 1000 ]; then ok "perf script: $leaf samples of tree in leaf (at least 1000)"
-else miss "perf script: $leaf samples of tree in leaf (at least 1000)"; fi
+# (what perf record lost, for a count that falls short: its buffer full
+# when L1's perf record ran too little)
+lost=$("$P" script -i "$h/perf.data" --show-lost-events -F time 2>/dev/null |
+	awk '/PERF_RECORD_LOST lost/ { n++; s += $NF } END { printf "%d samples in %d records", s, n }')
+if [ "$leaf" -ge 1000 ]; then ok "perf script: $leaf samples of tree in leaf (at least 1000; perf record lost $lost)"
+else miss "perf script: $leaf samples of tree in leaf (at least 1000; perf record lost $lost)"; fi
 if [ "$wrong" = 0 ]; then ok "perf script: 0 chains of leaf with a wrong frame ($early ended early)"
 else miss "perf script: $wrong chains of leaf with a wrong frame"; fi
 if [ "$leaf" -gt 0 ] && [ $((exact * 100)) -ge $((leaf * 99)) ]; then
