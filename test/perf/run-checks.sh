@@ -551,6 +551,17 @@ for bo in le be; do
 		--guest-export=folded:-
 	check "$(echo "$out" | grep -c '^guest1 (VM1);\[unknown\];\[unknown\];\[unknown\];\[unknown\];bench;work;other;work 10$')" 1 \
 		"guest call chains, folded ($bo): VM, the host's frames, the guest process, the guest's frames"
+	# the export takes the chain perf report's histograms resolved: with
+	# --ignore-callees=other, perf report walks the chain root first (its
+	# default caller order) and starts it again at other, so its chain is
+	# other, work; the export's stack is that chain under the VM and process
+	vg "guest call chains, --ignore-callees ($bo)" report -i chains-$bo.data --guest-maps=guest1.vmctx \
+		--stdio -g folded,0,caller --no-children --ignore-callees=other
+	rep=$(echo "$out" | grep -c '^100.00% other;work$')
+	vg "guest call chains, folded, --ignore-callees ($bo)" report -i chains-$bo.data --guest-maps=guest1.vmctx \
+		--stdio -g folded,0,caller --no-children --ignore-callees=other --guest-export=folded:-
+	check "$rep:$(echo "$out" | grep -c '^guest1 (VM1);bench;other;work 10$')" "1:1" \
+		"guest call chains, --ignore-callees ($bo): perf report's chain is other;work, and the export's stack"
 	# the pprof export holds the same chain as perf script (go tool pprof
 	# -traces, less the process and VM frames the export adds)
 	if [ $bo = le ] && command -v go >/dev/null; then
