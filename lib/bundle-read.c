@@ -175,6 +175,33 @@ static bool parse_hex(const char *s, uint64_t *v)
 	return true;
 }
 
+/*
+ * Whether the @n bytes at @s are all printable ASCII, ' ' to '~'.  Eight
+ * at a time: a line of a bundle is mostly kernel symbols' hex and names,
+ * and a byte at a time this check cost more than parsing them.  In a
+ * word, a byte below ' ' sets its high bit in (w - ' ' * ones) & ~w, and
+ * one of 0x7f or above in w | (w + ones); a borrow or carry from one byte
+ * into the next comes only from a byte that is flagged itself, so the
+ * test of the word is exact.
+ */
+static bool printable(const char *s, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, s + i, sizeof(w));
+		if (((w - ones * ' ') & ~w & highs) || ((w | (w + ones)) & highs))
+			return false;
+	}
+	for (; i < n; i++)
+		if (s[i] < ' ' || s[i] > '~')
+			return false;
+	return true;
+}
+
 static int xdigit(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -811,16 +838,14 @@ static enum section section_of(const char *name, enum section from)
 static int parse_line(struct reader *r)
 {
 	enum section sec;
-	size_t i;
 	char *p;
 
 	if (r->state == S_MAGIC)
 		return magic_line(r);
 	if (r->state == S_DONE)
 		return fail(r, -VMCTX_E_SYNTAX, "data after the end record");
-	for (i = 0; i < r->len; i++)
-		if (r->line[i] < ' ' || r->line[i] > '~')
-			return fail(r, -VMCTX_E_SYNTAX, "control or non-ASCII byte");
+	if (!printable(r->line, r->len))
+		return fail(r, -VMCTX_E_SYNTAX, "control or non-ASCII byte");
 
 	/* Tokens are separated by exactly one space. */
 	r->ntok = 0;

@@ -946,6 +946,43 @@ static void test_malformed_records_are_syntax(void)
 	expect_mutated("extension record", "cr3_mask", "cr3_mask 0x0\nx-future a=1 b=2", 0);
 }
 
+/*
+ * A line's bytes are checked eight at a time: a control byte, DEL or a
+ * byte above 0x7f at any place of a line, at every offset within a word
+ * and in the tail, rejects it as such; every printable byte, the
+ * boundaries ' ' and '~' among them, at every offset, is taken.
+ */
+static void test_every_byte_of_a_line_is_checked(void)
+{
+	static const unsigned char bad[] = { 0x01, 0x1f, 0x7f, 0x80, 0xfe, 0xff };
+	/* 84 bytes: ten whole words and a tail of four */
+	static const char line[] =
+		"task 1 root=0x2000 pid=2 tgid=2 start=10 exit=20 comm=~!\"#$&'()*+,-./:;<=>?@[]^_`{|}";
+	char what[64], copy[sizeof(line)];
+	size_t i, k;
+
+	CHECK(sizeof(line) - 1 == 84, "the line is %zu bytes", sizeof(line) - 1);
+	expect_mutated("every printable byte in a comm", "task 1", line, 0);
+	for (i = 0; i < sizeof(line) - 1; i++) {
+		for (k = 0; k < sizeof(bad); k++) {
+			char *text;
+
+			memcpy(copy, line, sizeof(line));
+			copy[i] = (char)bad[k];
+			text = mutate("task 1", copy);
+			snprintf(what, sizeof(what), "byte 0x%02x at %zu", bad[k], i);
+			last_log[0] = '\0';
+			expect(what, text, -VMCTX_E_SYNTAX);
+			CHECK(strstr(last_log, "control or non-ASCII byte"), "%s: log \"%s\"", what,
+			      last_log);
+			free(text);
+		}
+	}
+	/* the tail alone: a line shorter than a word */
+	expect_mutated("a short line with DEL", "cr3_mask", "cr3_ma\x7f", -VMCTX_E_SYNTAX);
+	CHECK(strstr(last_log, "control or non-ASCII byte"), "short line: log \"%s\"", last_log);
+}
+
 static void test_trailing_bytes_after_gzip_are_corrupt(void)
 {
 	struct vmctx_bundle *out = NULL;
@@ -2283,6 +2320,7 @@ int main(void)
 	test_counts_mismatch_is_syntax();
 	test_decompression_bomb_is_limit();
 	test_malformed_records_are_syntax();
+	test_every_byte_of_a_line_is_checked();
 	test_unwind_tables_round_trip_and_are_checked();
 	test_trailing_bytes_after_gzip_are_corrupt();
 	test_rejection_logs_the_line();
