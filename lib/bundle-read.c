@@ -7,10 +7,11 @@
  * each record here, with the rules of bundle-seal.c, and the whole bundle
  * when it is sealed, strictly, as it was when written.
  *
- * Two passes over the compressed data: the first only verifies the gzip
- * member (CRC-32, length, size cap), so that damage in transit is reported
- * as such rather than as whatever record it happened to garble; the second
- * parses line by line.  Neither keeps the decompressed text.
+ * One pass over the compressed data, parsing line by line as it inflates,
+ * without keeping the decompressed text.  A rejected line's reason is held
+ * until the gzip member (CRC-32, length, size cap) has been checked to its
+ * end, so that damage in transit is reported as such rather than as
+ * whatever record it happened to garble.
  */
 #include <errno.h>
 #include <fcntl.h>
