@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "util.h"
@@ -106,21 +107,55 @@ static bool plain(unsigned char c)
 	return c >= 0x20 && c < 0x7f && c != '\\';
 }
 
+/*
+ * Whether the eight bytes of @w all stand for themselves (plain()): none
+ * below ' ' (the has-less test), none 0x7f or above (w + 1 carries into
+ * the high bit), no backslash (a zero byte in w ^ '\\').  A borrow or
+ * carry into a byte comes only from a byte that is flagged itself, so the
+ * answer for the word is exact.
+ */
+static bool plain_word(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	uint64_t bs = w ^ (ones * '\\');
+
+	return !((((w - ones * ' ') & ~w) | w | (w + ones) | ((bs - ones) & ~bs)) & highs);
+}
+
+/* The length of the run of plain() bytes that starts @p, of the @left bytes there. */
+static size_t plain_run(const unsigned char *p, size_t left)
+{
+	size_t n = 0;
+	uint64_t w;
+
+	/* names are mostly plain: eight bytes at a time, then the tail */
+	while (n + sizeof(w) <= left) {
+		memcpy(&w, p + n, sizeof(w));
+		if (!plain_word(w))
+			break;
+		n += sizeof(w);
+	}
+	while (n < left && plain(p[n]))
+		n++;
+	return n;
+}
+
 int vmctx_escape(char *dst, size_t size, const char *src)
 {
-	const unsigned char *p = (const unsigned char *)src;
+	const unsigned char *p = (const unsigned char *)src, *stop;
 	size_t len = 0, end = 0, n, plen;
 	char piece[4];
 
 	if (!src || (!dst && size))
 		return -EINVAL;
+	/* the runs below are read up to the NUL, and never past it */
+	stop = p + strlen(src);
 	for (; *p; p += n) {
 		/*
 		 * A run of printable ASCII, what nearly every name is, copies
 		 * as it is: as much of it as fits, since each byte is a piece.
 		 */
-		for (n = 0; plain(p[n]); n++)
-			;
+		n = plain_run(p, stop - p);
 		if (n) {
 			if (len == end && size > end + 1) {
 				plen = n < size - end - 1 ? n : size - end - 1;

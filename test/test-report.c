@@ -87,6 +87,38 @@ static void escapes_are_exactly_as_documented(void)
 	CHECK_EQ(vmctx_escape(NULL, 4, "a"), -EINVAL, "NULL buffer with a size");
 }
 
+/*
+ * Plain runs are scanned eight bytes at a time: a byte that is not plain,
+ * at every offset of a 24-byte name (three words) and of the tail, is
+ * escaped as documented, and the plain bytes around it are copied.
+ */
+static void escapes_hold_at_every_offset(void)
+{
+	static const struct {
+		const char *raw, *esc;
+	} odd[] = {
+		{ "\x01", "\\x01" }, { "\x1f", "\\x1f" }, { "\x7f", "\\x7f" },
+		{ "\x80", "\\x80" }, { "\xff", "\\xff" }, { "\\", "\\\\" },
+		{ " ", " " }, { "~", "~" }, { "\xc3\xa9", "\xc3\xa9" },
+	};
+	char raw[64], want[64], buf[64];
+	size_t i, k;
+
+	for (k = 0; k < sizeof(odd) / sizeof(odd[0]); k++) {
+		for (i = 0; i < 24; i++) {
+			int n;
+
+			snprintf(raw, sizeof(raw), "%.*s%s%.*s", (int)i, "aaaaaaaaaaaaaaaaaaaaaaaa",
+				 odd[k].raw, (int)(23 - i), "bbbbbbbbbbbbbbbbbbbbbbbb");
+			snprintf(want, sizeof(want), "%.*s%s%.*s", (int)i, "aaaaaaaaaaaaaaaaaaaaaaaa",
+				 odd[k].esc, (int)(23 - i), "bbbbbbbbbbbbbbbbbbbbbbbb");
+			n = vmctx_escape(buf, sizeof(buf), raw);
+			CHECK(n == (int)strlen(want) && !strcmp(buf, want),
+			      "odd byte %zu at %zu: got %d \"%s\"", k, i, n, buf);
+		}
+	}
+}
+
 static struct vmctx_bundle *hostile_bundle(void)
 {
 	struct vmctx_bundle *b = vmctx_bundle_new();
@@ -457,6 +489,7 @@ static void huge_lost_counts_saturate(void)
 int main(void)
 {
 	escapes_are_exactly_as_documented();
+	escapes_hold_at_every_offset();
 	bidi_and_invisible_characters_are_escaped();
 	tables_print_no_raw_guest_bytes();
 	percent_limit_leaves_out_small_rows();
