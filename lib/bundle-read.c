@@ -179,22 +179,17 @@ static bool parse_hex(const char *s, uint64_t *v)
 /*
  * Whether the @n bytes at @s are all printable ASCII, ' ' to '~'.  Eight
  * at a time: a line of a bundle is mostly kernel symbols' hex and names,
- * and a byte at a time this check cost more than parsing them.  In a
- * word, a byte below ' ' sets its high bit in (w - ' ' * ones) & ~w, and
- * one of 0x7f or above in w | (w + ones); a borrow or carry from one byte
- * into the next comes only from a byte that is flagged itself, so the
- * test of the word is exact.
+ * and a byte at a time this check cost more than parsing them.
  */
 static bool printable(const char *s, size_t n)
 {
-	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
 	size_t i = 0;
 
 	for (; i + 8 <= n; i += 8) {
 		uint64_t w;
 
 		memcpy(&w, s + i, sizeof(w));
-		if (((w - ones * ' ') & ~w & highs) || ((w | (w + ones)) & highs))
+		if (util_word_unprintable(w))
 			return false;
 	}
 	for (; i < n; i++)

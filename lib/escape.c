@@ -107,19 +107,10 @@ static bool plain(unsigned char c)
 	return c >= 0x20 && c < 0x7f && c != '\\';
 }
 
-/*
- * Whether the eight bytes of @w all stand for themselves (plain()): none
- * below ' ' (the has-less test), none 0x7f or above (w + 1 carries into
- * the high bit), no backslash (a zero byte in w ^ '\\').  A borrow or
- * carry into a byte comes only from a byte that is flagged itself, so the
- * answer for the word is exact.
- */
+/* Whether the eight bytes of @w all stand for themselves (plain()). */
 static bool plain_word(uint64_t w)
 {
-	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-	uint64_t bs = w ^ (ones * '\\');
-
-	return !((((w - ones * ' ') & ~w) | w | (w + ones) | ((bs - ones) & ~bs)) & highs);
+	return !util_word_unprintable(w) && !util_word_has(w, '\\');
 }
 
 /* The length of the run of plain() bytes that starts @p, of the @left bytes there. */

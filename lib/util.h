@@ -56,6 +56,28 @@ static inline uint64_t util_sat_add(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
+#define UTIL_BYTES(c)	(0x0101010101010101ULL * (uint8_t)(c))
+
+/*
+ * Whether one of the eight bytes of @w is not printable ASCII (' ' to
+ * '~'), for the scans that take a guest's text a word at a time: a byte
+ * below ' ' sets its high bit in (w - ' ' * ones) & ~w, one of 0x7f or
+ * above in w | (w + ones).  A borrow or carry into a byte comes only from
+ * a byte that is flagged itself, so the answer for the word is exact.
+ */
+static inline bool util_word_unprintable(uint64_t w)
+{
+	return (((w - UTIL_BYTES(' ')) & ~w) | w | (w + UTIL_BYTES(1))) & UTIL_BYTES(0x80);
+}
+
+/* Whether one of the eight bytes of @w is @c (a zero byte in w ^ c), exactly. */
+static inline bool util_word_has(uint64_t w, unsigned char c)
+{
+	uint64_t x = w ^ UTIL_BYTES(c);
+
+	return (x - UTIL_BYTES(1)) & ~x & UTIL_BYTES(0x80);
+}
+
 /* log.c */
 __hidden void util_log(enum vmctx_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
