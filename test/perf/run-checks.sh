@@ -209,6 +209,13 @@ check "$($P report -i le-file.data --stdio -n --sort comm,dso,sym --guest-maps=g
 	"dso: guest objects named from the bundle (the program, the guest kernel)"
 check "$($P report -i le-file.data --stdio -n --sort sym --guest-maps=guest1.vmctx 2>/dev/null | grep '\[g\]' | awk '{print $2, $4}')" \
 	"1000 guest_kfunc" "sym: guest kernel functions named from the bundle"
+# perf makes a guest kernel's symbols as samples hit them; a dump of the
+# DSOs (-vvv) walks them all: both of the bundle's (gen-bundle.c), each to
+# the next one's address, the last to the map's end 4 KiB past it
+check "$($P report -i le-file.data --stdio -vvv --guest-maps=guest1.vmctx 2>/dev/null |
+	sed -n '/^dso: \[guest.kernel.kallsyms.1000\]/,/^dso: /p' | grep ' g guest_kfunc')" \
+	"$(printf ' ffffffff81001000-ffffffff81002000 g guest_kfunc\n ffffffff81002000-ffffffff81003000 g guest_kfunc_end')" \
+	"sym: a DSO dump lists the guest kernel's symbols that no sample hit"
 out=$($P report -i le-file.data --stdio -n --sort comm --guest-maps=other=guest1.vmctx 2>&1)
 check "$(echo "$out" | ev cpu-clock | grep -c '2000  *\[unresolved\]')" 1 "comm: a VM without its bundle is [unresolved]"
 check "$(echo "$out" | grep -c 'no recorded VM matches other=guest1.vmctx')" 1 "comm: unused bundle warned about"
