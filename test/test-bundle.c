@@ -47,8 +47,17 @@ static void on_log(enum vmctx_log_level level, const char *msg, void *ctx)
 
 /* ---- helpers ------------------------------------------------------------ */
 
+/*
+ * Whether gzip_buf() gives its members a header CRC (FHCRC).  The reader
+ * leaves such a member to its streaming path (zlib), and every other sound
+ * member to its whole-text path (libdeflate): expect_text() reads each
+ * text both ways.
+ */
+static bool gzip_header_crc;
+
 static unsigned char *gzip_buf(const void *data, size_t len, size_t *out_len)
 {
+	gz_header head = { .hcrc = 1 };
 	z_stream z;
 	unsigned char *out;
 	size_t cap = deflateBound(NULL, len) + 64;
@@ -56,6 +65,8 @@ static unsigned char *gzip_buf(const void *data, size_t len, size_t *out_len)
 	memset(&z, 0, sizeof(z));
 	out = malloc(cap);
 	if (!out || deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
+		abort();
+	if (gzip_header_crc && deflateSetHeader(&z, &head) != Z_OK)
 		abort();
 	z.next_in = (unsigned char *)data;
 	z.avail_in = len;
@@ -98,24 +109,38 @@ static int read_buf(const void *buf, size_t len, uint64_t max, struct vmctx_bund
 
 /*
  * Read @text gzipped and expect @want (0 or -VMCTX_E_*).  On failure the
- * output pointer must be left alone.
+ * output pointer must be left alone.  Read both ways (see gzip_header_crc),
+ * each must give @want and log the same.
  */
 static void expect_text(const char *what, const char *text, size_t len, uint64_t max, int want)
 {
-	struct vmctx_bundle *sentinel = (struct vmctx_bundle *)&failures, *b = sentinel;
+	struct vmctx_bundle *sentinel = (struct vmctx_bundle *)&failures, *b;
+	char whole_log[sizeof(last_log)];
 	unsigned char *gz;
 	size_t gzlen;
-	int err;
+	int err, way;
 
-	gz = gzip_buf(text, len, &gzlen);
-	err = read_buf(gz, gzlen, max, &b);
-	CHECK(err == want, "%s: got %d (%s), want %d (%s); log: %s", what, err,
-	      vmctx_strerror(err), want, vmctx_strerror(want), last_log);
-	if (err)
-		CHECK(b == sentinel, "%s: *out changed on error", what);
-	else
-		vmctx_bundle_free(b);
-	free(gz);
+	for (way = 0; way < 2; way++) {
+		gzip_header_crc = way;
+		b = sentinel;
+		last_log[0] = '\0';
+		gz = gzip_buf(text, len, &gzlen);
+		err = read_buf(gz, gzlen, max, &b);
+		CHECK(err == want, "%s, %s: got %d (%s), want %d (%s); log: %s", what,
+		      way ? "streamed" : "whole", err, vmctx_strerror(err), want,
+		      vmctx_strerror(want), last_log);
+		if (err)
+			CHECK(b == sentinel, "%s: *out changed on error", what);
+		else
+			vmctx_bundle_free(b);
+		free(gz);
+		if (!way)
+			memcpy(whole_log, last_log, sizeof(whole_log));
+		else
+			CHECK(!strcmp(whole_log, last_log), "%s: logged \"%s\" whole, \"%s\" streamed",
+			      what, whole_log, last_log);
+	}
+	gzip_header_crc = false;
 }
 
 static void expect(const char *what, const char *text, int want)
@@ -706,6 +731,27 @@ static void test_bad_trailer_is_checksum(void)
  * Any single corrupted byte of the compressed data or trailer is refused
  * with a vmctx code, or (padding bits) yields the very same bundle.
  */
+/* A header's own CRC (FHCRC) is checked: libdeflate would skip it. */
+static void test_bad_header_crc_is_corrupt(void)
+{
+	struct vmctx_bundle *out = NULL;
+	unsigned char *gz;
+	size_t len;
+	int err;
+
+	gzip_header_crc = true;
+	gz = gzip_buf(base_text, strlen(base_text), &len);
+	gzip_header_crc = false;
+	CHECK(gz[3] & 0x02, "FHCRC set");
+	CHECK(!read_buf(gz, len, 0, &out), "with its header CRC");
+	vmctx_bundle_free(out);
+	out = NULL;
+	gz[10] ^= 0x01;		/* the CRC-16 after the 10-byte header */
+	err = read_buf(gz, len, 0, &out);
+	CHECK(err == -VMCTX_E_CORRUPT && !out, "flipped header CRC: %d", err);
+	free(gz);
+}
+
 static void test_every_byte_flip_is_caught(void)
 {
 	struct vmctx_bundle *b = build_sample(), *out;
@@ -958,7 +1004,7 @@ static void test_every_byte_of_a_line_is_checked(void)
 	/* 84 bytes: ten whole words and a tail of four */
 	static const char line[] =
 		"task 1 root=0x2000 pid=2 tgid=2 start=10 exit=20 comm=~!\"#$&'()*+,-./:;<=>?@[]^_`{|}";
-	char what[64], copy[sizeof(line)];
+	char what[64], copy[sizeof(line)], text_nul[sizeof(base_text)];
 	size_t i, k;
 
 	CHECK(sizeof(line) - 1 == 84, "the line is %zu bytes", sizeof(line) - 1);
@@ -978,9 +1024,92 @@ static void test_every_byte_of_a_line_is_checked(void)
 			free(text);
 		}
 	}
+	/* a NUL byte, in a record and in the magic line: named as such */
+	memcpy(text_nul, base_text, sizeof(text_nul));
+	text_nul[strstr(base_text, "comm=sh") - base_text + 6] = '\0';
+	expect_text("a NUL byte in a comm", text_nul, sizeof(text_nul) - 1, 0, -VMCTX_E_SYNTAX);
+	CHECK(strstr(last_log, "line 7: NUL byte"), "NUL: log \"%s\"", last_log);
+	memcpy(text_nul, base_text, sizeof(text_nul));
+	text_nul[3] = '\0';
+	expect_text("a NUL byte in the magic", text_nul, sizeof(text_nul) - 1, 0, -VMCTX_E_MAGIC);
 	/* the tail alone: a line shorter than a word */
 	expect_mutated("a short line with DEL", "cr3_mask", "cr3_ma\x7f", -VMCTX_E_SYNTAX);
 	CHECK(strstr(last_log, "control or non-ASCII byte"), "short line: log \"%s\"", last_log);
+}
+
+/* _stext's address in base_text with the kernel's symbols at @hex */
+static int read_stext(const char *hex, uint64_t *addr)
+{
+	struct vmctx_bundle *b = NULL;
+	unsigned char *gz;
+	char *line, *text;
+	size_t gzlen, i;
+	int err;
+
+	/* two symbols at the address, in place of the base's two */
+	if (asprintf(&line, "ksym %s - _stext\nksym %s - _etext", hex, hex) < 0)
+		abort();
+	text = mutate("ksym 0xffffffff81000000", line);
+	strcpy(strstr(text, "ksym 0xffffffffc0000010"), "end\n");
+	gz = gzip_buf(text, strlen(text), &gzlen);
+	err = read_buf(gz, gzlen, 0, &b);
+	for (i = 0; !err && i < b->nksyms; i++)
+		if (!strcmp(b->ksyms[i].name, "_stext"))
+			*addr = b->ksyms[i].addr;
+	if (!err)
+		vmctx_bundle_free(b);
+	free(gz);
+	free(text);
+	free(line);
+	return err;
+}
+
+/*
+ * Hex is read eight digits at a time where there are sixteen: every digit
+ * at every place reads as itself, and every byte that is not a lowercase
+ * hex digit is refused at every place.
+ */
+static void test_sixteen_hex_digits_are_read_exactly(void)
+{
+	static const char digits[] = "0123456789abcdef";
+	static const char bad[] = "/:@AFG`gx%-~";
+	uint64_t x = 0x9e3779b97f4a7c15ull, addr;
+	char hex[19], what[64];
+	size_t i, k;
+	int err;
+
+	for (i = 0; i < 400; i++) {
+		/* every digit at every place, then random values */
+		if (i < 256) {
+			for (k = 0; k < 16; k++)
+				hex[2 + k] = digits[(i / 16 + k * (i % 16 | 1)) % 16];
+		} else {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			snprintf(hex + 2, sizeof(hex) - 2, "%016llx", (unsigned long long)x);
+		}
+		hex[0] = '0';
+		hex[1] = 'x';
+		hex[2] = hex[2] == '0' ? 'f' : hex[2];	/* no leading zero */
+		hex[18] = '\0';
+		addr = 0;
+		err = read_stext(hex, &addr);
+		CHECK(!err && addr == strtoull(hex, NULL, 16), "%s: %d, read 0x%llx", hex, err,
+		      (unsigned long long)addr);
+	}
+	for (i = 0; i < 16; i++) {
+		for (k = 0; k < sizeof(bad) - 1; k++) {
+			snprintf(hex, sizeof(hex), "0xffffffff81000000");
+			hex[2 + i] = bad[k];
+			snprintf(what, sizeof(what), "'%c' at digit %zu", bad[k], i);
+			CHECK(read_stext(hex, &addr) == -VMCTX_E_SYNTAX, "%s", what);
+		}
+	}
+	/* as many digits as fit, and one more */
+	CHECK(!read_stext("0xffffffffffffffff", &addr) && addr == UINT64_MAX, "all ones");
+	CHECK(read_stext("0xffffffff810000000", &addr) == -VMCTX_E_SYNTAX, "17 digits");
+	CHECK(read_stext("0x0ffffffff8100000", &addr) == -VMCTX_E_SYNTAX, "16 with a leading zero");
 }
 
 static void test_trailing_bytes_after_gzip_are_corrupt(void)
@@ -2310,6 +2439,7 @@ int main(void)
 	test_truncated_text_is_truncated();
 	test_corrupt_deflate_is_corrupt();
 	test_bad_trailer_is_checksum();
+	test_bad_header_crc_is_corrupt();
 	test_every_byte_flip_is_caught();
 	test_not_gzip_is_magic();
 	test_other_version_is_version();
@@ -2321,6 +2451,7 @@ int main(void)
 	test_decompression_bomb_is_limit();
 	test_malformed_records_are_syntax();
 	test_every_byte_of_a_line_is_checked();
+	test_sixteen_hex_digits_are_read_exactly();
 	test_unwind_tables_round_trip_and_are_checked();
 	test_trailing_bytes_after_gzip_are_corrupt();
 	test_rejection_logs_the_line();

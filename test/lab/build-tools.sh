@@ -23,7 +23,7 @@ ld -nostdlib -T "$LAB_SRC/vmm/guest.lds" "$TOOLS_DIR/guest.o" -o "$TOOLS_DIR/gue
 "$LAB_SRC/build-libvmctx.sh"
 # frame pointers: the host part of a guest call chain goes through lab-vmm
 gcc "${CFLAGS[@]}" -fno-omit-frame-pointer -pthread -D_GNU_SOURCE -I"$LAB_SRC/vmm" -I"$REPO_TOP/lib" "$LAB_SRC/vmm/vmm.c" \
-	"$VMCTX_A" -lz -o "$TOOLS_DIR/lab-vmm"
+	"$VMCTX_A" -ldeflate -lz -o "$TOOLS_DIR/lab-vmm"
 # The tree's tools/include carries the patched uapi perf_event.h.
 gcc "${CFLAGS[@]}" -I"$src/tools/lib/perf/include" -I"$src/tools/include/uapi" \
 	-I"$src/tools/include" "$LAB_SRC/record.c" \

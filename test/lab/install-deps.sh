@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(linux-source-6.12 build-essential flex bison bc cpio ccache quilt
       libelf-dev libssl-dev busybox-static qemu-system-x86
       bochs bochsbios vgabios isolinux syslinux-common xorriso xz-utils
-      seabios zlib1g-dev
+      seabios zlib1g-dev libdeflate-dev
       # build-qemu.sh: Debian's QEMU source (dpkg-dev unpacks it), built
       # with its fix for L1's lost timer interrupt
       dpkg-dev meson ninja-build libglib2.0-dev libpixman-1-dev libfdt-dev

@@ -67,11 +67,11 @@ clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -I"$REPO_TOP/guest-agent/bpf" \
 	-c "$REPO_TOP/guest-agent/bpf/agent.bpf.c" -o "$W/bpf/agent.bpf.o"
 bpftool gen skeleton "$W/bpf/agent.bpf.o" name agent_prog > "$W/bpf/agent-bpf.skel.h"
 gcc "${AGENT_CFLAGS[@]}" -DHAVE_BPF -I"$W/bpf" -o "$W/vmctx-agent" "$REPO_TOP"/guest-agent/*.c \
-	"$VMCTX_A" -lbpf -lelf -lz 2> "$W/agent-link.err" ||
+	"$VMCTX_A" -lbpf -lelf -ldeflate -lz 2> "$W/agent-link.err" ||
 	{ cat "$W/agent-link.err" >&2; die "building vmctx-agent failed"; }
 # (the warnings about getpwnam and the like in a static binary are glibc's)
 gcc -static -O2 -I"$REPO_TOP/lib" -o "$W/compare-bundles" \
-	"$REPO_TOP/guest-agent/tests/compare-bundles.c" "$VMCTX_A" -lz
+	"$REPO_TOP/guest-agent/tests/compare-bundles.c" "$VMCTX_A" -ldeflate -lz
 # lab-linux-check reads the samples with ../samples.c, which takes the
 # PERF_GUEST_CTX_* flags from the patched tree's uapi header (libvmctx is
 # compiled without it: the tree's tools headers are not the system's)
@@ -83,7 +83,7 @@ gcc -static -O2 -I"$REPO_TOP/lib" -o "$W/compare-bundles" \
 	gcc -O2 -I"$LINUX_TREE/tools/include/uapi" -c "$LAB_SRC/samples.c" -o "$W/samples.o"
 )
 gcc -static -O2 -D_GNU_SOURCE -I"$REPO_TOP/lib" -o "$W/lab-linux-check" \
-	"$W/linux-check.o" "$W/samples.o" "$VMCTX_A" -lz
+	"$W/linux-check.o" "$W/samples.o" "$VMCTX_A" -ldeflate -lz
 # hot's text far from busybox's, so an IP tells whose code it is; churn is
 # the same program elsewhere, so an IP also tells hot's code from churn's.
 # hot is linked as Debian's programs are, against the shared C library
