@@ -4,7 +4,8 @@
 # with and without resolution.  Peak RSS must not grow with the sample
 # count; the figures are printed, not asserted (a loaded machine is slow).
 # Then the per-sample cost of 4,096 vCPUs on 256 pCPUs against 64 on 16.
-# Then the lookup benchmark beside it, if built: small against large bundles.
+# Then the lookup benchmark beside it, if built: small against large bundles;
+# and the read benchmark: a bundle of a Debian guest's size, read from memory.
 #
 # VMCTX_BENCH_CPU=N runs each timing under SCHED_FIFO on CPU N (chrt and
 # taskset, as root): on a machine busy with other work (the lab's
@@ -54,4 +55,11 @@ if [ -x "$lookup" ]; then
 	"$lookup"
 else
 	echo "bench-lookup not built: make test/bench/bench-lookup"
+fi
+read_bench=$(dirname "$bench")/bench-read
+if [ -x "$read_bench" ]; then
+	bench=$read_bench
+	run
+else
+	echo "bench-read not built: make test/bench/bench-read"
 fi
