@@ -1181,7 +1181,9 @@ static bool inflate_whole(const unsigned char *buf, size_t len, uint64_t max, st
 		return false;
 	isize = (size_t)buf[len - 4] | (size_t)buf[len - 3] << 8 | (size_t)buf[len - 2] << 16 |
 		(size_t)buf[len - 1] << 24;
-	if (isize > max || isize / DEFLATE_MAX_RATIO > len || !text_alloc(t, isize + 1))
+	/* (half the address space at most: the buffer's sizes cannot wrap) */
+	if (isize > max || isize / DEFLATE_MAX_RATIO > len || isize > SIZE_MAX / 2 ||
+	    !text_alloc(t, isize + 1))
 		return false;
 	d = libdeflate_alloc_decompressor();
 	if (!d) {
