@@ -21,11 +21,10 @@
 #     guest frames, each with the ticks its samples stand for (a late
 #     cpu-clock sample stands for more than one): caller_a's share of the
 #     ticks is perf script's, from the samples' periods;
-#   - that share of the ticks against the share of the samples: a few late
-#     samples can weigh as much as many, so the two may differ by the
-#     noise the weights add, 3 standard errors of it (from the weights'
-#     effective sample count, (sum w)^2 / sum w^2); a run whose weights
-#     allow more than 10 points is too slow to judge there, and says so;
+#   - that share of the ticks against the built ratio, as the samples'
+#     share, at the weights' effective sample count ((sum w)^2 / sum w^2):
+#     not against the samples' share, as late samples are not late at
+#     random on an emulated host (see the check);
 #   - perf inject --guest-maps: Debian's perf (linux-perf) gives the same
 #     share from its output;
 #   - --guest-export=pprof: go tool pprof -traces holds perf script's
@@ -192,19 +191,21 @@ fi
 echo "$samples_a run;caller_a;tree_mix;leaf" > "$out/script-folded"
 echo "$samples_b run;caller_b;tree_mix;leaf" >> "$out/script-folded"
 check_share "perf script" "$out/script-folded"
-# the same samples' ticks, and how far their share may stray from the
-# samples' by the weights alone: the effective count n_eff of weighted
-# samples is (sum w)^2 / sum w^2 (n for equal weights), and the weighted
-# share less the plain one has a variance of about p (1 - p) (1/n_eff - 1/n)
+# the same samples' ticks: caller_a's share of them against the built
+# ratio, as the samples' share is, at the weights' effective sample count
+# n_eff = (sum w)^2 / sum w^2.  Not against the samples' share: a late
+# sample's extra ticks are time the guest spent where it was sampled, and
+# on the emulated host what the guest runs makes samples late (in one run
+# 11 of leaf's 14 extra ticks fell under caller_b, which had a quarter of
+# its samples: about 3e-5 if lateness were drawn at random), so the two
+# shares differ by more than weights drawn at random would make them.
 set -- $(awk -v a="$samples_a" -v b="$samples_b" -v wa="$ticks_a" -v wb="$ticks_b" -v w2="$ticks_w2" 'BEGIN {
-	n = a + b; p = n ? a / n : 0; t = wa + wb
-	neff = w2 ? t * t / w2 : 0; v = neff && n ? p * (1 - p) * (1 / neff - 1 / n) : 0
-	printf "%.2f %.2f %.0f %.2f\n", t ? 100 * wa / t : 0, 100 * p, neff, 3 * 100 * sqrt(v > 0 ? v : 0) + 0.01 }')
-tshare=$1 sshare=$2 neff=$3 allow=$4
-tmsg="perf script's periods: caller_a $tshare% of leaf's $((ticks_a + ticks_b)) ticks, $sshare% of its $((samples_a + samples_b)) samples (the weights leave $neff effective samples: +-$allow)"
-if awk -v t="$tshare" -v s="$sshare" -v d="$allow" 'BEGIN { exit !(d > 10) }'; then
-	echo "check-chains:   slow $tmsg: too slow to judge the ticks' share by the samples'"
-elif awk -v t="$tshare" -v s="$sshare" -v d="$allow" 'BEGIN { exit !(t - s <= d && s - t <= d) }'; then
+	n = a + b; t = wa + wb
+	printf "%.2f %.2f %.0f\n", t ? 100 * wa / t : 0, n ? 100 * a / n : 0, w2 ? t * t / w2 : 0 }')
+tshare=$1 sshare=$2 neff=$3
+tallow=$(allow "$want" "$neff")
+tmsg="perf script's periods: caller_a $tshare% of leaf's $((ticks_a + ticks_b)) ticks (of its $((samples_a + samples_b)) samples $sshare%; the weights leave $neff effective samples; built $want%, +-$tallow)"
+if [ "$ticks_a" -gt 0 ] && within "$want" "$tshare" "$tallow"; then
 	ok "$tmsg"
 else
 	miss "$tmsg"
