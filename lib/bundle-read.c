@@ -158,13 +158,6 @@ static bool parse_dec(const char *s, uint64_t *v)
 	return true;
 }
 
-/* A lowercase hex digit's value plus one; 0 for any other byte. */
-static const unsigned char hex_lower[256] = {
-	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
-	['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
-	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
-};
-
 /*
  * The value of the eight lowercase hex digits at @s, or -1 if a byte is
  * not one.  All eight at once: a byte b below 0x80 is at least lo when
@@ -193,11 +186,11 @@ static int64_t hex8(const char *s)
 /*
  * "0x" and 1 to 16 lowercase hex digits, no leading zeros, in the @len
  * bytes at @s.  A bundle is mostly kernel symbols' 16-digit addresses:
- * those are read eight digits at a time, the rest by table.
+ * those are read eight digits at a time, the rest one at a time.
  */
 static bool parse_hex(const char *s, size_t len, uint64_t *v)
 {
-	const unsigned char *u = (const unsigned char *)s + 2;
+	const char *u = s + 2;
 	size_t i, n = len - 2;
 	int64_t hi, lo;
 	uint64_t x = 0;
@@ -213,11 +206,14 @@ static bool parse_hex(const char *s, size_t len, uint64_t *v)
 		return true;
 	}
 	for (i = 0; i < n; i++) {
-		unsigned int d = hex_lower[u[i]];
+		char c = u[i];
 
-		if (!d)
+		if (c >= '0' && c <= '9')
+			x = x << 4 | (c - '0');
+		else if (c >= 'a' && c <= 'f')
+			x = x << 4 | (c - 'a' + 10);
+		else
 			return false;
-		x = x << 4 | (d - 1);
 	}
 	*v = x;
 	return true;
@@ -1122,13 +1118,14 @@ struct text_buf {
 	size_t map_len;
 };
 
+/* @size is at most half the address space (inflate_whole()): nothing wraps. */
 static bool text_alloc(struct text_buf *t, size_t size)
 {
 	size_t len = (size + TEXT_HUGE - 1) & ~(size_t)(TEXT_HUGE - 1);
 	uintptr_t aligned;
 
 	t->map = NULL;
-	if (size < TEXT_HUGE || len < size) {
+	if (size < TEXT_HUGE) {
 		t->text = malloc(size);
 		return t->text;
 	}
@@ -1164,10 +1161,11 @@ static void text_free(struct text_buf *t)
  * Whether @buf is one sound gzip member of at most @max bytes of text: if
  * so, its text, inflated whole into @t (NUL-terminated), of the size its
  * trailer gives and checked (CRC-32, size, nothing after it) by
- * libdeflate; if not, nothing, for inflate_all() to say what is wrong.  The size is trusted only as far as
- * @max and what deflate can make of @len bytes, and the buffer is as large
- * as the text must then be: a lie wastes no more than that, once.  A
- * header with a CRC of its own is left to zlib, which checks it.
+ * libdeflate; if not, nothing, for inflate_all() to say what is wrong.
+ * The size is trusted only as far as @max and what deflate can make of
+ * @len bytes, and the buffer is as large as the text must then be: a lie
+ * wastes no more than that, once.  A header with a CRC of its own is left
+ * to zlib, which checks it.
  */
 static bool inflate_whole(const unsigned char *buf, size_t len, uint64_t max, struct text_buf *t,
 			  size_t *text_len)
@@ -1212,8 +1210,9 @@ int vmctx_bundle_read_mem(const void *buf, size_t len, const struct vmctx_read_o
 	static const unsigned char gz[2] = { 0x1f, 0x8b };
 	uint64_t max = max_size(opts);
 	struct reader *r;
-	struct text_buf text;
+	struct text_buf text = { 0 };
 	size_t text_len;
+	bool whole;
 	int err;
 
 	if ((!buf && len) || !out || !OPTS_VALID(opts, struct vmctx_read_opts, max_size))
@@ -1233,16 +1232,13 @@ int vmctx_bundle_read_mem(const void *buf, size_t len, const struct vmctx_read_o
 		free(r);
 		return -ENOMEM;
 	}
-	if (inflate_whole(buf, len, max, &text, &text_len)) {
-		err = feed_whole(r, text.text, text_len);
-		if (!err)
-			err = finish(r);
+	whole = inflate_whole(buf, len, max, &text, &text_len);
+	err = whole ? feed_whole(r, text.text, text_len) : inflate_all(buf, len, max, r);
+	if (!err)
+		err = finish(r);
+	/* (after finish(): the last line may be in the text) */
+	if (whole)
 		text_free(&text);
-	} else {
-		err = inflate_all(buf, len, max, r);
-		if (!err)
-			err = finish(r);
-	}
 	if (!err)
 		err = bundle_seal(r->b, true);
 	if (err)
