@@ -312,14 +312,25 @@ if [ -d $tr/events/kvm/kvm_guest_callchain ]; then
 			# and each cookie's records against its walks (one per vCPU
 			# that reached it): a cookie with more records than walks
 			# went to two events, one with fewer was not written
+			perf report -f -D -i $u/g.data > $u/dump 2>/dev/null
 			{ grep 'kvm_guest_callchain:' $tr/trace |
 				sed -n 's/.* kvm_guest_callchain: vcpu [0-9]* cookie \([0-9]*\) .*/w \1/p'
-			  perf report -f -D -i $u/g.data 2>/dev/null |
-				sed -n 's/.*: cookie 0x\([0-9a-f]*\) nr.*/r \1/p' |
+			  sed -n 's/.*: cookie 0x\([0-9a-f]*\) nr.*/r \1/p' $u/dump |
 				while read -r k c; do echo "$k $((0x$c))"; done; } |
 				awk '{ n[$2, $1]++; seen[$2] = 1 }
 				     END { for (c in seen) if (n[c, "w"] != n[c, "r"] && shown++ < 10)
-					print "VMCTX-LAB: cookie " c ": " n[c, "r"] + 0 " records, " n[c, "w"] + 0 " walks" }'
+					print "VMCTX-LAB: cookie " c ": " n[c, "r"] + 0 " records, " n[c, "w"] + 0 " walks" }' |
+				tee $u/odd
+			# the first two such cookies whole: each record as perf -D
+			# shows it (its offset, CPU, time, and in its raw bytes the
+			# pid and tid of its sample_id), and the walks traced
+			for c in $(sed -n 's/^VMCTX-LAB: cookie \([0-9]*\):.*/\1/p' $u/odd | head -n 2); do
+				awk -v k="$(printf ': cookie 0x%x nr' "$c")" '
+					NF == 0 { if (index(b, k)) printf "%s", b; b = ""; next }
+					{ b = b $0 "\n" }' $u/dump |
+					head -n 80 | sed 's/^/VMCTX-LAB: dump: /'
+				grep "kvm_guest_callchain: vcpu [0-9]* cookie $c " $tr/trace | sed 's/^/VMCTX-LAB: trace: /'
+			done
 			finish "FAIL a paranoid-1 user's walks: ${recs:-0} records, $walks walks traced isa=$isa"
 		}
 		lab-chain-check -t $u/truth.txt -p $u/g.script ||
