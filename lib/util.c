@@ -21,6 +21,14 @@
  * nothing changes).
  */
 #define HUGE_BYTES	(2u << 20)
+/*
+ * A block from half a huge page up is made of whole huge pages, aligned
+ * and advised before its first touch: where first touches are dear (a
+ * page fault in a virtual machine costs about 10 us on the machines this
+ * was measured on), a huge page takes one fault for 512.  The rest of its
+ * last huge page is the cost: at most as much again as the block.
+ */
+#define HUGE_MIN	(HUGE_BYTES / 2)
 
 /* Advise huge pages for the whole 2 MiB pages inside a large block. */
 static void advise_huge(void *p, size_t bytes)
@@ -29,9 +37,27 @@ static void advise_huge(void *p, size_t bytes)
 	uintptr_t from = ((uintptr_t)p + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1);
 	uintptr_t to = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE_BYTES - 1);
 
-	if (bytes >= 2 * HUGE_BYTES && to > from)
+	if (bytes >= HUGE_MIN && to > from)
 		madvise((void *)from, to - from, MADV_HUGEPAGE);
 #endif
+}
+
+/* @bytes rounded up to whole huge pages, or 0 if that wraps. */
+static size_t huge_round(size_t bytes)
+{
+	if (bytes > SIZE_MAX - (HUGE_BYTES - 1))
+		return 0;
+	return (bytes + HUGE_BYTES - 1) & ~(size_t)(HUGE_BYTES - 1);
+}
+
+/* @bytes (whole huge pages) aligned to a huge page and advised; free() frees it. */
+static void *alloc_huge(size_t bytes)
+{
+	void *p = aligned_alloc(HUGE_BYTES, bytes);
+
+	if (p)
+		advise_huge(p, bytes);
+	return p;
 }
 
 /* The capacity util_grow() takes for @need elements of @size bytes, or 0 if too many. */
@@ -64,10 +90,22 @@ int util_grow(void **arr, size_t *cap, size_t need, size_t size)
 	ncap = grow_cap(*cap, need, size);
 	if (!ncap)
 		return -ENOMEM;
-	p = realloc(*arr, ncap * size);
-	if (!p)
-		return -ENOMEM;
-	advise_huge(p, ncap * size);
+	if (ncap * size < HUGE_MIN) {
+		p = realloc(*arr, ncap * size);
+		if (!p)
+			return -ENOMEM;
+	} else {
+		/* whole huge pages, all of them used: a copy, not realloc() */
+		size_t bytes = huge_round(ncap * size);
+
+		p = bytes ? alloc_huge(bytes) : NULL;
+		if (!p)
+			return -ENOMEM;
+		ncap = bytes / size;
+		if (*cap)
+			memcpy(p, *arr, *cap * size);
+		free(*arr);
+	}
 	*arr = p;
 	*cap = ncap;
 	return 0;
@@ -108,7 +146,7 @@ void *util_calloc_big(size_t n, size_t size)
 	if (bytes > SIZE_MAX - HUGE_BYTES)
 		return NULL;
 	/* cache-line pairs below, huge pages above */
-	align = bytes < 2 * HUGE_BYTES ? 128 : HUGE_BYTES;
+	align = bytes < HUGE_MIN ? 128 : HUGE_BYTES;
 	bytes = bytes ? (bytes + align - 1) / align * align : align;
 	p = aligned_alloc(align, bytes);
 	if (!p)
@@ -126,23 +164,44 @@ struct util_pool_chunk {
 	char data[];
 };
 
+/*
+ * Each chunk twice the last, from POOL_CHUNK to HUGE_BYTES: a pool of a
+ * few strings stays small, and one of megabytes of them (a kernel's
+ * symbol names) is in huge pages.
+ */
 char *util_pool_alloc(struct util_pool *p, size_t n)
 {
 	struct util_pool_chunk *c = p->head;
-	size_t cap;
+	size_t bytes;
+	bool own;
 
 	if (c && c->cap - c->used >= n) {
 		c->used += n;
 		return c->data + c->used - n;
 	}
+	bytes = p->chunk ? p->chunk * 2 : POOL_CHUNK;
+	if (bytes > HUGE_BYTES)
+		bytes = HUGE_BYTES;
 	/* One larger than a chunk gets one of its own, behind the current one. */
-	cap = n > POOL_CHUNK - sizeof(*c) ? n : POOL_CHUNK - sizeof(*c);
-	c = malloc(sizeof(*c) + cap);
+	own = n > bytes - sizeof(*c);
+	if (own) {
+		if (n > SIZE_MAX - sizeof(*c))
+			return NULL;
+		bytes = n + sizeof(*c);
+	} else {
+		p->chunk = bytes;
+	}
+	if (bytes >= HUGE_MIN) {
+		bytes = huge_round(bytes);
+		c = bytes ? alloc_huge(bytes) : NULL;
+	} else {
+		c = malloc(bytes);
+	}
 	if (!c)
 		return NULL;
 	c->used = n;
-	c->cap = cap;
-	if (p->head && cap == n) {
+	c->cap = bytes - sizeof(*c);
+	if (own && p->head) {
 		c->next = p->head->next;
 		p->head->next = c;
 	} else {
@@ -150,6 +209,34 @@ char *util_pool_alloc(struct util_pool *p, size_t n)
 		p->head = c;
 	}
 	return c->data;
+}
+
+int util_pool_reserve(struct util_pool *p, size_t n)
+{
+	struct util_pool_chunk *c;
+	size_t bytes;
+
+	if (n > SIZE_MAX - sizeof(*c) - HUGE_BYTES)
+		return -ENOMEM;
+	bytes = n + sizeof(*c);
+	/*
+	 * Huge pages from two up: below, most of a bound's last huge page
+	 * would be waste.  malloc()'s large blocks are mmap()ed, and their
+	 * untouched pages cost nothing.
+	 */
+	if (bytes >= 2 * HUGE_BYTES) {
+		bytes = huge_round(bytes);
+		c = alloc_huge(bytes);
+	} else {
+		c = malloc(bytes);
+	}
+	if (!c)
+		return -ENOMEM;
+	c->used = 0;
+	c->cap = bytes - sizeof(*c);
+	c->next = p->head;
+	p->head = c;
+	return 0;
 }
 
 void util_pool_free(struct util_pool *p)
@@ -161,6 +248,7 @@ void util_pool_free(struct util_pool *p)
 		free(c);
 	}
 	p->head = NULL;
+	p->chunk = 0;
 }
 
 void util_buf_put(struct util_buf *b, const void *data, size_t n)

@@ -155,9 +155,15 @@ __hidden void util_hash_key(uint64_t key[2], uintptr_t salt);
 struct util_pool_chunk;
 struct util_pool {
 	struct util_pool_chunk *head;
+	size_t chunk;		/* the size of the last regular chunk */
 };
 /* @n bytes from @p (their alignment is 1), or NULL without memory. */
 __hidden char *util_pool_alloc(struct util_pool *p, size_t n);
+/*
+ * A chunk of @n bytes for @p to carve from next, where most of what it will
+ * hold is known: untouched, its pages cost nothing.  0 or -ENOMEM.
+ */
+__hidden int util_pool_reserve(struct util_pool *p, size_t n);
 __hidden void util_pool_free(struct util_pool *p);
 
 struct util_buf {
