@@ -33,6 +33,7 @@
 #define MAGIC		"vmctx-bundle "
 #define MAX_TOKENS	10	/* the counts with every optional field */
 #define INFLATE_CHUNK	(1 << 16)
+#define RECORD_MIN	8	/* bytes: "sym 0 0 0 x\n" is 12, "ksym 0 - x\n" 11 */
 
 /* Sections in file order; the first four records appear exactly once. */
 enum section {
@@ -107,6 +108,12 @@ struct reader {
 	char *tok[MAX_TOKENS];
 	size_t toklen[MAX_TOKENS];
 	size_t ntok;
+	/*
+	 * The most records a whole text can hold (a record's line takes
+	 * more than RECORD_MIN bytes): its arrays are sized to its counts
+	 * at once if they add up to no more.  0: streamed, grown as read.
+	 */
+	size_t bound;
 	/* the line being parsed, @len bytes: in @buf, or in a whole text */
 	char *line;
 	size_t len;
@@ -382,13 +389,21 @@ static int one_more(struct reader *r, enum count c)
 	return 0;
 }
 
+/* Room for @c's count of elements of @size in *@arr. */
+static int reserve(struct reader *r, void **arr, size_t *cap, enum count c, size_t size)
+{
+	return r->counts[c] ? util_grow(arr, cap, r->counts[c], size) : 0;
+}
+
 /*
  * Every count up to C_OPTIONAL, then the optional ones in their order,
  * each left out when there are none (older bundles lack them).
  */
 static int rec_counts(struct reader *r)
 {
+	struct vmctx_bundle *b = r->b;
 	bool given[C_MAX] = { false };
+	uint64_t total;
 	size_t t = 1;
 	int i, err;
 
@@ -412,7 +427,29 @@ static int rec_counts(struct reader *r)
 		return fail(r, -VMCTX_E_SYNTAX, "counts: switches and gaps come together");
 	if (given[C_SWITCHES] && r->version < BUNDLE_VERSION_LOG)
 		return fail(r, -VMCTX_E_SYNTAX, "counts: a switch log in a version-1 bundle");
-	return 0;
+	/*
+	 * Each array once, at its size: no copies, and large ones in huge
+	 * pages; the names in one chunk, as long as the text at most.  Only
+	 * counts that the text can hold: others are a lie, which the records
+	 * will show, and the arrays grow as they are read.
+	 */
+	for (i = 0, total = 0; i < C_MAX; i++)
+		total += r->counts[i];
+	if (!total || total > r->bound)
+		return 0;
+	if (util_pool_reserve(&b->names, r->bound * RECORD_MIN))
+		return -ENOMEM;
+	return reserve(r, (void **)&b->map_block, &b->map_block_cap, C_MAPS,
+		       sizeof(*b->map_block)) ?:
+	       reserve(r, (void **)&b->tasks, &b->tasks_cap, C_TASKS, sizeof(*b->tasks)) ?:
+	       reserve(r, (void **)&b->objects, &b->objects_cap, C_OBJECTS, sizeof(*b->objects)) ?:
+	       reserve(r, (void **)&b->kmods, &b->kmods_cap, C_KMODS, sizeof(*b->kmods)) ?:
+	       reserve(r, (void **)&b->ksyms, &b->ksyms_cap, C_KSYMS, sizeof(*b->ksyms)) ?:
+	       reserve(r, (void **)&b->pairs, &b->pairs_cap, C_PAIRS, sizeof(*b->pairs)) ?:
+	       reserve(r, (void **)&b->switches.recs, &b->switches.cap, C_SWITCHES,
+		       sizeof(*b->switches.recs)) ?:
+	       reserve(r, (void **)&b->switches.gaps, &b->switches.gaps_cap, C_GAPS,
+		       sizeof(*b->switches.gaps));
 }
 
 static int rec_identity(struct reader *r)
@@ -588,6 +625,34 @@ static int rec_sym(struct reader *r)
 	return 0;
 }
 
+/*
+ * Room for one more of @t's maps: at the end of the bundle's block while
+ * its maps come together (as written), else in an array of its own.
+ */
+static int task_map_room(struct vmctx_bundle *b, struct vmctx_task *t)
+{
+	struct vmctx_map *end = b->map_block ? b->map_block + b->map_block_used : NULL;
+	struct vmctx_map *own = NULL;
+	size_t cap = 0;
+
+	if (end && !t->maps_cap && (!t->nmaps || t->maps + t->nmaps == end) &&
+	    b->map_block_used < b->map_block_cap) {
+		if (!t->nmaps)
+			t->maps = end;
+		b->map_block_used++;
+		return 0;
+	}
+	if (t->maps_cap || !t->nmaps)
+		return util_grow((void **)&t->maps, &t->maps_cap, t->nmaps + 1, sizeof(*t->maps));
+	/* in the block, and another task's maps came after them: moved out */
+	if (util_grow((void **)&own, &cap, t->nmaps + 1, sizeof(*own)))
+		return -ENOMEM;
+	memcpy(own, t->maps, t->nmaps * sizeof(*own));
+	t->maps = own;
+	t->maps_cap = cap;
+	return 0;
+}
+
 static int rec_map(struct reader *r)
 {
 	struct vmctx_bundle *b = r->b;
@@ -595,6 +660,7 @@ static int rec_map(struct reader *r)
 	struct vmctx_task *t;
 	struct vmctx_map *m;
 	int task, obj, err;
+	const char *s;
 	char *path;
 
 	if (r->ntok != 8)
@@ -617,10 +683,12 @@ static int rec_map(struct reader *r)
 	if (!bundle_map_valid(start, end))
 		return fail(r, -VMCTX_E_RANGE, "map: empty or inverted range");
 	t = &b->tasks[task];
-	err = util_grow((void **)&t->maps, &t->maps_cap, t->nmaps + 1, sizeof(*t->maps));
+	err = task_map_room(b, t);
 	if (err)
 		return err;
-	err = str_field(r, 7, "path", BUNDLE_MAX_PATH, false, &path);
+	s = field(r, 7, "path");
+	err = s ? decode(r, s, value_len(r, 7, s), BUNDLE_MAX_PATH, false, &b->names, &path) :
+		  fail(r, -VMCTX_E_SYNTAX, "missing string field");
 	if (err)
 		return err;
 	m = &t->maps[t->nmaps++];
@@ -1233,6 +1301,8 @@ int vmctx_bundle_read_mem(const void *buf, size_t len, const struct vmctx_read_o
 		return -ENOMEM;
 	}
 	whole = inflate_whole(buf, len, max, &text, &text_len);
+	if (whole)
+		r->bound = text_len / RECORD_MIN;
 	err = whole ? feed_whole(r, text.text, text_len) : inflate_all(buf, len, max, r);
 	if (!err)
 		err = finish(r);
@@ -1289,7 +1359,6 @@ int vmctx_bundle_read_file(const char *path, const struct vmctx_read_opts *opts,
 
 		if (len == bufcap) {
 			size_t want;
-			void *p;
 
 			if (len > cap) {
 				err = fail(NULL, -VMCTX_E_LIMIT,
@@ -1305,13 +1374,10 @@ int vmctx_bundle_read_file(const char *path, const struct vmctx_read_opts *opts,
 				want = 1 << 20;
 			if (want > cap + 1)
 				want = cap + 1;
-			p = realloc(buf, want);
-			if (!p) {
-				err = -ENOMEM;
+			/* (a large buffer in huge pages: util_grow()) */
+			err = util_grow((void **)&buf, &bufcap, want, 1);
+			if (err)
 				goto out;
-			}
-			buf = p;
-			bufcap = want;
 		}
 		n = read(fd, buf + len, bufcap - len);
 		if (n < 0) {

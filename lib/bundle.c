@@ -71,11 +71,8 @@ static void free_object(struct vmctx_object *o)
 
 static void free_task(struct vmctx_task *t)
 {
-	size_t i;
-
-	for (i = 0; i < t->nmaps; i++)
-		free(t->maps[i].path);
-	free(t->maps);
+	if (t->maps_cap)
+		free(t->maps);
 	free(t->comm);
 	free(t->label);
 }
@@ -89,6 +86,7 @@ void vmctx_bundle_free(struct vmctx_bundle *b)
 	for (i = 0; i < b->ntasks; i++)
 		free_task(&b->tasks[i]);
 	free(b->tasks);
+	free(b->map_block);
 	for (i = 0; i < b->nobjects; i++)
 		free_object(&b->objects[i]);
 	free(b->objects);
@@ -406,14 +404,12 @@ int vmctx_bundle_add_map(struct vmctx_bundle *b, int task, uint64_t start, uint6
 	t = &b->tasks[task];
 	if (b->maps_total >= BUNDLE_MAX_MAPS)
 		return -VMCTX_E_LIMIT;
-	err = copy_str(NULL, &p, path, BUNDLE_MAX_PATH);
+	err = util_grow((void **)&t->maps, &t->maps_cap, t->nmaps + 1, sizeof(*t->maps));
 	if (err)
 		return err;
-	err = util_grow((void **)&t->maps, &t->maps_cap, t->nmaps + 1, sizeof(*t->maps));
-	if (err) {
-		free(p);
+	err = copy_str(&b->names, &p, path, BUNDLE_MAX_PATH);
+	if (err)
 		return err;
-	}
 	m = &t->maps[t->nmaps++];
 	m->start = start;
 	m->end = end;

@@ -67,7 +67,7 @@ struct vmctx_task {
 	uint64_t exit;		/* guest ns, VMCTX_TIME_NONE while alive */
 	struct vmctx_map *maps;	/* sorted by start, no overlaps, once sealed */
 	size_t nmaps;
-	size_t maps_cap;
+	size_t maps_cap;	/* 0 with maps: they are in the bundle's map_block */
 	/* set by bundle_seal() */
 	char *label;		/* "comm" or "comm(N)" */
 	int maps_from;		/* task whose maps to use (threads share) */
@@ -109,7 +109,9 @@ struct vmctx_bundle {
 	size_t nobjects, objects_cap;
 	struct vmctx_kmod *kmods;
 	size_t nkmods, kmods_cap;
-	struct util_pool names;		/* every symbol's and ksym's name */
+	struct util_pool names;		/* every symbol's, ksym's and map's name */
+	struct vmctx_map *map_block;	/* the reader's: tasks' maps, each task's together */
+	size_t map_block_used, map_block_cap;
 	struct vmctx_ksym *ksyms;	/* sorted by addr once sealed */
 	size_t nksyms, ksyms_cap;
 	struct util_name_index kmod_names, build_ids;	/* the builder's */

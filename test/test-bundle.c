@@ -1459,6 +1459,62 @@ static void test_task_maps_are_read_in_address_order(void)
 	free(buf);
 }
 
+/*
+ * Tasks' maps need not come task by task: each task gets its own, in
+ * order, whichever way they came and whichever way the text was read.
+ */
+static void test_interleaved_task_maps_stay_each_tasks(void)
+{
+	static const char text[] =
+		"vmctx-bundle 1\n"
+		"counts tasks=3 objects=0 maps=7 syms=0 kmods=0 ksyms=0\n"
+		"identity hostname=g release=r boot_id=b\n"
+		"clock tsc_khz=1 tsc=0 ns=0\n"
+		"cr3_mask 0x0\n"
+		"task 0 root=0x1000 pid=1 tgid=1 start=0 exit=- comm=a\n"
+		"task 1 root=0x2000 pid=2 tgid=2 start=0 exit=- comm=b\n"
+		"task 2 root=0x3000 pid=3 tgid=3 start=0 exit=- comm=c\n"
+		"map 0 0x1000 0x2000 pgoff=0x0 bias=0x0 object=- path=/a0\n"
+		"map 0 0x2000 0x3000 pgoff=0x0 bias=0x0 object=- path=/a1\n"
+		"map 1 0x1000 0x2000 pgoff=0x0 bias=0x0 object=- path=/b0\n"
+		"map 0 0x3000 0x4000 pgoff=0x0 bias=0x0 object=- path=/a2\n"
+		"map 2 0x1000 0x2000 pgoff=0x0 bias=0x0 object=- path=/c0\n"
+		"map 1 0x2000 0x3000 pgoff=0x0 bias=0x0 object=- path=/b1\n"
+		"map 2 0x2000 0x3000 pgoff=0x0 bias=0x0 object=- path=/c1\n"
+		"end\n";
+	static const char *const want[3][3] = {
+		{ "/a0", "/a1", "/a2" }, { "/b0", "/b1" }, { "/c0", "/c1" },
+	};
+	struct vmctx_bundle *b;
+	unsigned char *gz;
+	size_t gzlen, t, i;
+	int way;
+
+	for (way = 0; way < 2; way++) {
+		gzip_header_crc = way;
+		gz = gzip_buf(text, strlen(text), &gzlen);
+		b = NULL;
+		CHECK(!read_buf(gz, gzlen, 0, &b), "interleaved maps, %s: %s",
+		      way ? "streamed" : "whole", last_log);
+		for (t = 0; b && t < 3; t++) {
+			for (i = 0; i < 3 && want[t][i]; i++) {
+				uint64_t start = 0;
+				const char *path = NULL;
+
+				CHECK(!vmctx_bundle_task_map(b, t, i, &start, NULL, NULL, &path) &&
+				      start == 0x1000 * (i + 1) && streq(path, want[t][i]),
+				      "%s: task %zu map %zu: %#llx %s", way ? "streamed" : "whole", t,
+				      i, (unsigned long long)start, path ? path : "(null)");
+			}
+			CHECK(vmctx_bundle_task_map(b, t, i, NULL, NULL, NULL, NULL) == -ENOENT,
+			      "task %zu has %zu maps", t, i);
+		}
+		vmctx_bundle_free(b);
+		free(gz);
+	}
+	gzip_header_crc = false;
+}
+
 /* ---- listing a bundle's records ---------------------------------------------- */
 
 /*
@@ -2461,6 +2517,7 @@ int main(void)
 	test_window_is_optional_once_and_ordered();
 	test_agent_is_optional_and_kept();
 	test_task_maps_are_read_in_address_order();
+	test_interleaved_task_maps_stay_each_tasks();
 	test_unsealed_symbols_are_listed_as_added();
 	test_sealed_objects_list_sorted_symbols_with_ends();
 	test_task_maps_name_object_bias_and_owner();
