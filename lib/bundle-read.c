@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <libdeflate.h>
@@ -363,14 +362,15 @@ static int ref_field(struct reader *r, const char *s, uint64_t n, bool none_ok, 
 	return 0;
 }
 
+/* A string field, into @pool as decode() puts it (NULL: malloc()ed). */
 static int str_field(struct reader *r, size_t i, const char *key, size_t max, bool nonempty,
-		     char **out)
+		     struct util_pool *pool, char **out)
 {
 	const char *s = key ? field(r, i, key) : r->tok[i];
 
 	if (!s)
 		return fail(r, -VMCTX_E_SYNTAX, "missing string field");
-	return decode(r, s, value_len(r, i, s), max, nonempty, NULL, out);
+	return decode(r, s, value_len(r, i, s), max, nonempty, pool, out);
 }
 
 /* Token @i, a symbol's name, into the bundle's pool of them. */
@@ -392,7 +392,7 @@ static int one_more(struct reader *r, enum count c)
 /* Room for @c's count of elements of @size in *@arr. */
 static int reserve(struct reader *r, void **arr, size_t *cap, enum count c, size_t size)
 {
-	return r->counts[c] ? util_grow(arr, cap, r->counts[c], size) : 0;
+	return util_grow(arr, cap, r->counts[c], size);
 }
 
 /*
@@ -460,13 +460,13 @@ static int rec_identity(struct reader *r)
 	/* agent= is optional: bundles written before libvmctx 0.2 lack it */
 	if (r->ntok != 4 && r->ntok != 5)
 		return fail(r, -VMCTX_E_SYNTAX, "identity: wrong number of fields");
-	err = str_field(r, 1, "hostname", BUNDLE_MAX_SHORT, false, &b->hostname);
+	err = str_field(r, 1, "hostname", BUNDLE_MAX_SHORT, false, NULL, &b->hostname);
 	if (!err)
-		err = str_field(r, 2, "release", BUNDLE_MAX_SHORT, false, &b->release);
+		err = str_field(r, 2, "release", BUNDLE_MAX_SHORT, false, NULL, &b->release);
 	if (!err)
-		err = str_field(r, 3, "boot_id", BUNDLE_MAX_SHORT, false, &b->boot_id);
+		err = str_field(r, 3, "boot_id", BUNDLE_MAX_SHORT, false, NULL, &b->boot_id);
 	if (!err && r->ntok == 5)
-		err = str_field(r, 4, "agent", BUNDLE_MAX_SHORT, false, &b->agent);
+		err = str_field(r, 4, "agent", BUNDLE_MAX_SHORT, false, NULL, &b->agent);
 	return err;
 }
 
@@ -530,7 +530,7 @@ static int rec_task(struct reader *r)
 	err = util_grow((void **)&b->tasks, &b->tasks_cap, b->ntasks + 1, sizeof(*b->tasks));
 	if (err)
 		return err;
-	err = str_field(r, 7, "comm", BUNDLE_MAX_SHORT, false, &comm);
+	err = str_field(r, 7, "comm", BUNDLE_MAX_SHORT, false, NULL, &comm);
 	if (err)
 		return err;
 	t = &b->tasks[b->ntasks++];
@@ -575,7 +575,7 @@ static int rec_object(struct reader *r)
 		if (!id)
 			return -ENOMEM;
 	}
-	err = str_field(r, 3, "path", BUNDLE_MAX_PATH, true, &path);
+	err = str_field(r, 3, "path", BUNDLE_MAX_PATH, true, NULL, &path);
 	if (err) {
 		free(id);
 		return err;
@@ -660,7 +660,6 @@ static int rec_map(struct reader *r)
 	struct vmctx_task *t;
 	struct vmctx_map *m;
 	int task, obj, err;
-	const char *s;
 	char *path;
 
 	if (r->ntok != 8)
@@ -686,9 +685,7 @@ static int rec_map(struct reader *r)
 	err = task_map_room(b, t);
 	if (err)
 		return err;
-	s = field(r, 7, "path");
-	err = s ? decode(r, s, value_len(r, 7, s), BUNDLE_MAX_PATH, false, &b->names, &path) :
-		  fail(r, -VMCTX_E_SYNTAX, "missing string field");
+	err = str_field(r, 7, "path", BUNDLE_MAX_PATH, false, &b->names, &path);
 	if (err)
 		return err;
 	m = &t->maps[t->nmaps++];
@@ -729,7 +726,7 @@ static int rec_kmod(struct reader *r)
 	err = util_grow((void **)&b->kmods, &b->kmods_cap, b->nkmods + 1, sizeof(*b->kmods));
 	if (err)
 		return err;
-	err = str_field(r, 4, NULL, BUNDLE_MAX_SHORT, true, &name);
+	err = str_field(r, 4, NULL, BUNDLE_MAX_SHORT, true, NULL, &name);
 	if (err)
 		return err;
 	k = &b->kmods[b->nkmods++];
@@ -813,7 +810,7 @@ static int rec_switch(struct reader *r)
 		return fail(r, -VMCTX_E_SYNTAX, "switch: pid out of range");
 	if (!switch_log_task_valid(pid, tgid, kind))
 		return fail(r, -VMCTX_E_SYNTAX, "switch: pid 0 is the idle task's, and only its");
-	err = str_field(r, 6, "comm", BUNDLE_MAX_SHORT, false, &comm);
+	err = str_field(r, 6, "comm", BUNDLE_MAX_SHORT, false, NULL, &comm);
 	if (err)
 		return err;
 	err = switch_log_add(&r->b->switches, cpu, ns, pid, tgid, kind, comm);
@@ -1169,102 +1166,53 @@ static int inflate_all(const unsigned char *buf, size_t len, uint64_t max, struc
 	return parse_err;
 }
 
-/*
- * The buffer of a whole text of @size bytes, NULL if there is no memory.
- * A text is written once, in order, and freed: its cost is the page
- * faults of fresh memory, one a 4 KiB page (this reader's first read of a
- * 6.4 MB text spent 16 ms of them on a virtual machine, against 0.5 ms
- * in 2 MiB pages).  So a text of 2 MiB or more is mapped on 2 MiB
- * boundaries, with transparent huge pages asked for where the kernel
- * gives them on request (and on 4 KiB pages where it does not).
- */
-#define TEXT_HUGE	(2u << 20)
-
-struct text_buf {
-	char *text;
-	void *map;		/* NULL: text is malloc()ed */
-	size_t map_len;
-};
-
-/* @size is at most half the address space (inflate_whole()): nothing wraps. */
-static bool text_alloc(struct text_buf *t, size_t size)
-{
-	size_t len = (size + TEXT_HUGE - 1) & ~(size_t)(TEXT_HUGE - 1);
-	uintptr_t aligned;
-
-	t->map = NULL;
-	if (size < TEXT_HUGE) {
-		t->text = malloc(size);
-		return t->text;
-	}
-	t->map_len = len + TEXT_HUGE;
-	t->map = mmap(NULL, t->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (t->map == MAP_FAILED) {
-		t->map = NULL;
-		t->text = malloc(size);
-		return t->text;
-	}
-	aligned = ((uintptr_t)t->map + TEXT_HUGE - 1) & ~(uintptr_t)(TEXT_HUGE - 1);
-	t->text = (char *)aligned;
-#ifdef MADV_HUGEPAGE
-	madvise(t->text, len, MADV_HUGEPAGE);	/* a hint: EINVAL without THP */
-#endif
-	return true;
-}
-
-static void text_free(struct text_buf *t)
-{
-	if (t->map)
-		munmap(t->map, t->map_len);
-	else
-		free(t->text);
-	t->text = NULL;
-	t->map = NULL;
-}
-
 /* Deflate makes at most 1032 bytes of one (RFC 1951: a 258-byte match in 2 bits). */
 #define DEFLATE_MAX_RATIO	1032
 
 /*
- * Whether @buf is one sound gzip member of at most @max bytes of text: if
- * so, its text, inflated whole into @t (NUL-terminated), of the size its
- * trailer gives and checked (CRC-32, size, nothing after it) by
- * libdeflate; if not, nothing, for inflate_all() to say what is wrong.
- * The size is trusted only as far as @max and what deflate can make of
- * @len bytes, and the buffer is as large as the text must then be: a lie
- * wastes no more than that, once.  A header with a CRC of its own is left
- * to zlib, which checks it.
+ * The text of @buf if it is one sound gzip member of at most @max bytes of
+ * text, inflated whole into a buffer of the size its trailer gives and
+ * checked (CRC-32, size, nothing after it) by libdeflate; else NULL, for
+ * inflate_all() to say what is wrong.  The size is trusted only as far as
+ * @max and what deflate can make of @len bytes, and the buffer is as large
+ * as the text must then be: a lie wastes no more than that, once.  A
+ * header with a CRC of its own is left to zlib, which checks it.  The
+ * text is written once, in order: a large one goes in huge pages, whose
+ * faults are a 512th of 4 KiB pages' (util_alloc_big()).
  */
-static bool inflate_whole(const unsigned char *buf, size_t len, uint64_t max, struct text_buf *t,
-			  size_t *text_len)
+static char *inflate_whole(const unsigned char *buf, size_t len, uint64_t max, size_t *text_len)
 {
 	struct libdeflate_decompressor *d;
 	enum libdeflate_result res;
-	size_t isize, used, got;
+	size_t isize, used, got, size;
+	char *text;
 
 	/* header, empty deflate block, trailer: 10 + 2 + 8 bytes at least */
 	if (len < 20 || (buf[3] & 0x02))
-		return false;
+		return NULL;
 	isize = (size_t)buf[len - 4] | (size_t)buf[len - 3] << 8 | (size_t)buf[len - 2] << 16 |
 		(size_t)buf[len - 1] << 24;
 	/* (half the address space at most: the buffer's sizes cannot wrap) */
-	if (isize > max || isize / DEFLATE_MAX_RATIO > len || isize > SIZE_MAX / 2 ||
-	    !text_alloc(t, isize + 1))
-		return false;
+	if (isize > max || isize / DEFLATE_MAX_RATIO > len || isize > SIZE_MAX / 2)
+		return NULL;
+	size = isize + 1;
+	text = util_alloc_big(&size);
+	if (!text)
+		return NULL;
 	d = libdeflate_alloc_decompressor();
 	if (!d) {
-		text_free(t);
-		return false;
+		free(text);
+		return NULL;
 	}
-	res = libdeflate_gzip_decompress_ex(d, buf, len, t->text, isize, &used, &got);
+	res = libdeflate_gzip_decompress_ex(d, buf, len, text, isize, &used, &got);
 	libdeflate_free_decompressor(d);
 	if (res != LIBDEFLATE_SUCCESS || used != len || got != isize) {
-		text_free(t);
-		return false;
+		free(text);
+		return NULL;
 	}
-	t->text[got] = '\0';
+	text[got] = '\0';
 	*text_len = got;
-	return true;
+	return text;
 }
 
 static uint64_t max_size(const struct vmctx_read_opts *opts)
@@ -1278,9 +1226,8 @@ int vmctx_bundle_read_mem(const void *buf, size_t len, const struct vmctx_read_o
 	static const unsigned char gz[2] = { 0x1f, 0x8b };
 	uint64_t max = max_size(opts);
 	struct reader *r;
-	struct text_buf text = { 0 };
 	size_t text_len;
-	bool whole;
+	char *text;
 	int err;
 
 	if ((!buf && len) || !out || !OPTS_VALID(opts, struct vmctx_read_opts, max_size))
@@ -1300,15 +1247,14 @@ int vmctx_bundle_read_mem(const void *buf, size_t len, const struct vmctx_read_o
 		free(r);
 		return -ENOMEM;
 	}
-	whole = inflate_whole(buf, len, max, &text, &text_len);
-	if (whole)
+	text = inflate_whole(buf, len, max, &text_len);
+	if (text)
 		r->bound = text_len / RECORD_MIN;
-	err = whole ? feed_whole(r, text.text, text_len) : inflate_all(buf, len, max, r);
+	err = text ? feed_whole(r, text, text_len) : inflate_all(buf, len, max, r);
 	if (!err)
 		err = finish(r);
 	/* (after finish(): the last line may be in the text) */
-	if (whole)
-		text_free(&text);
+	free(text);
 	if (!err)
 		err = bundle_seal(r->b, true);
 	if (err)

@@ -60,6 +60,24 @@ static void *alloc_huge(size_t bytes)
 	return p;
 }
 
+/*
+ * A block of *@bytes, in whole huge pages from @huge_from bytes up (*@bytes
+ * then rounded up to them), else malloc()ed; free() frees it.  NULL
+ * without memory.
+ */
+static void *alloc_block(size_t *bytes, size_t huge_from)
+{
+	if (*bytes < huge_from)
+		return malloc(*bytes);
+	*bytes = huge_round(*bytes);
+	return *bytes ? alloc_huge(*bytes) : NULL;
+}
+
+void *util_alloc_big(size_t *bytes)
+{
+	return alloc_block(bytes, HUGE_MIN);
+}
+
 /* The capacity util_grow() takes for @need elements of @size bytes, or 0 if too many. */
 static size_t grow_cap(size_t cap, size_t need, size_t size)
 {
@@ -96,9 +114,9 @@ int util_grow(void **arr, size_t *cap, size_t need, size_t size)
 			return -ENOMEM;
 	} else {
 		/* whole huge pages, all of them used: a copy, not realloc() */
-		size_t bytes = huge_round(ncap * size);
+		size_t bytes = ncap * size;
 
-		p = bytes ? alloc_huge(bytes) : NULL;
+		p = alloc_block(&bytes, HUGE_MIN);
 		if (!p)
 			return -ENOMEM;
 		ncap = bytes / size;
@@ -191,12 +209,7 @@ char *util_pool_alloc(struct util_pool *p, size_t n)
 	} else {
 		p->chunk = bytes;
 	}
-	if (bytes >= HUGE_MIN) {
-		bytes = huge_round(bytes);
-		c = bytes ? alloc_huge(bytes) : NULL;
-	} else {
-		c = malloc(bytes);
-	}
+	c = alloc_block(&bytes, HUGE_MIN);
 	if (!c)
 		return NULL;
 	c->used = n;
@@ -224,12 +237,7 @@ int util_pool_reserve(struct util_pool *p, size_t n)
 	 * would be waste.  malloc()'s large blocks are mmap()ed, and their
 	 * untouched pages cost nothing.
 	 */
-	if (bytes >= 2 * HUGE_BYTES) {
-		bytes = huge_round(bytes);
-		c = alloc_huge(bytes);
-	} else {
-		c = malloc(bytes);
-	}
+	c = alloc_block(&bytes, 2 * HUGE_BYTES);
 	if (!c)
 		return -ENOMEM;
 	c->used = 0;

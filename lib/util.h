@@ -115,6 +115,12 @@ static inline size_t util_upper_bound(const void *base, size_t n, size_t size, s
 	}
 	return lo;
 }
+/*
+ * malloc() for a large block written once, in order (a bundle's text): in
+ * whole huge pages from 1 MiB up, *@bytes then rounded up to them; free()
+ * frees it.
+ */
+__hidden void *util_alloc_big(size_t *bytes);
 /* calloc() for a lookup structure: 128-byte aligned, huge pages if large; free() frees it. */
 __hidden void *util_calloc_big(size_t n, size_t size);
 
