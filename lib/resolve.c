@@ -55,42 +55,84 @@ static size_t tree_find(const uint64_t *tr, size_t base, size_t l, size_t r, uin
 	return SIZE_MAX;
 }
 
+/* Narrow the range of times [@iv[0], @iv[1]) (if @iv) to [@from, @until). */
+static void iv_clip(uint64_t *iv, uint64_t from, uint64_t until)
+{
+	if (!iv)
+		return;
+	if (iv[0] < from)
+		iv[0] = from;
+	if (iv[1] > until)
+		iv[1] = until;
+}
+
 /*
  * Of the tasks that own the root at @guest_ns, the last process leader in
- * start order, else the first task (threads share the root).  Outside the
- * bundle's window, when it has one, nobody: a root's owner then is a guess
- * (a task alive at the end may have exited, and its root gone to a process
- * the agent never saw).  The last
+ * start order, else the first task (threads share the root).  The last
  * task of the root to start by then is most often the answer, and costs
- * one search; the trees are for the others.
+ * one search; the trees are for the others.  @iv (may be NULL) is
+ * narrowed to times with the same answer: until the answer exits or the
+ * root's next task starts, from the last task's start (the trees': from
+ * @guest_ns).
  */
-int vmctx_bundle_find_task(const struct vmctx_bundle *b, uint64_t cr3, uint64_t guest_ns)
+static int find_task_in(const struct vmctx_bundle *b, uint64_t cr3, uint64_t guest_ns,
+			uint64_t *iv)
 {
-	uint64_t root;
+	uint64_t root, next, exit;
 	size_t lo, hi, pos;
-	int err;
 
-	err = bundle_check_sealed(b);
-	if (err)
-		return err;
-	if (guest_ns != VMCTX_TIME_NONE && b->has_window &&
-	    (guest_ns < b->window_start || guest_ns > b->window_end))
-		return -ENOENT;
 	root = vmctx_cr3_normalize(cr3, b->cr3_mask);
 	/* [lo, hi): the root's tasks that started by guest_ns (all, if unknown) */
 	hi = key_index_upper(&b->root_index, root, guest_ns);
-	if (!hi || bundle_root_at(b, hi - 1) != root)
+	next = hi < b->ntasks && bundle_root_at(b, hi) == root ? b->keys[hi].start : UINT64_MAX;
+	if (!hi || bundle_root_at(b, hi - 1) != root) {
+		iv_clip(iv, 0, next);
 		return -ENOENT;
+	}
 	/* Time unknown: only a root that one process ever owned resolves. */
 	if (guest_ns == VMCTX_TIME_NONE)
 		return b->untimed[hi - 1];
-	if (b->live_leader[b->live_base + hi - 1] > guest_ns)
+	exit = b->live_leader[b->live_base + hi - 1];
+	if (exit > guest_ns) {
+		iv_clip(iv, b->keys[hi - 1].start, exit < next ? exit : next);
 		return b->by_root[hi - 1];
+	}
 	lo = bundle_root_first(b, root);
 	pos = tree_find(b->live_leader, b->live_base, lo, hi, guest_ns, true);
-	if (pos == SIZE_MAX)
+	exit = pos != SIZE_MAX ? b->live_leader[b->live_base + pos] : 0;
+	if (pos == SIZE_MAX) {
 		pos = tree_find(b->live_all, b->live_base, lo, hi, guest_ns, false);
+		exit = pos != SIZE_MAX ? b->live_all[b->live_base + pos] : next;
+	}
+	/*
+	 * Later, the tasks that had exited stay gone, so the answer holds
+	 * until it exits or the next task starts; earlier, one of them may
+	 * have lived: from @guest_ns on only.
+	 */
+	iv_clip(iv, guest_ns, exit < next ? exit : next);
 	return pos == SIZE_MAX ? -ENOENT : (int)b->by_root[pos];
+}
+
+/*
+ * Outside the bundle's window, when it has one, nobody: a root's owner
+ * then is a guess (a task alive at the end may have exited, and its root
+ * gone to a process the agent never saw).
+ */
+static bool outside_window(const struct vmctx_bundle *b, uint64_t ns)
+{
+	return ns != VMCTX_TIME_NONE && b->has_window &&
+	       (ns < b->window_start || ns > b->window_end);
+}
+
+int vmctx_bundle_find_task(const struct vmctx_bundle *b, uint64_t cr3, uint64_t guest_ns)
+{
+	int err = bundle_check_sealed(b);
+
+	if (err)
+		return err;
+	if (outside_window(b, guest_ns))
+		return -ENOENT;
+	return find_task_in(b, cr3, guest_ns, NULL);
 }
 
 const char *vmctx_bundle_task_label(const struct vmctx_bundle *b, int task)
@@ -227,7 +269,7 @@ int vmctx_bundle_running(const struct vmctx_bundle *b, unsigned int cpu, uint64_
 		return err;
 	if (b->has_window && (ns < b->window_start || ns > b->window_end))
 		return -ENOENT;
-	err = switch_log_find(&b->switches, cpu, ns, &r);
+	err = switch_log_find(&b->switches, cpu, ns, &r, NULL);
 	if (err)
 		return err;
 	t = &b->switches.tasks[r->task];
@@ -264,53 +306,77 @@ static void owner_of_root(const struct vmctx_bundle *b, int task, struct vmctx_o
 int vmctx_bundle_owner(const struct vmctx_bundle *b, int cpu, uint64_t cr3, uint64_t ns,
 		       bool user, struct vmctx_owner *o)
 {
+	uint64_t iv[2] = { 0, UINT64_MAX }, *piv = NULL;
 	size_t sz = o ? o->sz : 0;
-	int err, root = -1, pid, tgid;
-	enum vmctx_task_kind kind;
-	const char *comm;
+	struct vmctx_owner a = { .sz = sz, .task = -1 };
+	const struct switch_task *t;
+	const struct switch_rec *r;
+	bool outside;
+	int err, root = -1;
 
 	err = bundle_check_sealed(b);
 	if (err)
 		return err;
-	if (sz < sizeof(*o))
+	if (sz < offsetofend(struct vmctx_owner, disagree))
 		return -EINVAL;
-	memset(o, 0, sizeof(*o));
-	o->sz = sz;
-	o->task = -1;
-	if (cr3) {
-		root = vmctx_bundle_find_task(b, cr3, ns);
+	/* the times of the same answer: within the window, or out of it */
+	outside = outside_window(b, ns);
+	if (ns != VMCTX_TIME_NONE) {
+		piv = iv;
+		if (b->has_window && ns < b->window_start)
+			iv_clip(iv, 0, b->window_start);
+		else if (b->has_window && ns > b->window_end)
+			iv_clip(iv, b->window_end + 1, UINT64_MAX);
+		else if (b->has_window)
+			iv_clip(iv, b->window_start,
+				b->window_end < UINT64_MAX ? b->window_end + 1 : UINT64_MAX);
+	}
+	if (cr3 && !outside) {
+		root = find_task_in(b, cr3, ns, piv);
 		if (root < 0)
 			root = -1;
 	}
 	err = -ENOENT;
-	if (cpu >= 0 && ns != VMCTX_TIME_NONE)
-		err = vmctx_bundle_running(b, (unsigned int)cpu, ns, &pid, &tgid, &kind, &comm);
+	if (cpu >= 0 && ns != VMCTX_TIME_NONE && !outside) {
+		err = switch_log_find(&b->switches, (unsigned int)cpu, ns, &r, piv);
+		/* where switches were lost, this time alone */
+		if (err == -VMCTX_E_GAP)
+			iv_clip(piv, ns, ns + 1);
+	}
 	if (err) {
-		owner_of_root(b, root, o);
-		o->log_err = err == -VMCTX_E_GAP ? err : -ENOENT;
-		return 0;
+		owner_of_root(b, root, &a);
+		a.log_err = err == -VMCTX_E_GAP ? err : -ENOENT;
+		goto out;
 	}
-	if (user && (kind != VMCTX_TASK_USER || (root >= 0 && b->tasks[root].tgid != tgid))) {
+	t = &b->switches.tasks[r->task];
+	if (user && (t->kind != VMCTX_TASK_USER || (root >= 0 && b->tasks[root].tgid != t->tgid))) {
 		/* the address space decides a user-mode sample's process */
-		owner_of_root(b, root, o);
-		o->disagree = true;
-		return 0;
+		owner_of_root(b, root, &a);
+		a.disagree = true;
+		goto out;
 	}
-	o->by = VMCTX_OWNER_SWITCH;
-	o->pid = pid;
-	o->tgid = tgid;
-	o->kind = kind;
-	o->comm = comm;
+	a.by = VMCTX_OWNER_SWITCH;
+	a.pid = t->pid;
+	a.tgid = t->tgid;
+	a.kind = t->kind;
+	a.comm = b->switches.comms[t->comm];
 	/* the address space that ran is that process's, if the root is its */
-	if (root >= 0 && b->tasks[root].tgid == tgid) {
-		o->task = root;
+	if (root >= 0 && b->tasks[root].tgid == t->tgid) {
+		a.task = root;
 		/*
 		 * The log took the comm at the switch: an exec since (a fork's
 		 * child runs as its parent's comm until it execs) renamed the
 		 * task without a switch, and the bundle's task has the new one.
 		 */
-		if (b->tasks[root].pid == pid)
-			o->comm = b->tasks[root].comm;
+		if (b->tasks[root].pid == t->pid)
+			a.comm = b->tasks[root].comm;
 	}
+out:
+	if (piv) {
+		a.valid_from = iv[0];
+		a.valid_until = iv[1];
+	}
+	/* a caller's older, shorter structure gets what it has room for */
+	memcpy(o, &a, sz < sizeof(a) ? sz : sizeof(a));
 	return 0;
 }

@@ -329,7 +329,7 @@ static const void *last_at_or_before(const void *first, size_t n, size_t size, s
 }
 
 int switch_log_find(const struct switch_log *l, unsigned int cpu, uint64_t ns,
-		    const struct switch_rec **rec)
+		    const struct switch_rec **rec, uint64_t *iv)
 {
 	const struct switch_rec *r;
 	const struct switch_gap *g;
@@ -351,6 +351,25 @@ int switch_log_find(const struct switch_log *l, unsigned int cpu, uint64_t ns,
 	 */
 	if (g && g->end >= (r ? r->ns : ns))
 		return -VMCTX_E_GAP;
+	/*
+	 * The answer holds from r's switch (without one, the end of the gap
+	 * before, or the start) until the next switch or gap: from its
+	 * start, a gap reaches back to r.
+	 */
+	if (iv) {
+		size_t nr = r ? (size_t)(r - l->recs) + 1 : l->rec_first[cpu];
+		size_t ng = g ? (size_t)(g - l->gaps) + 1 : lo;
+		uint64_t from = r ? r->ns : g ? g->end + 1 : 0, until = UINT64_MAX;
+
+		if (nr < l->rec_first[cpu + 1])
+			until = l->recs[nr].ns;
+		if (ng < hi && l->gaps[ng].start < until)
+			until = l->gaps[ng].start;
+		if (iv[0] < from)
+			iv[0] = from;
+		if (iv[1] > until)
+			iv[1] = until;
+	}
 	if (!r)
 		return -ENOENT;
 	*rec = r;

@@ -85,10 +85,12 @@ __hidden int switch_log_seal(struct switch_log *l, bool strict, const uint64_t *
  * In a sealed log, the record of the switch that put the task running on
  * @cpu at @ns: 0 and *@rec; -VMCTX_E_GAP when switches were lost between
  * it (or the start of the log) and @ns; -ENOENT before @cpu's first switch
- * or for a CPU without one.  O(log n).
+ * or for a CPU without one.  O(log n).  But for -VMCTX_E_GAP, @iv (may
+ * be NULL), a range of times [iv[0], iv[1]), is narrowed to where the
+ * answer is the same: from the switch to @cpu's next switch or gap.
  */
 __hidden int switch_log_find(const struct switch_log *l, unsigned int cpu, uint64_t ns,
-			      const struct switch_rec **rec);
+			      const struct switch_rec **rec, uint64_t *iv);
 
 __hidden void switch_log_free(struct switch_log *l);
 

@@ -994,6 +994,11 @@ struct vmctx_owner {
 				 * switch, unknown time), -VMCTX_E_GAP; or 0 */
 	bool disagree;		/* a user-mode sample whose root's owner is not
 				 * the process the log says ran */
+	/*
+	 * The same cpu, cr3 and user get this answer at any guest time in
+	 * [valid_from, valid_until): empty (0, 0) for an unknown time.
+	 */
+	uint64_t valid_from, valid_until;
 };
 
 /**
@@ -1021,6 +1026,16 @@ struct vmctx_owner {
  * of its gaps, or for an unknown @cpu or time, the root's owner decides
  * (the page tables loaded: a kernel thread and the idle task borrow the
  * last process's), and @o->log_err says why.
+ *
+ * @o->valid_from and @o->valid_until bound the guest times at which the
+ * same question, but for the time, gets the same answer: the time between
+ * the CPU's switches, within the lifetime of the root's owner and before
+ * the next task on the root starts, so that a caller can keep the last
+ * answer of each CPU and skip the lookups while the time stays inside.
+ * The range always holds @ns when it is known; it may be shorter than
+ * where the answer holds (a single ns where the log lost switches), never
+ * longer.  A caller's older structure without them is filled as far as
+ * it goes.
  *
  * Return: 0 with @o filled (@o->by NONE and @o->task -1 when neither
  * knew); -EINVAL for a NULL or short @o; -VMCTX_E_UNSEALED.

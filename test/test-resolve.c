@@ -727,17 +727,163 @@ static void owner_follows_the_switch_log_then_the_root(void)
 	CHECK(!vmctx_bundle_owner(b, 0, 0, 2500, false, &o) && o.by == VMCTX_OWNER_SWITCH &&
 	      o.pid == 50, "no root (a nested guest's): the log alone");
 
-	/* callers that get it wrong */
+	/* the times of the same answer, from how the log and tasks were built */
+	CHECK(!vmctx_bundle_owner(b, 0, RA, 2500, false, &o) && o.valid_from >= 2000 &&
+	      o.valid_from <= 2500 && o.valid_until == 3000,
+	      "the kworker's answer holds until the next switch: [%" PRIu64 ", %" PRIu64 ")",
+	      o.valid_from, o.valid_until);
+	CHECK(!vmctx_bundle_owner(b, 0, RB, 7500, false, &o) && o.valid_from == 7000 &&
+	      o.valid_until == UINT64_MAX,
+	      "the last switch's answer holds from it on (B lives on): [%" PRIu64 ", %" PRIu64 ")",
+	      o.valid_from, o.valid_until);
+	CHECK(!vmctx_bundle_owner(b, 0, RB, 500, false, &o) && o.valid_from == 0 &&
+	      o.valid_until == 1000, "before the first switch: until it, [%" PRIu64 ", %" PRIu64 ")",
+	      o.valid_from, o.valid_until);
+	CHECK(!vmctx_bundle_owner(b, 0, RB, 4500, false, &o) && o.valid_from == 4000 &&
+	      o.valid_until == 5000, "B's run: until the gap starts, [%" PRIu64 ", %" PRIu64 ")",
+	      o.valid_from, o.valid_until);
+	CHECK(!vmctx_bundle_owner(b, 0, RB, 5500, false, &o) && o.valid_from == 5500 &&
+	      o.valid_until == 5501, "in a gap: that time alone, [%" PRIu64 ", %" PRIu64 ")",
+	      o.valid_from, o.valid_until);
+	CHECK(!vmctx_bundle_owner(b, 1, RB, 5500, false, &o) && o.valid_from == 0 &&
+	      o.valid_until == UINT64_MAX,
+	      "a CPU without a log, a root owned for ever: always, [%" PRIu64 ", %" PRIu64 ")",
+	      o.valid_from, o.valid_until);
+	CHECK(!vmctx_bundle_owner(b, 0, RB, VMCTX_TIME_NONE, false, &o) && o.valid_from == 0 &&
+	      o.valid_until == 0, "an unknown time: no range");
+
+	/* callers that get it wrong, and an older caller's shorter struct */
 	{
-		struct vmctx_owner shortish = { .sz = sizeof(shortish) - 1 };
+		struct vmctx_owner shortish = {
+			.sz = offsetof(struct vmctx_owner, disagree) + sizeof(bool) - 1 };
+		struct vmctx_owner older;
 
 		CHECK(vmctx_bundle_owner(b, 0, RA, 1500, true, &shortish) == -EINVAL,
-		      "a short struct is refused");
+		      "a struct short of the first version is refused");
+		memset(&older, 0xa5, sizeof(older));
+		older.sz = offsetof(struct vmctx_owner, disagree) + sizeof(bool);
+		CHECK(!vmctx_bundle_owner(b, 0, RA, 1500, true, &older) &&
+		      older.by == VMCTX_OWNER_SWITCH && older.pid == 101 &&
+		      ((unsigned char *)&older)[older.sz] == 0xa5 &&
+		      ((unsigned char *)&older)[sizeof(older) - 1] == 0xa5,
+		      "the first version's struct is filled, and not a byte past it");
 	}
 	CHECK(vmctx_bundle_owner(b, 0, RA, 1500, true, NULL) == -EINVAL, "NULL is refused");
 	CHECK(vmctx_bundle_owner(NULL, 0, RA, 1500, true, &o) == -EINVAL,
 	      "a NULL bundle is refused");
 	vmctx_bundle_free(b);
+}
+
+/* The answers of two calls agree in every field but the range. */
+static bool same_owner(const struct vmctx_owner *a, const struct vmctx_owner *b)
+{
+	return a->by == b->by && a->task == b->task && a->pid == b->pid && a->tgid == b->tgid &&
+	       a->kind == b->kind && a->comm == b->comm && a->log_err == b->log_err &&
+	       a->disagree == b->disagree;
+}
+
+/*
+ * Random tasks on three roots, threads and leaders, short and endless
+ * lives; a random switch log on three CPUs with gaps; with and without a
+ * window: at every time in an answer's range, the same question gets the
+ * same answer, and the range holds the time asked.
+ */
+static void owner_ranges_hold_their_answer(void)
+{
+	enum { NTASKS = 60, NROOTS = 3, NCPUS = 3, NTIMES = 6000, NQ = 4000 };
+	uint64_t roots[NROOTS + 2];
+	int pids[NTASKS][2];
+	size_t round, i, bad = 0, probes = 0, wide = 0;
+
+	for (i = 0; i < NROOTS; i++)
+		roots[i] = R + 0x2000 * i;
+	roots[NROOTS] = 0;			/* none: a nested guest's */
+	roots[NROOTS + 1] = R + 0x100000;	/* nobody's */
+	for (round = 0; round < 6; round++) {
+		struct vmctx_bundle *b = vmctx_bundle_new();
+		unsigned int cpu;
+		uint64_t t;
+
+		if (round & 1)
+			vmctx_bundle_set_window(b, 500, NTIMES - 500);
+		for (i = 0; i < NTASKS; i++) {
+			int tgid = 100 + (int)rnd(8), pid = rnd(3) ? tgid : tgid * 10 + (int)rnd(4);
+			uint64_t start = 500 + rnd(NTIMES - 1000);
+			uint64_t exit = rnd(3) ? start + 1 + rnd(NTIMES / 4) : VMCTX_TIME_NONE;
+
+			pids[i][0] = pid;
+			pids[i][1] = tgid;
+			vmctx_bundle_add_task(b, roots[rnd(NROOTS)], pid, tgid, "t", start,
+					      exit > NTIMES - 500 && (round & 1) ? NTIMES - 500 : exit);
+		}
+		for (cpu = 0; cpu < NCPUS; cpu++) {
+			/* a run of switches and now and then a gap, apart, in time order */
+			for (t = 600 + rnd(200); t < NTIMES - 600; t += 1 + rnd(150)) {
+				if (!rnd(12)) {
+					uint64_t end = t + rnd(100);
+
+					vmctx_bundle_add_switch_gap(b, cpu, t, end);
+					t = end + 1;
+					continue;
+				}
+				if (!rnd(5)) {
+					vmctx_bundle_add_switch(b, cpu, t, 0, 0, VMCTX_TASK_IDLE,
+								"swapper");
+				} else if (!rnd(5)) {
+					vmctx_bundle_add_switch(b, cpu, t, 7, 7, VMCTX_TASK_KTHREAD,
+								"kworker");
+				} else {
+					i = rnd(NTASKS);
+					vmctx_bundle_add_switch(b, cpu, t, pids[i][0], pids[i][1],
+								VMCTX_TASK_USER, "t");
+				}
+			}
+		}
+		CHECK(!vmctx_bundle_seal(b), "round %zu sealed", round);
+		for (i = 0; i < NQ; i++) {
+			VMCTX_OPTS(vmctx_owner, o);
+			VMCTX_OPTS(vmctx_owner, p);
+			int c = (int)rnd(NCPUS + 2) - 1;	/* -1 to NCPUS: unknown, and no log */
+			uint64_t cr3 = roots[rnd(NROOTS + 2)], ns = rnd(NTIMES + 200), probe[8];
+			bool user = rnd(2);
+			size_t k, np = 0;
+
+			if (vmctx_bundle_owner(b, c, cr3, ns, user, &o) ||
+			    o.valid_from > ns || o.valid_until <= ns) {
+				bad++;
+				continue;
+			}
+			if (o.valid_until - o.valid_from > 1)
+				wide++;
+			probe[np++] = o.valid_from;
+			if (o.valid_until != UINT64_MAX)
+				probe[np++] = o.valid_until - 1;
+			for (k = 0; k < 4; k++) {
+				uint64_t hi = o.valid_until < NTIMES + 1000 ? o.valid_until : NTIMES + 1000;
+
+				if (hi > o.valid_from)
+					probe[np++] = o.valid_from + rnd(hi - o.valid_from);
+			}
+			for (k = 0; k < np; k++) {
+				probes++;
+				if (vmctx_bundle_owner(b, c, cr3, probe[k], user, &p) ||
+				    !same_owner(&o, &p)) {
+					if (!bad)
+						fprintf(stderr, "round %zu: CPU %d cr3 %#" PRIx64
+							" user %d at %" PRIu64 ": range [%" PRIu64
+							", %" PRIu64 "), but at %" PRIu64
+							" by %d task %d pid %d (was by %d task %d pid %d)\n",
+							round, c, cr3, user, ns, o.valid_from,
+							o.valid_until, probe[k], p.by, p.task, p.pid,
+							o.by, o.task, o.pid);
+					bad++;
+				}
+			}
+		}
+		vmctx_bundle_free(b);
+	}
+	CHECK(!bad, "%zu of %zu probes in an answer's range answered otherwise", bad, probes);
+	CHECK(wide > NQ, "ranges wider than their time: %zu of %d", wide, 6 * NQ);
 }
 
 int main(void)
@@ -756,6 +902,7 @@ int main(void)
 	lookups_on_a_much_reused_root_are_logarithmic();
 	kernel_modules_resolve_by_index();
 	owner_follows_the_switch_log_then_the_root();
+	owner_ranges_hold_their_answer();
 	clock_fit_of_a_much_reused_root_stays_small();
 	return check_result("test-resolve");
 }
