@@ -19,7 +19,11 @@
 #           line is printed too
 # and the ratios (issue #40's targets: 1.10x for report and script, 2.0x
 # for inject and a stock report): of the best times, and the median of
-# each round's own ratio.  A machine whose speed moves from minute to
+# each round's own ratio.  With COUNT=1, base and mapped report and script
+# run once more each under callgrind (valgrind --cache-sim=yes, some 8
+# minutes): the instructions each runs and its first-level instruction
+# and data cache misses, which repeat from run to run where times do not,
+# so that a change of a few percent can be judged.  A machine whose speed moves from minute to
 # minute (this one's best-of-3 base moved from 0.95 s to 1.47 s, and its
 # ratio of bests from 0.88x to 1.59x, in four runs within six minutes)
 # slows a round's commands alike, so the median of the rounds' ratios is
@@ -52,8 +56,8 @@ one() {
 k=--kallsyms=$h/kallsyms
 ln -s "$h/perf.data" "$work/alone.data"
 : > "$work/runs"
-slines=$("$perf" script -i "$work/alone.data" $k 2> /dev/null | wc -l)
-smlines=$("$perf" script -i "$h/perf.data" $k --guest-maps="$maps" 2> /dev/null | wc -l)
+read -r slines sbytes < <("$perf" script -i "$work/alone.data" $k 2> /dev/null | wc -lc)
+read -r smlines smbytes < <("$perf" script -i "$h/perf.data" $k --guest-maps="$maps" 2> /dev/null | wc -lc)
 for round in $(seq "$rounds"); do
 	one base "$perf" report -i "$work/alone.data" $k --stdio
 	one mapped "$perf" report -i "$h/perf.data" $k --stdio --guest-maps="$maps"
@@ -87,7 +91,7 @@ stock_only=
 med="$(median mapped base) $(median smapped sbase) $(median inject base stock)"
 awk -v b="$base" -v m="$mapped" -v sb="$sbase" -v sm="$smapped" -v i="$inject_only" \
     -v s="${stock_only:-0 0}" -v st="$stock" -v md="$med" -v n="$rounds" \
-    -v sl="$slines" -v sml="$smlines" 'BEGIN {
+    -v sl="$slines" -v sml="$smlines" -v sc="$sbytes" -v smc="$smbytes" 'BEGIN {
 	split(b, B, " "); split(m, M, " "); split(sb, SB, " "); split(sm, SM, " ")
 	split(i, I, " "); split(s, S, " "); split(md, D, " ")
 	printf "report-cost: wall s, CPU s (best of %d rounds each); ratios to the command without --guest-maps\n", n
@@ -99,6 +103,9 @@ awk -v b="$base" -v m="$mapped" -v sb="$sbase" -v sm="$smapped" -v i="$inject_on
 	if (sl > 0 && sml > 0)
 		printf "report-cost: perf script prints %d lines, with --guest-maps %d (%.2fx): a line takes %.2fx the time\n",
 			sl, sml, sml / sl, (SM[1] / sml) / (SB[1] / sl)
+	if (sc > 0 && smc > 0)
+		printf "report-cost: perf script prints %d bytes, with --guest-maps %d (%.2fx): a byte takes %.2fx the time\n",
+			sc, smc, smc / sc, (SM[1] / smc) / (SB[1] / sc)
 	if (S[1] > 0) {
 		printf "report-cost: perf inject --guest-maps %.2f s + %s report --stdio %.2f s = %.2f s, %.2fx; CPU %.2fx\n",
 			I[1], st, S[1], I[1] + S[1], (I[1] + S[1]) / B[1], (I[2] + S[2]) / B[2]
@@ -111,4 +118,31 @@ awk -v b="$base" -v m="$mapped" -v sb="$sbase" -v sm="$smapped" -v i="$inject_on
 	if (S[1] > 0)
 		printf ", inject + %s report %.2fx", st, D[3]
 	printf "\n"
+}'
+
+[ "${COUNT:-0}" = 1 ] || exit 0
+command -v valgrind > /dev/null || { echo "report-cost: COUNT=1 needs valgrind" >&2; exit 2; }
+# counted NAME CMD...: "Ir I1mr D1mr" of CMD run once under callgrind
+counted() {
+	local name=$1
+	shift
+	valgrind --tool=callgrind --cache-sim=yes --callgrind-out-file="$work/cg.$name" \
+		"$@" > /dev/null 2>&1 || :
+	callgrind_annotate --auto=no --show=Ir,I1mr,D1mr --threshold=1 "$work/cg.$name" 2> /dev/null |
+		awk '/PROGRAM TOTALS/ { gsub(",", ""); print $1, $3, $5 }'
+}
+cb=$(counted base "$perf" report -i "$work/alone.data" $k --stdio)
+cm=$(counted mapped "$perf" report -i "$h/perf.data" $k --stdio --guest-maps="$maps")
+csb=$(counted sbase "$perf" script -i "$work/alone.data" $k)
+csm=$(counted smapped "$perf" script -i "$h/perf.data" $k --guest-maps="$maps")
+awk -v b="$cb" -v m="$cm" -v sb="$csb" -v sm="$csm" 'BEGIN {
+	split(b, B, " "); split(m, M, " "); split(sb, SB, " "); split(sm, SM, " ")
+	if (!B[1] || !M[1] || !SB[1] || !SM[1]) { print "report-cost: callgrind gave no counts"; exit 1 }
+	printf "report-cost: counted (callgrind): instructions, L1 instruction misses, L1 data misses\n"
+	printf "report-cost: report %.3f G, %.1f M, %.1f M; with --guest-maps %.3f G (%.3fx), %.1f M (%.2fx), %.1f M (%.2fx)\n",
+		B[1] / 1e9, B[2] / 1e6, B[3] / 1e6, M[1] / 1e9, M[1] / B[1], M[2] / 1e6, M[2] / B[2],
+		M[3] / 1e6, M[3] / B[3]
+	printf "report-cost: script %.3f G, %.1f M, %.1f M; with --guest-maps %.3f G (%.3fx), %.1f M (%.2fx), %.1f M (%.2fx)\n",
+		SB[1] / 1e9, SB[2] / 1e6, SB[3] / 1e6, SM[1] / 1e9, SM[1] / SB[1], SM[2] / 1e6,
+		SM[2] / SB[2], SM[3] / 1e6, SM[3] / SB[3]
 }'
