@@ -55,17 +55,6 @@ static size_t tree_find(const uint64_t *tr, size_t base, size_t l, size_t r, uin
 	return SIZE_MAX;
 }
 
-/* Narrow the range of times [@iv[0], @iv[1]) (if @iv) to [@from, @until). */
-static void iv_clip(uint64_t *iv, uint64_t from, uint64_t until)
-{
-	if (!iv)
-		return;
-	if (iv[0] < from)
-		iv[0] = from;
-	if (iv[1] > until)
-		iv[1] = until;
-}
-
 /*
  * Of the tasks that own the root at @guest_ns, the last process leader in
  * start order, else the first task (threads share the root).  The last
@@ -86,7 +75,7 @@ static int find_task_in(const struct vmctx_bundle *b, uint64_t cr3, uint64_t gue
 	hi = key_index_upper(&b->root_index, root, guest_ns);
 	next = hi < b->ntasks && bundle_root_at(b, hi) == root ? b->keys[hi].start : UINT64_MAX;
 	if (!hi || bundle_root_at(b, hi - 1) != root) {
-		iv_clip(iv, 0, next);
+		util_range_clip(iv, 0, next);
 		return -ENOENT;
 	}
 	/* Time unknown: only a root that one process ever owned resolves. */
@@ -94,7 +83,7 @@ static int find_task_in(const struct vmctx_bundle *b, uint64_t cr3, uint64_t gue
 		return b->untimed[hi - 1];
 	exit = b->live_leader[b->live_base + hi - 1];
 	if (exit > guest_ns) {
-		iv_clip(iv, b->keys[hi - 1].start, exit < next ? exit : next);
+		util_range_clip(iv, b->keys[hi - 1].start, exit < next ? exit : next);
 		return b->by_root[hi - 1];
 	}
 	lo = bundle_root_first(b, root);
@@ -109,7 +98,7 @@ static int find_task_in(const struct vmctx_bundle *b, uint64_t cr3, uint64_t gue
 	 * until it exits or the next task starts; earlier, one of them may
 	 * have lived: from @guest_ns on only.
 	 */
-	iv_clip(iv, guest_ns, exit < next ? exit : next);
+	util_range_clip(iv, guest_ns, exit < next ? exit : next);
 	return pos == SIZE_MAX ? -ENOENT : (int)b->by_root[pos];
 }
 
@@ -321,15 +310,17 @@ int vmctx_bundle_owner(const struct vmctx_bundle *b, int cpu, uint64_t cr3, uint
 		return -EINVAL;
 	/* the times of the same answer: within the window, or out of it */
 	outside = outside_window(b, ns);
-	if (ns != VMCTX_TIME_NONE) {
+	if (ns != VMCTX_TIME_NONE)
 		piv = iv;
-		if (b->has_window && ns < b->window_start)
-			iv_clip(iv, 0, b->window_start);
-		else if (b->has_window && ns > b->window_end)
-			iv_clip(iv, b->window_end + 1, UINT64_MAX);
-		else if (b->has_window)
-			iv_clip(iv, b->window_start,
-				b->window_end < UINT64_MAX ? b->window_end + 1 : UINT64_MAX);
+	if (piv && b->has_window) {
+		uint64_t end = b->window_end < UINT64_MAX ? b->window_end + 1 : UINT64_MAX;
+
+		if (ns < b->window_start)
+			util_range_clip(iv, 0, b->window_start);
+		else if (ns >= end)
+			util_range_clip(iv, end, UINT64_MAX);
+		else
+			util_range_clip(iv, b->window_start, end);
 	}
 	if (cr3 && !outside) {
 		root = find_task_in(b, cr3, ns, piv);
@@ -341,7 +332,7 @@ int vmctx_bundle_owner(const struct vmctx_bundle *b, int cpu, uint64_t cr3, uint
 		err = switch_log_find(&b->switches, (unsigned int)cpu, ns, &r, piv);
 		/* where switches were lost, this time alone */
 		if (err == -VMCTX_E_GAP)
-			iv_clip(piv, ns, ns + 1);
+			util_range_clip(piv, ns, ns + 1);
 	}
 	if (err) {
 		owner_of_root(b, root, &a);

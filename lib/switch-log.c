@@ -365,10 +365,7 @@ int switch_log_find(const struct switch_log *l, unsigned int cpu, uint64_t ns,
 			until = l->recs[nr].ns;
 		if (ng < hi && l->gaps[ng].start < until)
 			until = l->gaps[ng].start;
-		if (iv[0] < from)
-			iv[0] = from;
-		if (iv[1] > until)
-			iv[1] = until;
+		util_range_clip(iv, from, until);
 	}
 	if (!r)
 		return -ENOENT;

@@ -115,6 +115,16 @@ static inline size_t util_upper_bound(const void *base, size_t n, size_t size, s
 	}
 	return lo;
 }
+/* Narrow the range of times [@iv[0], @iv[1]) (if @iv) to [@from, @until). */
+static inline void util_range_clip(uint64_t *iv, uint64_t from, uint64_t until)
+{
+	if (!iv)
+		return;
+	if (iv[0] < from)
+		iv[0] = from;
+	if (iv[1] > until)
+		iv[1] = until;
+}
 /*
  * malloc() for a large block written once, in order (a bundle's text): in
  * whole huge pages from 1 MiB up, *@bytes then rounded up to them; free()
