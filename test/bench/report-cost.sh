@@ -23,11 +23,11 @@
 # run once more each under callgrind (valgrind --cache-sim=yes, some 8
 # minutes): the instructions each runs and its first-level instruction
 # and data cache misses, which repeat from run to run where times do not,
-# so that a change of a few percent can be judged.  A machine whose speed moves from minute to
-# minute (this one's best-of-3 base moved from 0.95 s to 1.47 s, and its
-# ratio of bests from 0.88x to 1.59x, in four runs within six minutes)
-# slows a round's commands alike, so the median of the rounds' ratios is
-# the steadier figure.  Figures, not checks: a loaded machine is slow,
+# so that a change of a few percent can be judged.  A machine whose speed
+# moves from minute to minute (this one's best-of-3 base moved from 0.95 s
+# to 1.47 s, and its ratio of bests from 0.88x to 1.59x, in four runs
+# within six minutes) slows a round's commands alike, so the median of the
+# rounds' ratios is the steadier figure.  Figures, not checks: a loaded machine is slow,
 # and its CPU times are the steadier figures.
 set -euo pipefail
 lab=${VMCTX_LAB_DIR:-$HOME/.cache/vmctx-lab}
