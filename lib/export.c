@@ -143,7 +143,6 @@ static void vcpu_row(struct row *r, const struct vmctx_session *s, const struct 
 {
 	const struct vmctx_vm *vm = &s->vms[k->vm_idx];
 	const struct vmctx_bundle *b = vm->bundle;
-	char buf[64];
 
 	frame(r, rowf(r, "%s %s", vm->name, vm->tag));
 	label(r, XL_VM, vm->name);
@@ -174,7 +173,7 @@ static void vcpu_row(struct row *r, const struct vmctx_session *s, const struct 
 	case VMCTX_CLASS_STEAL:
 		pseudo(r, "[steal]");
 		/* as the tables name it */
-		frame(r, rowf(r, "[steal] %s", labels_steal_by(s, k, buf, sizeof(buf))));
+		frame(r, rowf(r, "[steal] %s", labels_steal_by(s, k)));
 		return;
 	case VMCTX_CLASS_IDLE:
 		pseudo(r, "[idle]");

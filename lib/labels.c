@@ -12,8 +12,7 @@
 #include "labels.h"
 #include "session.h"
 
-const char *labels_steal_by(const struct vmctx_session *s, const struct agg_key *k, char *buf,
-			    size_t len)
+const char *labels_steal_by(const struct vmctx_session *s, const struct agg_key *k)
 {
 	const struct vmctx_vcpu *w;
 
@@ -24,8 +23,7 @@ const char *labels_steal_by(const struct vmctx_session *s, const struct agg_key 
 	w = &s->tl.vcpus[k->by - 1];
 	if (w->vm_idx != k->vm_idx)
 		return s->vms[w->vm_idx].tag;
-	snprintf(buf, len, "(on vcpu%d)", w->id);
-	return buf;
+	return w->on_label;
 }
 
 void labels_host_idle(const struct agg_key *k, const char **function, const char **module)
@@ -111,7 +109,7 @@ void labels_of(const struct vmctx_session *s, const struct agg_key *k, bool unif
 	switch (k->cls) {
 	case VMCTX_CLASS_STEAL:
 		*function = "[steal]";
-		*module = labels_steal_by(s, k, buf, len);
+		*module = labels_steal_by(s, k);
 		return;
 	case VMCTX_CLASS_IDLE:
 		*function = "[idle]";

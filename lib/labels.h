@@ -19,9 +19,8 @@
  */
 __hidden void labels_of(const struct vmctx_session *s, const struct agg_key *k, bool unified,
 			const char **function, const char **module, char *buf, size_t len);
-/* What ran instead of a steal row's vCPU: "(on vcpuN)" (in @buf), "(VMk)", "(outside)", ... */
-__hidden const char *labels_steal_by(const struct vmctx_session *s, const struct agg_key *k,
-				     char *buf, size_t len);
+/* What ran instead of a steal row's vCPU: "(on vcpuN)", "(VMk)", "(outside)", ... */
+__hidden const char *labels_steal_by(const struct vmctx_session *s, const struct agg_key *k);
 /* The function and module of the host's idle time, as perf names them. */
 __hidden void labels_host_idle(const struct agg_key *k, const char **function,
 			       const char **module);

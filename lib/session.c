@@ -236,6 +236,7 @@ static struct vmctx_vcpu *vcpu_of(struct vmctx_session *s, int vm_idx, int vm_tg
 	v->vm_idx = vm_idx;
 	v->id = id;
 	v->cache_task = -1;
+	snprintf(v->on_label, sizeof(v->on_label), "(on vcpu%d)", id);
 	if (util_id_add(&s->vcpu_index, vcpu_key(vm_tgid, id), s->tl.nvcpus))
 		goto nomem;
 	s->tl.nvcpus++;

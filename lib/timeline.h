@@ -91,6 +91,8 @@ struct vmctx_vcpu {
 	uint8_t steal_at[32];		/* a hash of steal_by: index + 1 */
 	int32_t steal_by[VCPU_STEAL_OWNERS];
 	uint64_t steal_n[VCPU_STEAL_OWNERS];
+	/* "(on vcpuN)": what a sibling's steal is charged to, made once */
+	char on_label[sizeof("(on vcpu-2147483648)")];
 } __attribute__((aligned(VCPU_ALIGN)));
 
 _Static_assert(offsetof(struct vmctx_vcpu, cache_from) == VCPU_ALIGN &&
