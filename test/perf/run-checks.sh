@@ -87,6 +87,7 @@ check "$rc:$(echo "$out" | grep -c '^# guest ctx: PERF_SAMPLE_GUEST_CTX is sampl
 check "$($P test 'Sample parsing' 2>&1 | grep -c ': Ok')" 2 "perf test Sample parsing (generic + x86)"
 check "$($P test 'User mapping named like a kernel module' 2>&1 | grep -c ': Ok')" 1 "perf test: a user mapping named like a module"
 check "$($P test "KVM guests' TSC offsets over a recording" 2>&1 | grep -c ': Ok')" 1 "perf test: KVM TSC offsets that change while recording"
+check "$($P test 'DSO symbols' 2>&1 | grep -c ': Ok')" 2 "perf test DSO symbols: made on demand, looked up in an index"
 
 LD_PRELOAD=./fake-guest-ctx.so $P record --vmcs-ctx -e cpu-clock -a -B -o /tmp/shim.data -- sleep 0.2 >/dev/null 2>&1
 ev=$($P evlist -v -i /tmp/shim.data 2>/dev/null)
