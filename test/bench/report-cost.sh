@@ -27,8 +27,8 @@
 # moves from minute to minute (this one's best-of-3 base moved from 0.95 s
 # to 1.47 s, and its ratio of bests from 0.88x to 1.59x, in four runs
 # within six minutes) slows a round's commands alike, so the median of the
-# rounds' ratios is the steadier figure.  Figures, not checks: a loaded machine is slow,
-# and its CPU times are the steadier figures.
+# rounds' ratios is the steadier figure.  Figures, not checks: a loaded
+# machine is slow, and its CPU times are the steadier figures.
 set -euo pipefail
 lab=${VMCTX_LAB_DIR:-$HOME/.cache/vmctx-lab}
 h=${1:-$lab/linux/checks/handover}
