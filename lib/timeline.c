@@ -391,9 +391,11 @@ static void restart_slots(const struct timeline *tl, struct vmctx_pcpu *p, uint6
  * (1.6 ticks after the previous sample) counts 2, and the sample after
  * it, 0.4 ticks later, in a slot already counted, 0: rounding each gap on
  * its own would count 3 for 2 ticks, and a pCPU's weights would sum past
- * its time.  Going back in time counts nothing either.  After a loss (the
- * lost ticks are counted as such) or a jump of the clock the count starts
- * again from the next sample, which weighs 1.
+ * its time.  Going back in time counts nothing either, to before the first
+ * sample or after a loss too: a sample before @next, in a slot counted or
+ * before them, weighs 0.  After a loss (the lost ticks are counted as
+ * such) or a jump of the clock the count starts again from the next
+ * sample past them, which weighs 1.
  */
 int timeline_weight(struct timeline *tl, const struct vmctx_sample *smp, uint64_t *w)
 {
@@ -409,16 +411,17 @@ int timeline_weight(struct timeline *tl, const struct vmctx_sample *smp, uint64_
 		p->restart = false;
 		return 0;
 	}
-	if (p->restart || smp->time < p->origin) {
+	/* @next is 0 before the first sample */
+	if (smp->time < p->next) {
+		*w = 0;
+		return 0;
+	}
+	if (p->restart) {
 		p->restart = false;
 		restart_slots(tl, p, smp->time);
 		return 0;
 	}
 	k = slot_of(tl, p, smp->time);
-	if (k <= p->slot) {
-		*w = 0;
-		return 0;
-	}
 	if (k - p->slot > MAX_WEIGHT) {
 		restart_slots(tl, p, smp->time);
 		return 0;

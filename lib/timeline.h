@@ -109,7 +109,7 @@ struct owner_run {
 struct vmctx_pcpu {
 	int cur;			/* owner of the last sample, -1 before any */
 	uint32_t head, nruns;		/* runs[head] is the newest */
-	bool restart;			/* none yet, or a loss since: the next weighs 1 */
+	bool restart;			/* none yet, or a loss: the next past @next weighs 1 */
 	uint64_t ticks;			/* running total of sample weights */
 	uint64_t lost;
 	uint64_t last_sample;		/* time of its latest sample */

@@ -5,6 +5,7 @@
  * scenarios.h), not taken from the engine's output.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -712,13 +713,25 @@ static void clock_samples_weighted_by_time(bool weight)
 	vmctx_session_free(s);
 }
 
+/* The host view of @s: @vm ticks of guest code (@what) and @lost lost ones. */
+static void host_vm_and_lost(struct vmctx_session *s, uint64_t vm, uint64_t lost, const char *what)
+{
+	struct vmctx_table *t = vmctx_table_new(s, VMCTX_VIEW_HOST, -1, -1);
+
+	CHECK(t, "host table");
+	if (t) {
+		CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_VM), vm, what);
+		CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_LOST), lost, "lost ticks counted once");
+	}
+	vmctx_table_free(t);
+}
+
 /* Weighting needs the tick; a lost record restarts it; flags are checked. */
 static void weighting_is_bounded(void)
 {
 	struct vmctx_session_opts o = { .sz = sizeof(o), .flags = VMCTX_SESSION_WEIGHT_BY_TIME };
 	struct vmctx_session *s;
 	struct vmctx_sample smp;
-	struct vmctx_table *t;
 
 	errno = 0;
 	CHECK(!vmctx_session_new(&o) && errno == EINVAL, "weighting without tick_ns: EINVAL");
@@ -740,13 +753,7 @@ static void weighting_is_bounded(void)
 	CHECK(!vmctx_session_sample(s, &smp), "after the loss");
 	smp.time = 6000 + 1000 * 2000000ULL;	/* a clock jump, not a late timer */
 	CHECK(!vmctx_session_sample(s, &smp), "after a jump");
-	t = vmctx_table_new(s, VMCTX_VIEW_HOST, -1, -1);
-	CHECK(t, "host table");
-	if (t) {
-		CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_VM), 3, "one tick each after a loss or a jump");
-		CHECK_EQ(vmctx_table_class(t, VMCTX_CLASS_LOST), 3, "lost ticks counted once");
-	}
-	vmctx_table_free(t);
+	host_vm_and_lost(s, 3, 3, "one tick each after a loss or a jump");
 	vmctx_session_free(s);
 }
 
@@ -1079,26 +1086,43 @@ static void hostile_streams_are_bounded(void)
  * slots already counted and weigh nothing; one tick a sample, they are a
  * tick each.
  */
-static void time_going_back_is_counted_once(bool weight)
+/*
+ * vm1's vcpu0 sampled on pCPU 0 at @ms[] ms, each in a session of its own;
+ * before sample @lost_at, a lost record of @lost ticks at 10 ms.
+ */
+static struct vmctx_session *samples_at_ms(bool weight, const int *ms, size_t n,
+					   size_t lost_at, uint64_t lost)
 {
-	static const int ms[] = { 0, 10, 0, 10 };
 	struct vmctx_session_opts o = {
 		.sz = sizeof(o), .tick_ns = SCEN_TICK_NS,
 		.flags = weight ? VMCTX_SESSION_WEIGHT_BY_TIME : 0,
 	};
 	struct vmctx_session *s = vmctx_session_new(&o);
-	struct vmctx_table *t;
 	size_t i;
 
 	CHECK(s, "session");
 	if (!s)
-		return;
+		return NULL;
 	declare_vm1(s);
-	for (i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+	for (i = 0; i < n; i++) {
 		struct vmctx_sample smp = gsample(ms[i], 0);
 
+		if (i == lost_at)
+			CHECK(!vmctx_session_lost(s, 10 * SCEN_TICK_NS, 0, lost), "lost record");
 		CHECK(!vmctx_session_sample(s, &smp), "sample at %d ms", ms[i]);
 	}
+	return s;
+}
+
+static void time_going_back_is_counted_once(bool weight)
+{
+	static const int ms[] = { 0, 10, 0, 10 };
+	struct vmctx_session *s;
+	struct vmctx_table *t;
+
+	s = samples_at_ms(weight, ms, sizeof(ms) / sizeof(ms[0]), SIZE_MAX, 0);
+	if (!s)
+		return;
 	CHECK(!vmctx_session_finish(s, 10 * SCEN_TICK_NS), "finish");
 	t = vmctx_table_new(s, VMCTX_VIEW_HOST, -1, -1);
 	/* weighted: 1 + 10 + 0 + 0, the 11 slots; else one tick a sample */
@@ -1108,6 +1132,30 @@ static void time_going_back_is_counted_once(bool weight)
 	CHECK_EQ(vmctx_table_total(t), weight ? 11 : 11 + 2,
 		 "vcpu0: the window once (and two repeated samples, unweighted)");
 	vmctx_table_free(t);
+	vmctx_session_free(s);
+}
+
+/*
+ * Found by fuzz-session: a sample from before the first one of its pCPU
+ * started the count of tick slots over at its own time, and the next
+ * sample then weighed again every slot up to it.  vcpu0 is sampled at 5
+ * and 10 ms, then at 0 and 10 ms, on one pCPU; then, after a lost record
+ * of 2 ticks at 10 ms, at 1 ms (late) and 12 ms.  Weighted by time the
+ * samples at 5 and 10 ms weigh 1 and 5, the slots from 5 to 10 ms; the
+ * three that come with no new time, at 0, 10 and 1 ms, nothing; the one
+ * at 12 ms starts the count again after the loss, 1: 7 in all, and the 2
+ * lost ticks.  Counting from each new start again, the second 10 ms
+ * sample weighed 10 and the 12 ms one 11: 29.
+ */
+static void time_before_the_origin_is_counted_once(void)
+{
+	static const int ms[] = { 5, 10, 0, 10, 1, 12 };
+	struct vmctx_session *s = samples_at_ms(true, ms, sizeof(ms) / sizeof(ms[0]), 4, 2);
+
+	if (!s)
+		return;
+	CHECK(!vmctx_session_finish(s, 12 * SCEN_TICK_NS), "finish");
+	host_vm_and_lost(s, 7, 2, "each slot once");
 	vmctx_session_free(s);
 }
 
@@ -1615,6 +1663,7 @@ int main(void)
 	steal_names_a_bounded_number_of_owners();
 	time_going_back_is_counted_once(false);
 	time_going_back_is_counted_once(true);
+	time_before_the_origin_is_counted_once();
 	late_ticks_sum_to_the_time(false);
 	late_ticks_sum_to_the_time(true);
 	turns_on_a_jittery_clock();
