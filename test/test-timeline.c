@@ -1078,17 +1078,8 @@ static void hostile_streams_are_bounded(void)
 }
 
 /*
- * Found by fuzz-session: a stream that goes back in time and forward again
- * counted the same ticks twice, as weight (a sample stood for the ticks
- * since an earlier sample of its pCPU) and as filled blank time.  vcpu0
- * is sampled at 0, 10, 0 and 10 ms on one pCPU: the window is 11 ticks.
- * Weighted by time, the two samples that come with no new time fall in
- * slots already counted and weigh nothing; one tick a sample, they are a
- * tick each.
- */
-/*
- * vm1's vcpu0 sampled on pCPU 0 at @ms[] ms, each in a session of its own;
- * before sample @lost_at, a lost record of @lost ticks at 10 ms.
+ * A new session of vm1's vcpu0, sampled on pCPU 0 at @ms[] ms; before
+ * sample @lost_at, a lost record of @lost ticks at 10 ms.
  */
 static struct vmctx_session *samples_at_ms(bool weight, const int *ms, size_t n,
 					   size_t lost_at, uint64_t lost)
@@ -1114,6 +1105,15 @@ static struct vmctx_session *samples_at_ms(bool weight, const int *ms, size_t n,
 	return s;
 }
 
+/*
+ * Found by fuzz-session: a stream that goes back in time and forward again
+ * counted the same ticks twice, as weight (a sample stood for the ticks
+ * since an earlier sample of its pCPU) and as filled blank time.  vcpu0
+ * is sampled at 0, 10, 0 and 10 ms on one pCPU: the window is 11 ticks.
+ * Weighted by time, the two samples that come with no new time fall in
+ * slots already counted and weigh nothing; one tick a sample, they are a
+ * tick each.
+ */
 static void time_going_back_is_counted_once(bool weight)
 {
 	static const int ms[] = { 0, 10, 0, 10 };
